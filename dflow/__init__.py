@@ -1,0 +1,119 @@
+"""dflow: the TensorFlow 1.x graph programming model on Dask over chunked arrays.
+
+`import dflow as tf` and write TF1 programs: graphs, placeholders, `Session.run`. The same
+program runs in memory, out of core and on a Dask cluster.
+"""
+
+from . import errors
+from .graph import dtypes
+from .graph.dtypes import (
+    DType,
+    as_dtype,
+    bool,  # noqa: A004 - TF1 public name
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from .graph.graph import (
+    Graph,
+    add_to_collection,
+    add_to_collections,
+    control_dependencies,
+    device,
+    get_collection,
+    get_collection_ref,
+    get_default_graph,
+    get_default_session,
+    name_scope,
+    reset_default_graph,
+    set_random_seed,
+)
+from .graph.ops import Operation, Tensor
+from .graph.registry import RegisterGradient
+from .graph.shape import Dimension, TensorShape
+from .kernels.array_ops import (
+    identity,
+    placeholder,
+    placeholder_with_default,
+    rank,
+    reshape,
+    shape,
+    size,
+    stack,
+)
+from .kernels.common import constant, convert_to_tensor
+from .kernels.math_ops import (
+    abs,  # noqa: A004 - TF1 public name
+    add,
+    cast,
+    ceil,
+    clip_by_value,
+    cos,
+    div,
+    divide,
+    equal,
+    exp,
+    expm1,
+    floor,
+    floor_div,
+    floordiv,
+    floormod,
+    greater,
+    greater_equal,
+    is_finite,
+    is_inf,
+    is_nan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    not_equal,
+    pow,  # noqa: A004 - TF1 public name
+    realdiv,
+    reciprocal,
+    round,  # noqa: A004 - TF1 public name
+    rsqrt,
+    scalar_mul,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    squared_difference,
+    subtract,
+    tan,
+    tanh,
+    to_double,
+    to_float,
+    to_int32,
+    to_int64,
+    truediv,
+    where,
+    where_v2,
+)
+from .schedule.session import InteractiveSession, Session
+
+newaxis = None
+
+__version__ = "0.1.0"

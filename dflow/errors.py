@@ -1,0 +1,96 @@
+"""dflow's error hierarchy, mirroring TensorFlow 1.x (`tf.errors`).
+
+Every error a user's program can cause is one of these, naming the tensor or op, what was
+expected and what came. `OpError(node_def, op, message)` keeps TF1's signature; `str(e)` is the
+message. This module imports nothing else of dflow, so every layer may raise these.
+"""
+
+from __future__ import annotations
+
+OK = 0
+CANCELLED = 1
+UNKNOWN = 2
+INVALID_ARGUMENT = 3
+DEADLINE_EXCEEDED = 4
+NOT_FOUND = 5
+ALREADY_EXISTS = 6
+PERMISSION_DENIED = 7
+RESOURCE_EXHAUSTED = 8
+FAILED_PRECONDITION = 9
+ABORTED = 10
+OUT_OF_RANGE = 11
+UNIMPLEMENTED = 12
+INTERNAL = 13
+UNAVAILABLE = 14
+DATA_LOSS = 15
+UNAUTHENTICATED = 16
+
+
+class OpError(Exception):
+    """A failure while building or running a graph, tied (where known) to one op."""
+
+    error_code = UNKNOWN
+
+    def __init__(self, node_def=None, op=None, message="", error_code=None):
+        super().__init__(message)
+        self.node_def = node_def
+        self.op = op
+        self.message = message
+        if error_code is not None:
+            self.error_code = error_code
+
+    def __str__(self):
+        return self.message
+
+    def __reduce__(self):  # picklable across process and distributed schedulers
+        return (type(self), (self.node_def, None, self.message))
+
+
+def _subclass(name, code, doc):
+    cls = type(name, (OpError,), {"error_code": code, "__doc__": doc})
+    cls.__module__ = __name__
+    return cls
+
+
+CancelledError = _subclass("CancelledError", CANCELLED, "An operation or run was cancelled.")
+UnknownError = _subclass("UnknownError", UNKNOWN, "An error with no better category.")
+InvalidArgumentError = _subclass(
+    "InvalidArgumentError", INVALID_ARGUMENT, "An op got an invalid argument (a bad feed, shape or value)."
+)
+DeadlineExceededError = _subclass("DeadlineExceededError", DEADLINE_EXCEEDED, "A deadline expired.")
+NotFoundError = _subclass("NotFoundError", NOT_FOUND, "A requested entity (file, array, variable) was not found.")
+AlreadyExistsError = _subclass("AlreadyExistsError", ALREADY_EXISTS, "An entity to create already exists.")
+PermissionDeniedError = _subclass("PermissionDeniedError", PERMISSION_DENIED, "Permission denied.")
+ResourceExhaustedError = _subclass(
+    "ResourceExhaustedError", RESOURCE_EXHAUSTED, "A resource (memory budget, disk) would be exhausted."
+)
+FailedPreconditionError = _subclass(
+    "FailedPreconditionError", FAILED_PRECONDITION, "The system is not in a state the op needs (closed session, uninitialized variable)."
+)
+AbortedError = _subclass("AbortedError", ABORTED, "An operation was aborted.")
+OutOfRangeError = _subclass("OutOfRangeError", OUT_OF_RANGE, "An iteration or index went past its valid range.")
+UnimplementedError = _subclass("UnimplementedError", UNIMPLEMENTED, "The operation is not implemented or supported.")
+InternalError = _subclass("InternalError", INTERNAL, "An invariant of dflow itself was broken (a bug).")
+UnavailableError = _subclass("UnavailableError", UNAVAILABLE, "A service (scheduler, store) is unavailable.")
+DataLossError = _subclass("DataLossError", DATA_LOSS, "Unrecoverable data loss or corruption (checksum mismatch, malformed file).")
+UnauthenticatedError = _subclass("UnauthenticatedError", UNAUTHENTICATED, "Missing valid credentials.")
+
+__all__ = [
+    "OpError",
+    "CancelledError",
+    "UnknownError",
+    "InvalidArgumentError",
+    "DeadlineExceededError",
+    "NotFoundError",
+    "AlreadyExistsError",
+    "PermissionDeniedError",
+    "ResourceExhaustedError",
+    "FailedPreconditionError",
+    "AbortedError",
+    "OutOfRangeError",
+    "UnimplementedError",
+    "InternalError",
+    "UnavailableError",
+    "DataLossError",
+    "UnauthenticatedError",
+]

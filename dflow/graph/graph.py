@@ -1,0 +1,448 @@
+"""`Graph`: the container of ops, with TF1's name scopes, collections, control-dependency and
+device stacks, and the default-graph and default-session stacks."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+
+from .dtypes import as_dtype
+from .ops import Operation, Tensor
+from .registry import get_opdef, is_registered
+from .shape import as_shape
+
+_VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+_VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
+
+
+class Graph:
+    """A dataflow graph (TF1's `tf.Graph`): ops and tensors, built once and run by sessions."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._ops = []
+        self._ops_by_name = {}
+        self._names_in_use = {}
+        self._name_stack = ""
+        self._control_stack = []  # list of lists of Operations; None entries clear
+        self._device_stack = []
+        self._collections = {}
+        self._finalized = False
+        self._gradient_override_stack = [{}]
+        self._variable_scope_stack = []  # used by dflow.variable_scope (issue: state)
+        self.seed = None
+        self._version = 0
+
+    # ---- building ------------------------------------------------------------------------
+    def create_op(self, op_type, inputs, attrs=None, name=None, default_name=None):
+        """Adds an op of registered type `op_type`; returns the Operation.
+
+        `name` is taken relative to the current name scope and made unique; a name ending in
+        "/" (a scope returned by `name_scope`) is used as given, minus the slash.
+        """
+        if self._finalized:
+            raise RuntimeError("Graph is finalized and cannot be modified.")
+        if not is_registered(op_type):
+            raise ValueError(f"Op type not registered: {op_type!r}")
+        opdef = get_opdef(op_type)
+        for t in inputs:
+            if not isinstance(t, Tensor):
+                raise TypeError(f"Input to op {op_type!r} must be a Tensor, got {type(t).__name__}")
+            if t.graph is not self:
+                raise ValueError(f"Tensor {t.name!r} must be from the same graph as the op {op_type!r} "
+                                 "being created (it belongs to another graph).")
+        attrs = dict(attrs or {})
+        with self._lock:
+            if name and name.endswith("/"):
+                op_name = name[:-1]
+            else:
+                op_name = self.unique_name(name or default_name or op_type)
+            controls = self._current_control_inputs(inputs)
+            device = self._current_device()
+            op = Operation(self, op_name, op_type, inputs, attrs, controls, device, opdef, len(self._ops))
+            outs = opdef.infer(list(inputs), attrs)
+            if isinstance(outs, tuple) and len(outs) == 2 and not isinstance(outs[0], tuple):
+                outs = [outs]
+            op._outputs = tuple(Tensor(op, i, as_dtype(dt), as_shape(sh)) for i, (sh, dt) in enumerate(outs))
+            for t in inputs:
+                t._consumers.append(op)
+            override = self._gradient_override_stack[-1].get(op_type)
+            if override is not None:
+                op._gradient_override = override
+            self._ops.append(op)
+            self._ops_by_name[op_name] = op
+            self._version += 1
+        return op
+
+    def unique_name(self, name, mark_as_used=True):
+        """`name` under the current name scope, suffixed `_N` if taken (TF1, case-insensitive)."""
+        if self._name_stack:
+            name = self._name_stack + "/" + name
+        name_key = name.lower()
+        i = self._names_in_use.get(name_key, 0)
+        if mark_as_used:
+            self._names_in_use[name_key] = i + 1
+        if i > 0:
+            base_key = name_key
+            while name_key in self._names_in_use:
+                name_key = f"{base_key}_{i}"
+                i += 1
+            if mark_as_used:
+                self._names_in_use[name_key] = 1
+            name = f"{name}_{i - 1}"
+        return name
+
+    def get_name_scope(self):
+        return self._name_stack
+
+    @contextlib.contextmanager
+    def name_scope(self, name):
+        """Opens a name scope; re-entering a name gives `name_1`; None or "" goes to the root."""
+        if name:
+            regex = _VALID_SCOPE_NAME if self._name_stack else _VALID_OP_NAME
+            if not regex.match(name):
+                raise ValueError(f"'{name}' is not a valid scope name")
+        old = self._name_stack
+        if not name:
+            new = ""
+        elif name[-1] == "/":
+            new = name[:-1]
+        else:
+            new = self.unique_name(name)
+        self._name_stack = new
+        try:
+            yield "" if not new else new + "/"
+        finally:
+            self._name_stack = old
+
+    # ---- control dependencies and devices ------------------------------------------------
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs):
+        """Ops created inside run after `control_inputs` (ops or tensors); None clears."""
+        if control_inputs is None:
+            self._control_stack.append(None)
+        else:
+            ops = []
+            for c in control_inputs:
+                if isinstance(c, Tensor):
+                    c = c.op
+                elif hasattr(c, "_as_control_op"):
+                    c = c._as_control_op()
+                if not isinstance(c, Operation):
+                    raise TypeError(f"Control input must be an Operation or Tensor, got {c!r}")
+                if c.graph is not self:
+                    raise ValueError(f"Control input {c.name!r} is from another graph")
+                ops.append(c)
+            self._control_stack.append(ops)
+        try:
+            yield
+        finally:
+            self._control_stack.pop()
+
+    def _current_control_inputs(self, inputs):
+        out = []
+        for frame in reversed(self._control_stack):
+            if frame is None:
+                break
+            for op in frame:
+                if op not in out:
+                    out.append(op)
+        if out:
+            input_ops = {t.op for t in inputs}
+            out = [o for o in out if o not in input_ops]
+        return out
+
+    @contextlib.contextmanager
+    def device(self, device_name_or_function):
+        """Ops created inside are placed on this device (string or function of the op); None clears."""
+        self._device_stack.append(device_name_or_function)
+        try:
+            yield
+        finally:
+            self._device_stack.pop()
+
+    def _current_device(self):
+        merged = ""
+        for d in self._device_stack:
+            if d is None:
+                merged = ""
+            elif callable(d):
+                merged = d(None) or merged
+            else:
+                merged = _merge_device(merged, str(d))
+        return merged
+
+    @contextlib.contextmanager
+    def gradient_override_map(self, op_type_map):
+        """Ops of these types created inside use the named registered gradients."""
+        new = dict(self._gradient_override_stack[-1])
+        new.update(op_type_map)
+        self._gradient_override_stack.append(new)
+        try:
+            yield
+        finally:
+            self._gradient_override_stack.pop()
+
+    # ---- lookup --------------------------------------------------------------------------
+    def get_operations(self):
+        return list(self._ops)
+
+    def get_operation_by_name(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"Operation names are strings, got {type(name).__name__}")
+        try:
+            return self._ops_by_name[name]
+        except KeyError:
+            raise KeyError(f"The name {name!r} refers to an Operation not in the graph.") from None
+
+    def get_tensor_by_name(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"Tensor names are strings, got {type(name).__name__}")
+        if ":" not in name:
+            raise ValueError(f"The name {name!r} looks like an (invalid) Operation name, not a Tensor. "
+                             "Tensor names must be of the form \"<op_name>:<output_index>\".")
+        op_name, _, idx = name.rpartition(":")
+        try:
+            op = self._ops_by_name[op_name]
+        except KeyError:
+            raise KeyError(f"The name {name!r} refers to a Tensor which does not exist. The operation, "
+                           f"{op_name!r}, does not exist in the graph.") from None
+        try:
+            return op.outputs[int(idx)]
+        except (ValueError, IndexError):
+            raise KeyError(f"The name {name!r} refers to a Tensor which does not exist. The operation, "
+                           f"{op_name!r}, exists but only has {len(op.outputs)} outputs.") from None
+
+    def as_graph_element(self, obj, allow_tensor=True, allow_operation=True):
+        """Resolves a Tensor, Operation or name to an element of this graph (TypeError/ValueError)."""
+        if hasattr(obj, "_as_graph_element"):
+            obj = obj._as_graph_element()
+        if isinstance(obj, str):
+            if ":" in obj:
+                if not allow_tensor:
+                    raise ValueError(f"Name {obj!r} appears to refer to a Tensor, not an Operation.")
+                return self.get_tensor_by_name(obj)
+            if not allow_operation:
+                raise ValueError(f"Name {obj!r} appears to refer to an Operation, not a Tensor.")
+            return self.get_operation_by_name(obj)
+        if isinstance(obj, Tensor) and allow_tensor:
+            if obj.graph is not self:
+                raise ValueError(f"Tensor {obj.name!r} is not an element of this graph.")
+            return obj
+        if isinstance(obj, Operation) and allow_operation:
+            if obj.graph is not self:
+                raise ValueError(f"Operation {obj.name!r} is not an element of this graph.")
+            return obj
+        raise TypeError(f"Can not convert a {type(obj).__name__} into a "
+                        f"{'Tensor or Operation' if allow_tensor and allow_operation else 'graph element'}.")
+
+    # ---- collections ---------------------------------------------------------------------
+    def add_to_collection(self, name, value):
+        self._collections.setdefault(name, []).append(value)
+
+    def add_to_collections(self, names, value):
+        names = (names,) if isinstance(names, str) else set(names)
+        for n in names:
+            self.add_to_collection(n, value)
+
+    def get_collection_ref(self, name):
+        return self._collections.setdefault(name, [])
+
+    def get_collection(self, name, scope=None):
+        items = self._collections.get(name, [])
+        if scope is None:
+            return list(items)
+        pattern = re.compile(scope)
+        return [i for i in items if hasattr(i, "name") and pattern.match(i.name)]
+
+    def get_all_collection_keys(self):
+        return [k for k in self._collections if isinstance(k, str)]
+
+    def clear_collection(self, name):
+        self._collections.pop(name, None)
+
+    # ---- lifecycle -----------------------------------------------------------------------
+    def finalize(self):
+        """Makes this graph read-only: adding an op afterwards raises RuntimeError."""
+        self._finalized = True
+
+    @property
+    def finalized(self):
+        return self._finalized
+
+    @property
+    def version(self):
+        return self._version
+
+    @property
+    def building_function(self):
+        return False
+
+    def as_default(self):
+        return _default_graph_stack.get_controller(self)
+
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        from .serialize import graph_to_def
+
+        return graph_to_def(self)
+
+    def _last_id(self):
+        return len(self._ops)
+
+    def __repr__(self):
+        return f"<dflow.Graph with {len(self._ops)} ops>"
+
+
+def _merge_device(outer, inner):
+    """Merges device strings field by field, inner fields winning (TF1 nesting)."""
+    if not outer:
+        return inner
+    if not inner:
+        return outer
+    fields = {}
+    for spec in (outer, inner):
+        for part in spec.strip("/").split("/"):
+            if not part:
+                continue
+            k, _, v = part.partition(":")
+            if k.lower() in ("cpu", "gpu", "device"):
+                fields.pop("cpu", None)
+                fields.pop("gpu", None)
+                fields.pop("device", None)
+            fields[k.lower()] = part
+    return "/" + "/".join(fields.values())
+
+
+# ---- default graph and default session stacks ------------------------------------------------
+class _DefaultStack(threading.local):
+    def __init__(self):
+        self.stack = []
+
+    def get_default(self):
+        return self.stack[-1] if self.stack else None
+
+    @contextlib.contextmanager
+    def get_controller(self, obj):
+        self.stack.append(obj)
+        try:
+            yield obj
+        finally:
+            if self.stack and self.stack[-1] is obj:
+                self.stack.pop()
+            elif obj in self.stack:
+                self.stack.remove(obj)
+
+
+class _DefaultGraphStack(_DefaultStack):
+    _global = None
+    _lock = threading.Lock()
+
+    def get_default(self):
+        if self.stack:
+            return self.stack[-1]
+        with _DefaultGraphStack._lock:
+            if _DefaultGraphStack._global is None:
+                _DefaultGraphStack._global = Graph()
+            return _DefaultGraphStack._global
+
+    def reset(self):
+        if self.stack:
+            raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. If you "
+                                 "need a cleared graph, exit the nesting and create a new graph.")
+        _DefaultGraphStack._global = Graph()
+
+
+_default_graph_stack = _DefaultGraphStack()
+_default_session_stack = _DefaultStack()
+
+
+def get_default_graph():
+    """The graph new ops go into: the innermost `as_default()` graph, else the global one."""
+    return _default_graph_stack.get_default()
+
+
+def reset_default_graph():
+    """Replaces the global default graph with a new empty one (AssertionError inside as_default)."""
+    _default_graph_stack.reset()
+
+
+def get_default_session():
+    """The innermost session entered with `with sess:` or `sess.as_default()`, else None."""
+    return _default_session_stack.get_default()
+
+
+def _session_for(graph, session, what):
+    if session is None:
+        session = get_default_session()
+        if session is None:
+            raise ValueError(f"Cannot evaluate {what} using `eval()` or `run()`: No default session is "
+                             "registered. Use `with sess.as_default()` or pass an explicit session.")
+    if session.graph is not graph:
+        raise ValueError(f"Cannot use the given session to evaluate {what}: its graph is different "
+                         "from the session's graph.")
+    return session
+
+
+def name_scope(name, default_name=None, values=None):
+    """Opens a name scope in the graph of `values` (or the default graph), as TF1's `tf.name_scope`."""
+    g = None
+    for v in values or ():
+        if isinstance(v, (Tensor, Operation)):
+            g = v.graph
+            break
+    g = g or get_default_graph()
+    n = name if name is not None else default_name
+    if name is None and default_name is not None:
+        return g.name_scope(default_name)
+    return g.name_scope(n)
+
+
+def control_dependencies(control_inputs):
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+def device(device_name_or_function):
+    return get_default_graph().device(device_name_or_function)
+
+
+def add_to_collection(name, value):
+    get_default_graph().add_to_collection(name, value)
+
+
+def add_to_collections(names, value):
+    get_default_graph().add_to_collections(names, value)
+
+
+def get_collection(key, scope=None):
+    return get_default_graph().get_collection(key, scope)
+
+
+def get_collection_ref(key):
+    return get_default_graph().get_collection_ref(key)
+
+
+def set_random_seed(seed):
+    """Sets the graph-level random seed of the default graph (TF1's `tf.set_random_seed`)."""
+    get_default_graph().seed = seed
+
+
+_DEFAULT_GRAPH_SEED = 87654321
+_MAXINT32 = 2**31 - 1
+
+
+def get_seed(op_seed):
+    """The (graph seed, op seed) pair of a new random op, as TF1's `random_seed.get_seed`."""
+    g = get_default_graph()
+    global_seed = g.seed
+    if global_seed is not None:
+        if op_seed is None:
+            op_seed = g._last_id()
+        seeds = (global_seed, op_seed)
+    elif op_seed is not None:
+        seeds = (_DEFAULT_GRAPH_SEED, op_seed)
+    else:
+        seeds = (None, None)
+    if seeds == (0, 0):
+        seeds = (0, _MAXINT32)
+    return seeds

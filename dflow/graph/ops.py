@@ -1,0 +1,262 @@
+"""`Operation` and `Tensor`: the nodes and edges of a graph, and build-time constant values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import get_opdef
+from .shape import TensorShape, as_shape
+
+
+class Operation:
+    """A node of a graph: an op type applied to input tensors, producing output tensors."""
+
+    __slots__ = ("_graph", "_name", "_type", "_inputs", "_outputs", "_control_inputs", "_attrs",
+                 "_device", "_id", "_opdef", "_gradient_override", "__weakref__")
+
+    def __init__(self, graph, name, op_type, inputs, attrs, control_inputs, device, opdef, op_id):
+        self._graph = graph
+        self._name = name
+        self._type = op_type
+        self._inputs = tuple(inputs)
+        self._attrs = dict(attrs)
+        self._control_inputs = list(control_inputs)
+        self._device = device or ""
+        self._opdef = opdef
+        self._id = op_id
+        self._outputs = ()
+        self._gradient_override = None
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def type(self):
+        return self._type
+
+    @property
+    def inputs(self):
+        return self._inputs
+
+    @property
+    def outputs(self):
+        return list(self._outputs)
+
+    @property
+    def control_inputs(self):
+        return list(self._control_inputs)
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def node_def(self):
+        """A plain-dict description of this node (name, op, inputs, attrs, device)."""
+        inputs = [t.name for t in self._inputs] + ["^" + c.name for c in self._control_inputs]
+        return {"name": self._name, "op": self._type, "input": inputs, "device": self._device,
+                "attr": dict(self._attrs)}
+
+    @property
+    def op_def(self):
+        return self._opdef
+
+    @property
+    def attrs(self):
+        return dict(self._attrs)
+
+    def get_attr(self, name):
+        try:
+            return self._attrs[name]
+        except KeyError:
+            raise ValueError(f"Operation {self._name!r} has no attr named {name!r}.") from None
+
+    def _set_device(self, device):
+        self._device = device or ""
+
+    def _add_control_input(self, op):
+        if op not in self._control_inputs:
+            self._control_inputs.append(op)
+
+    def run(self, feed_dict=None, session=None):
+        """Runs this op in `session` (default: the default session); returns None."""
+        from .graph import _session_for
+
+        _session_for(self._graph, session, what=f"operation {self._name!r}").run(self, feed_dict)
+
+    def __repr__(self):
+        return f"<dflow.Operation '{self._name}' type={self._type}>"
+
+    def __str__(self):
+        return str(self.node_def)
+
+
+class Tensor:
+    """A symbolic value: output `value_index` of an `Operation`, with a static shape and dtype.
+
+    `==` and `!=` compare identity (as TF1); use `dflow.equal` for elementwise comparison.
+    `bool(tensor)` raises TypeError: a graph value has no truth value when the graph is built.
+    """
+
+    __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_consumers", "_const_cache", "__weakref__")
+
+    __array_priority__ = 100
+    __array_ufunc__ = None  # numpy defers to our reflected operators
+
+    # Filled by dflow.kernels (TF1's Tensor._override_operator): "__add__" -> function.
+    _OVERLOADS = ()
+
+    def __init__(self, op, value_index, dtype, shape):
+        self._op = op
+        self._value_index = value_index
+        self._dtype = dtype
+        self._shape = as_shape(shape)
+        self._consumers = []
+
+    @property
+    def op(self):
+        return self._op
+
+    @property
+    def graph(self):
+        return self._op._graph
+
+    @property
+    def name(self):
+        return f"{self._op._name}:{self._value_index}"
+
+    @property
+    def value_index(self):
+        return self._value_index
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._op._device
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def get_shape(self):
+        return self._shape
+
+    def set_shape(self, shape):
+        """Merges `shape` into this tensor's static shape; ValueError if they conflict."""
+        try:
+            self._shape = self._shape.merge_with(as_shape(shape))
+        except ValueError:
+            raise ValueError(
+                f"Tensor {self.name!r}: shape {as_shape(shape)} is incompatible with its static shape "
+                f"{self._shape}") from None
+
+    def consumers(self):
+        return list(self._consumers)
+
+    def eval(self, feed_dict=None, session=None):
+        """The value of this tensor in `session` (default: the default session)."""
+        from .graph import _session_for
+
+        return _session_for(self.graph, session, what=f"tensor {self.name!r}").run(self, feed_dict)
+
+    @classmethod
+    def _override_operator(cls, operator, func):
+        setattr(cls, operator, func)
+
+    def __bool__(self):
+        raise TypeError(
+            "Using a `dflow.Tensor` as a Python `bool` is not allowed. Use `if t is not None:` "
+            "instead of `if t:` to test if a tensor is defined, and use dflow.cond to execute "
+            "subgraphs conditioned on the value of a tensor.")
+
+    __nonzero__ = __bool__
+
+    def __iter__(self):
+        raise TypeError(f"Tensor {self.name!r} is not iterable when the graph is built; "
+                        "use dflow.unstack to split it along a dim.")
+
+    def __len__(self):
+        raise TypeError(f"len is not well defined for symbolic Tensors ({self.name!r}); "
+                        "use dflow.shape or tensor.shape")
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    def __repr__(self):
+        return f"<dflow.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    def __reduce__(self):
+        raise TypeError(f"Tensor {self.name!r} cannot be pickled; fetch its value with Session.run")
+
+
+_FOLD_MAX_ELEMENTS = 1 << 12
+
+
+def constant_value(tensor):
+    """The value of `tensor` if it is known when the graph is built (a numpy array), else None.
+
+    Known: Const outputs, ops with an OpDef `fold` rule (shape/size/rank of static shapes), and
+    pure ops whose inputs are all known and small (folded through their eager kernels).
+    """
+    if not isinstance(tensor, Tensor):
+        return None
+    cache = getattr(tensor, "_const_cache", None)
+    if cache is not None:
+        return cache[0]
+    value = _constant_value(tensor)
+    tensor._const_cache = (value,)
+    return value
+
+
+def _constant_value(tensor):
+    op = tensor.op
+    if op.type == "Const":
+        return op.get_attr("value")
+    opdef = op.op_def
+    fold = getattr(opdef, "fold", None)
+    if fold is not None:
+        v = fold(op)
+        if v is not None:
+            return v[tensor.value_index] if isinstance(v, (list, tuple)) else v
+    if opdef.stateful or opdef.run_state or opdef.eager is None:
+        return None
+    for t in op.outputs:
+        n = t.shape.num_elements()
+        if n is None or n > _FOLD_MAX_ELEMENTS:
+            return None
+    values = []
+    for t in op.inputs:
+        v = constant_value(t)
+        if v is None:
+            return None
+        values.append(v)
+    import array_api_compat.numpy as xp
+
+    try:
+        out = opdef.eager(xp, *values, **op._attrs)
+    except Exception:
+        return None
+    if isinstance(out, (list, tuple)):
+        out = out[tensor.value_index]
+    return np.asarray(out)
+
+
+def _get_opdef(op_type):
+    return get_opdef(op_type)
+
+
+__all__ = ["Operation", "Tensor", "constant_value", "TensorShape"]

@@ -1,0 +1,93 @@
+"""The op registry: one `OpDef` per op type, filled by `dflow/kernels`, read by everyone else.
+
+An OpDef is the whole definition of an op type, side by side (as a JAX primitive):
+
+- ``infer(inputs, attrs) -> [(shape, dtype), ...]``: static shapes and dtypes of the outputs, from
+  the input `Tensor`s and the op's attrs; raises ValueError/TypeError for impossible inputs.
+- ``eager(xp, *arrays, **attrs)``: the kernel on whole arrays (or on chunks, for elementwise ops) of
+  the array namespace ``xp`` (numpy or cupy through array_api_compat). Returns an array, or a
+  tuple of arrays for multi-output ops.
+- ``lower(ctx, *dask_arrays, **attrs)``: the chunked lowering to dask.array. Elementwise ops need
+  none: the compiler fuses them and runs their eager kernels chunk by chunk.
+- ``grad(op, *output_grads) -> [input_grad or None, ...]``: builds graph ops (autodiff).
+
+Flags: ``elementwise`` (output chunk = function of input chunks at the same index, with numpy
+broadcasting: fusable); ``run_state`` (the kernels take ``ctx=`` for per-run state such as a
+random op's draw counter); ``stateful`` (never constant-folded or deduplicated).
+``fold(op)``: the op's value when it is known from static facts alone (`shape` of a fully defined
+shape), used by `constant_value`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    infer: Callable
+    eager: Callable | None = None
+    lower: Callable | None = None
+    grad: Callable | None = None
+    elementwise: bool = False
+    run_state: bool = False
+    stateful: bool = False
+    num_outputs: int | None = 1  # None: decided by infer
+    fold: Callable | None = None  # fold(op) -> build-time value (numpy) or None
+    must_feed: bool = False  # a Placeholder: running it unfed is an error
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register_op(name, infer, eager=None, lower=None, grad=None, *, elementwise=False, run_state=False,
+                stateful=False, num_outputs=1, fold=None, must_feed=False, replace=False):
+    """Registers the OpDef of op type `name`; ValueError if it exists (unless `replace`)."""
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"Op type {name!r} is already registered")
+    if eager is None and lower is None and not must_feed:
+        raise ValueError(f"Op type {name!r} needs an eager kernel or a lowering")
+    opdef = OpDef(name, infer, eager, lower, grad, elementwise, run_state, stateful, num_outputs, fold,
+                  must_feed)
+    _REGISTRY[name] = opdef
+    return opdef
+
+
+def get_opdef(name) -> OpDef:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"No op type {name!r} is registered") from None
+
+
+def is_registered(name):
+    return name in _REGISTRY
+
+
+def registered_op_types():
+    return sorted(_REGISTRY)
+
+
+# Gradient functions registered by name (`dflow.RegisterGradient`), for gradient_override_map.
+_GRADIENTS: dict[str, Callable] = {}
+
+
+class RegisterGradient:
+    """Decorator registering a gradient function under a name (TF1's `tf.RegisterGradient`)."""
+
+    def __init__(self, op_type):
+        if not isinstance(op_type, str):
+            raise TypeError("op_type must be a string")
+        self._op_type = op_type
+
+    def __call__(self, fn):
+        if self._op_type in _GRADIENTS:
+            raise KeyError(f"Registering two gradient with name {self._op_type!r}!")
+        _GRADIENTS[self._op_type] = fn
+        return fn
+
+
+def get_registered_gradient(name):
+    return _GRADIENTS.get(name)

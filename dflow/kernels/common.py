@@ -1,0 +1,245 @@
+"""Helpers every kernel module shares: tensor conversion with TF1's dtype rules, op creation,
+and the common static-inference rules (unary, broadcasting binary)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..graph import dtypes
+from ..graph.dtypes import as_dtype
+from ..graph.graph import get_default_graph
+from ..graph.ops import Operation, Tensor
+from ..graph.registry import register_op
+from ..graph.shape import TensorShape, broadcast_static_shape
+
+# ---- Python/numpy values -> numpy arrays with TF1's dtype rules ---------------------------------
+
+
+def to_numpy(value, dtype=None, what="value"):
+    """`value` as a numpy array of `dtype` (DType or None), following TF1's constant rules.
+
+    Without a dtype, Python floats become float32 and ints int32 (int64 if they do not fit);
+    numpy values keep their dtype. With a dtype, values are converted; a non-integral float into
+    an integer dtype, or a value numpy cannot convert, raises TypeError (as TF1).
+    """
+    if isinstance(value, Tensor):
+        raise TypeError(f"{what}: expected a Python or numpy value, got Tensor {value.name!r}")
+    if dtype is not None:
+        dtype = as_dtype(dtype)
+        arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
+        if arr.dtype == object:
+            raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}'.")
+        if dtype.is_integer and arr.dtype.kind in "fc":
+            if not np.all(np.isfinite(arr)) or not np.all(np.equal(np.mod(arr, 1), 0)):
+                raise TypeError(f"Expected {dtype.name}, but got {value!r} of type '{type(value).__name__}'.")
+        if dtype.is_bool and arr.dtype.kind not in "b":
+            raise TypeError(f"Expected bool, got {value!r} of type '{type(value).__name__}'.")
+        if not (dtype.is_complex) and arr.dtype.kind == "c":
+            raise TypeError(f"Expected {dtype.name}, got complex value {value!r}.")
+        return arr.astype(dtype.np_dtype, copy=False)
+    if isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+    else:
+        try:
+            arr = np.asarray(value)
+        except ValueError as e:
+            raise TypeError(f"{what}: cannot convert {value!r} to a tensor: {e}") from None
+        if arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        elif arr.dtype.kind == "i":
+            if arr.size == 0 or (arr.min() >= -(2**31) and arr.max() < 2**31):
+                arr = arr.astype(np.int32)
+            else:
+                arr = arr.astype(np.int64)
+    if arr.dtype == object or arr.dtype.kind in "USVO":
+        raise TypeError(f"{what}: cannot convert {value!r} (numpy dtype {arr.dtype}) to a tensor")
+    as_dtype(arr.dtype)  # unsupported dtypes raise TypeError here
+    return arr
+
+
+# ---- op creation ------------------------------------------------------------------------------
+
+
+def graph_of(values, default=None):
+    """The graph of the tensors among `values`; ValueError if they come from different graphs."""
+    g = None
+    for v in values:
+        if isinstance(v, (Tensor, Operation)) or hasattr(v, "_as_graph_element"):
+            vg = v.graph
+            if g is None:
+                g = vg
+            elif vg is not g:
+                raise ValueError(f"{v.name!r} must be from the same graph as the other inputs.")
+    return g or default or get_default_graph()
+
+
+def apply_op(op_type, inputs, attrs=None, name=None, default_name=None, graph=None):
+    """Creates an op of type `op_type` on tensors `inputs`; returns its output (or list of them)."""
+    g = graph or graph_of(inputs)
+    op = g.create_op(op_type, inputs, attrs or {}, name=name, default_name=default_name or op_type)
+    outs = op.outputs
+    if len(outs) == 1:
+        return outs[0]
+    if not outs:
+        return op
+    return outs
+
+
+def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
+    """A constant tensor (`Const`) from a Python or numpy value; `shape` broadcasts a scalar or
+    reshapes a value of matching size, as TF1."""
+    arr = to_numpy(value, dtype, what=f"constant {name!r}")
+    if shape is not None:
+        shape = tuple(int(s) for s in (shape if isinstance(shape, (list, tuple)) else [shape]))
+        if arr.shape != shape:
+            if verify_shape:
+                raise TypeError(f"Expected Tensor's shape: {shape}, got {arr.shape}.")
+            if arr.size == 1:
+                arr = np.full(shape, arr.reshape(()), dtype=arr.dtype)
+            elif arr.size == int(np.prod(shape)):
+                arr = arr.reshape(shape)
+            else:
+                raise TypeError(f"Eager/graph constant: expected {int(np.prod(shape))} elements for shape "
+                                f"{list(shape)}, got {arr.size}.")
+    arr = np.ascontiguousarray(arr)
+    arr.setflags(write=False)
+    return apply_op("Const", [], {"value": arr, "dtype": as_dtype(arr.dtype)}, name=name,
+                    default_name="Const", graph=get_default_graph())
+
+
+def _const_infer(inputs, attrs):
+    v = attrs["value"]
+    return TensorShape(v.shape), attrs["dtype"]
+
+
+register_op("Const", _const_infer, eager=lambda xp, value, dtype: xp.asarray(value),
+            fold=lambda op: op.get_attr("value"))
+
+
+def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_hint=None):
+    """`value` as a Tensor: tensors pass through (dtype checked), lists holding tensors are stacked,
+    other values become constants (TF1's `tf.convert_to_tensor`)."""
+    preferred_dtype = preferred_dtype or dtype_hint
+    if hasattr(value, "_as_graph_element") and not isinstance(value, Tensor):
+        value = value._as_graph_element()  # variables and other tensor-like objects
+    if isinstance(value, Tensor):
+        if dtype is not None and as_dtype(dtype) != value.dtype:
+            raise ValueError(f"Tensor conversion requested dtype {as_dtype(dtype).name} for Tensor with "
+                             f"dtype {value.dtype.name}: {value!r}")
+        return value
+    if isinstance(value, Operation):
+        raise TypeError(f"Can't convert Operation {value.name!r} to Tensor (fetch or depend on it instead)")
+    if isinstance(value, (list, tuple)) and _contains_tensor(value):
+        from .array_ops import stack
+
+        return stack([convert_to_tensor(v, dtype=dtype, preferred_dtype=preferred_dtype) for v in value],
+                     name=name or "packed")
+    if dtype is None and preferred_dtype is not None:
+        try:
+            return constant(value, dtype=preferred_dtype, name=name or "Const")
+        except (TypeError, ValueError):
+            pass
+    return constant(value, dtype=dtype, name=name or "Const")
+
+
+def _contains_tensor(value):
+    for v in value:
+        if isinstance(v, Tensor) or hasattr(v, "_as_graph_element"):
+            return True
+        if isinstance(v, (list, tuple)) and _contains_tensor(v):
+            return True
+    return False
+
+
+def convert_pair(x, y, op_name):
+    """Converts binary-op operands as TF1: a non-tensor operand takes the other's dtype."""
+    x_is = isinstance(x, Tensor) or hasattr(x, "_as_graph_element")
+    y_is = isinstance(y, Tensor) or hasattr(y, "_as_graph_element")
+    if x_is:
+        x = convert_to_tensor(x)
+        y = _convert_operand(y, x.dtype, op_name, "y") if not y_is else convert_to_tensor(y)
+    elif y_is:
+        y = convert_to_tensor(y)
+        x = _convert_operand(x, y.dtype, op_name, "x")
+    else:
+        x = convert_to_tensor(x)
+        y = _convert_operand(y, x.dtype, op_name, "y")
+    return x, y
+
+
+def _convert_operand(value, dtype, op_name, arg):
+    try:
+        return convert_to_tensor(value, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"Input {arg!r} of {op_name!r} Op has a value {value!r} that cannot be converted "
+                        f"to {dtype.name}: {e}") from None
+
+
+def is_python_scalar(v):
+    return isinstance(v, (numbers.Number, np.generic)) and not isinstance(v, Tensor)
+
+
+# ---- static inference helpers -----------------------------------------------------------------
+
+FLOAT = "f"
+INT = "iu"
+NUMERIC = "iufc"
+REAL = "iuf"
+BOOL = "b"
+ANY = "iufcb"
+
+
+def check_dtype(t, kinds, op_type, arg="x"):
+    if t.dtype.np_dtype.kind not in kinds:
+        allowed = {"f": "floating", "iu": "integer", "iufc": "numeric", "iuf": "real", "b": "bool",
+                   "fc": "floating or complex", "iufcb": "any"}.get(kinds, kinds)
+        raise TypeError(f"Value passed to parameter {arg!r} of op {op_type!r} has DataType "
+                        f"{t.dtype.name} not in the {allowed} types allowed")
+
+
+def unary_infer(kinds=ANY, out_dtype=None, op_type="op"):
+    def infer(inputs, attrs):
+        (x,) = inputs
+        check_dtype(x, kinds, op_type)
+        return x.shape, out_dtype or x.dtype
+
+    return infer
+
+
+def broadcast_infer(kinds=ANY, out_dtype=None, op_type="op"):
+    """Inference for n-ary elementwise ops: equal input dtypes, numpy-broadcast shapes."""
+
+    def infer(inputs, attrs):
+        d0 = inputs[0].dtype
+        for i, t in enumerate(inputs):
+            if t.dtype != d0:
+                raise TypeError(f"Input {i} of {op_type!r} Op has type {t.dtype.name} that does not match "
+                                f"type {d0.name} of argument 0 ({inputs[0].name!r} vs {t.name!r}).")
+            check_dtype(t, kinds, op_type, arg=f"input {i}")
+        shape = inputs[0].shape
+        for t in inputs[1:]:
+            try:
+                shape = broadcast_static_shape(shape, t.shape)
+            except ValueError:
+                raise ValueError(f"Dimensions must be compatible for {op_type!r}: shapes "
+                                 f"{inputs[0].shape} and {t.shape} cannot broadcast "
+                                 f"({inputs[0].name!r}, {t.name!r}).") from None
+        return shape, out_dtype or d0
+
+    return infer
+
+
+def normalize_axis(axis, ndims, op_name):
+    """`axis` (int, may be negative) as 0..ndims-1; ValueError if out of range."""
+    a = int(axis)
+    if ndims is not None:
+        if not -ndims <= a < ndims:
+            raise ValueError(f"{op_name}: axis {axis} is out of range for a tensor of rank {ndims}")
+        a %= ndims
+    return a
+
+
+def dtype_of(x):
+    return dtypes.as_dtype(x)

@@ -1,0 +1,346 @@
+"""Elementwise ops: arithmetic, comparisons, logic, unary math, cast, where, clip.
+
+All are `elementwise=True`: their eager kernel runs on whole arrays and, fused by the compiler,
+on chunks. Kernels take their namespace `xp` from the inputs (numpy or cupy through
+array_api_compat), so a cupy chunk stays on the GPU.
+"""
+
+from __future__ import annotations
+
+from ..graph import dtypes
+from ..graph.dtypes import as_dtype
+from ..graph.graph import name_scope
+from ..graph.ops import Tensor
+from ..graph.registry import register_op
+from .common import (
+    ANY,
+    BOOL,
+    FLOAT,
+    NUMERIC,
+    REAL,
+    apply_op,
+    broadcast_infer,
+    check_dtype,
+    convert_pair,
+    convert_to_tensor,
+    unary_infer,
+)
+
+# ---- unary -------------------------------------------------------------------------------------
+
+_UNARY = {
+    # op type: (public name, allowed kinds, eager kernel, output dtype or None)
+    "Neg": ("negative", NUMERIC, lambda xp, x: xp.negative(x), None),
+    "Abs": ("abs", NUMERIC, lambda xp, x: xp.abs(x), None),
+    "Sign": ("sign", NUMERIC, lambda xp, x: xp.sign(x), None),
+    "Square": ("square", NUMERIC, lambda xp, x: xp.multiply(x, x), None),
+    "Sqrt": ("sqrt", "fc", lambda xp, x: xp.sqrt(x), None),
+    "Rsqrt": ("rsqrt", "fc", lambda xp, x: 1 / xp.sqrt(x), None),
+    "Exp": ("exp", "fc", lambda xp, x: xp.exp(x), None),
+    "Log": ("log", "fc", lambda xp, x: xp.log(x), None),
+    "Log1p": ("log1p", "fc", lambda xp, x: xp.log1p(x), None),
+    "Expm1": ("expm1", "fc", lambda xp, x: xp.expm1(x), None),
+    "Sin": ("sin", "fc", lambda xp, x: xp.sin(x), None),
+    "Cos": ("cos", "fc", lambda xp, x: xp.cos(x), None),
+    "Tan": ("tan", "fc", lambda xp, x: xp.tan(x), None),
+    "Tanh": ("tanh", "fc", lambda xp, x: xp.tanh(x), None),
+    # 0.5*tanh(x/2)+0.5 is sigmoid without overflow for large |x|
+    "Sigmoid": ("sigmoid", "fc", lambda xp, x: 0.5 * xp.tanh(0.5 * x) + 0.5, None),
+    "Reciprocal": ("reciprocal", "fc", lambda xp, x: 1 / x, None),
+    "Floor": ("floor", FLOAT, lambda xp, x: xp.floor(x), None),
+    "Ceil": ("ceil", FLOAT, lambda xp, x: xp.ceil(x), None),
+    "Round": ("round", NUMERIC, lambda xp, x: xp.round(x), None),
+    "IsFinite": ("is_finite", FLOAT, lambda xp, x: xp.isfinite(x), dtypes.bool),
+    "IsNan": ("is_nan", FLOAT, lambda xp, x: xp.isnan(x), dtypes.bool),
+    "IsInf": ("is_inf", FLOAT, lambda xp, x: xp.isinf(x), dtypes.bool),
+    "LogicalNot": ("logical_not", BOOL, lambda xp, x: xp.logical_not(x), None),
+    "Relu": ("relu", REAL, lambda xp, x: xp.maximum(x, xp.zeros_like(x)), None),
+}
+
+for _type, (_pub, _kinds, _fn, _out) in _UNARY.items():
+    register_op(_type, unary_infer(_kinds, _out, _type), eager=_fn, elementwise=True)
+
+
+def _unary(op_type):
+    def fn(x, name=None):
+        return apply_op(op_type, [convert_to_tensor(x)], name=name)
+
+    fn.__name__ = _UNARY[op_type][0]
+    fn.__doc__ = f"Elementwise {_UNARY[op_type][0]} (op `{op_type}`); same shape and dtype as `x`."
+    return fn
+
+
+negative = _unary("Neg")
+abs = _unary("Abs")  # noqa: A001 - TF1 public name
+sign = _unary("Sign")
+square = _unary("Square")
+sqrt = _unary("Sqrt")
+rsqrt = _unary("Rsqrt")
+exp = _unary("Exp")
+log = _unary("Log")
+log1p = _unary("Log1p")
+expm1 = _unary("Expm1")
+sin = _unary("Sin")
+cos = _unary("Cos")
+tan = _unary("Tan")
+tanh = _unary("Tanh")
+sigmoid = _unary("Sigmoid")
+reciprocal = _unary("Reciprocal")
+floor = _unary("Floor")
+ceil = _unary("Ceil")
+round = _unary("Round")  # noqa: A001 - TF1 public name
+is_finite = _unary("IsFinite")
+is_nan = _unary("IsNan")
+is_inf = _unary("IsInf")
+logical_not = _unary("LogicalNot")
+relu = _unary("Relu")
+
+
+# ---- cast ----------------------------------------------------------------------------------------
+
+
+def _cast_infer(inputs, attrs):
+    return inputs[0].shape, attrs["DstT"]
+
+
+register_op("Cast", _cast_infer, eager=lambda xp, x, DstT: xp.astype(x, DstT.np_dtype), elementwise=True)
+
+
+def cast(x, dtype, name=None):
+    """`x` converted elementwise to `dtype` (floats to ints truncate toward zero, as TF1)."""
+    dtype = as_dtype(dtype)
+    if not isinstance(x, Tensor) and not hasattr(x, "_as_graph_element"):
+        x = convert_to_tensor(x)
+    else:
+        x = convert_to_tensor(x)
+    if x.dtype == dtype:
+        return x
+    return apply_op("Cast", [x], {"DstT": dtype}, name=name)
+
+
+def to_float(x, name="ToFloat"):
+    return cast(x, dtypes.float32, name=name)
+
+
+def to_double(x, name="ToDouble"):
+    return cast(x, dtypes.float64, name=name)
+
+
+def to_int32(x, name="ToInt32"):
+    return cast(x, dtypes.int32, name=name)
+
+
+def to_int64(x, name="ToInt64"):
+    return cast(x, dtypes.int64, name=name)
+
+
+# ---- binary --------------------------------------------------------------------------------------
+
+_BINARY = {
+    # op type: (public name, allowed kinds, eager kernel, output dtype or None)
+    "Add": ("add", NUMERIC, lambda xp, x, y: xp.add(x, y), None),
+    "Sub": ("subtract", NUMERIC, lambda xp, x, y: xp.subtract(x, y), None),
+    "Mul": ("multiply", NUMERIC, lambda xp, x, y: xp.multiply(x, y), None),
+    "RealDiv": ("realdiv", "fc", lambda xp, x, y: xp.divide(x, y), None),
+    "FloorDiv": ("floordiv", REAL, lambda xp, x, y: xp.floor_divide(x, y), None),
+    "FloorMod": ("floormod", REAL, lambda xp, x, y: xp.remainder(x, y), None),
+    "Pow": ("pow", NUMERIC, lambda xp, x, y: xp.pow(x, y), None),
+    "Maximum": ("maximum", REAL, lambda xp, x, y: xp.maximum(x, y), None),
+    "Minimum": ("minimum", REAL, lambda xp, x, y: xp.minimum(x, y), None),
+    "SquaredDifference": ("squared_difference", NUMERIC, lambda xp, x, y: xp.square(x - y), None),
+    "Equal": ("equal", ANY, lambda xp, x, y: xp.equal(x, y), dtypes.bool),
+    "NotEqual": ("not_equal", ANY, lambda xp, x, y: xp.not_equal(x, y), dtypes.bool),
+    "Less": ("less", REAL, lambda xp, x, y: xp.less(x, y), dtypes.bool),
+    "LessEqual": ("less_equal", REAL, lambda xp, x, y: xp.less_equal(x, y), dtypes.bool),
+    "Greater": ("greater", REAL, lambda xp, x, y: xp.greater(x, y), dtypes.bool),
+    "GreaterEqual": ("greater_equal", REAL, lambda xp, x, y: xp.greater_equal(x, y), dtypes.bool),
+    "LogicalAnd": ("logical_and", BOOL, lambda xp, x, y: xp.logical_and(x, y), None),
+    "LogicalOr": ("logical_or", BOOL, lambda xp, x, y: xp.logical_or(x, y), None),
+    "LogicalXor": ("logical_xor", BOOL, lambda xp, x, y: xp.logical_xor(x, y), None),
+}
+
+for _type, (_pub, _kinds, _fn, _out) in _BINARY.items():
+    register_op(_type, broadcast_infer(_kinds, _out, _type), eager=_fn, elementwise=True)
+
+
+def _binary(op_type, public=None):
+    def fn(x, y, name=None):
+        x, y = convert_pair(x, y, op_type)
+        return apply_op(op_type, [x, y], name=name)
+
+    fn.__name__ = public or _BINARY[op_type][0]
+    fn.__doc__ = (f"Elementwise {fn.__name__} with numpy broadcasting (op `{op_type}`); inputs of one "
+                  "dtype (TypeError otherwise), shapes that broadcast (ValueError otherwise).")
+    return fn
+
+
+add = _binary("Add", "add")
+subtract = _binary("Sub")
+multiply = _binary("Mul")
+realdiv = _binary("RealDiv")
+floordiv = _binary("FloorDiv")
+floor_div = floordiv
+floormod = _binary("FloorMod")
+mod = floormod
+pow = _binary("Pow")  # noqa: A001 - TF1 public name
+maximum = _binary("Maximum")
+minimum = _binary("Minimum")
+squared_difference = _binary("SquaredDifference")
+equal = _binary("Equal")
+not_equal = _binary("NotEqual")
+less = _binary("Less")
+less_equal = _binary("LessEqual")
+greater = _binary("Greater")
+greater_equal = _binary("GreaterEqual")
+logical_and = _binary("LogicalAnd")
+logical_or = _binary("LogicalOr")
+logical_xor = _binary("LogicalXor")
+sub = subtract
+mul = multiply
+
+_TRUEDIV_INT = {"int8": dtypes.float32, "uint8": dtypes.float32, "int16": dtypes.float32,
+                "uint16": dtypes.float32, "int32": dtypes.float64, "uint32": dtypes.float64,
+                "int64": dtypes.float64, "uint64": dtypes.float64}
+
+
+def truediv(x, y, name=None):
+    """x / y; integer inputs are cast to floats first (int32 -> float64), as TF1's truediv."""
+    with name_scope(name, "truediv", [x, y]) as scope:
+        x, y = convert_pair(x, y, "truediv")
+        target = _TRUEDIV_INT.get(x.dtype.name)
+        if target is not None:
+            x, y = cast(x, target), cast(y, target)
+        return apply_op("RealDiv", [x, y], name=scope)
+
+
+divide = truediv
+
+
+def div(x, y, name=None):
+    """TF1's Python-2 style division: floor division for integers, true division for floats."""
+    x, y = convert_pair(x, y, "div")
+    if x.dtype.is_integer:
+        return apply_op("FloorDiv", [x, y], name=name, default_name="div")
+    return apply_op("RealDiv", [x, y], name=name, default_name="div")
+
+
+def scalar_mul(scalar, x, name=None):
+    return multiply(scalar, x, name=name)
+
+
+# ---- n-ary elementwise --------------------------------------------------------------------------
+
+
+def _select_infer(inputs, attrs):
+    c, x, y = inputs
+    check_dtype(c, BOOL, "Select", "condition")
+    if x.dtype != y.dtype:
+        raise TypeError(f"where: x and y must have the same dtype, got {x.dtype.name} ({x.name!r}) and "
+                        f"{y.dtype.name} ({y.name!r})")
+    shape, _ = broadcast_infer(ANY, None, "Select")([x, y], attrs)
+    from ..graph.shape import broadcast_static_shape
+
+    try:
+        shape = broadcast_static_shape(c.shape, shape)
+    except ValueError:
+        raise ValueError(f"where: condition shape {c.shape} does not broadcast with {shape}") from None
+    return shape, x.dtype
+
+
+register_op("SelectV2", _select_infer, eager=lambda xp, c, x, y: xp.where(c, x, y), elementwise=True)
+
+
+def where(condition, x=None, y=None, name=None):
+    """Elementwise `x if condition else y` with numpy broadcasting (op `SelectV2`)."""
+    if x is None and y is None:
+        from ..errors import UnimplementedError
+
+        raise UnimplementedError(None, None, "where(condition) with one argument (coordinates of true "
+                                 "elements, a data-dependent shape) is not available yet; pass x and y.")
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    condition = convert_to_tensor(condition, dtype=dtypes.bool)
+    x, y = convert_pair(x, y, "where")
+    return apply_op("SelectV2", [condition, x, y], name=name, default_name="Select")
+
+
+where_v2 = where
+
+
+def _clip_infer(inputs, attrs):
+    return broadcast_infer(REAL, None, "ClipByValue")(inputs, attrs)
+
+
+register_op("ClipByValue", _clip_infer,
+            eager=lambda xp, t, lo, hi: xp.minimum(xp.maximum(t, lo), hi), elementwise=True)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """Clips `t` elementwise to [min, max]; bounds broadcast against `t`."""
+    t = convert_to_tensor(t)
+    lo = convert_to_tensor(clip_value_min, dtype=t.dtype)
+    hi = convert_to_tensor(clip_value_max, dtype=t.dtype)
+    shape = t.shape
+    out = apply_op("ClipByValue", [t, lo, hi], name=name)
+    if shape.ndims is not None and out.shape.ndims is not None and out.shape.ndims != shape.ndims:
+        raise ValueError(f"clip_by_value: clip bounds must not change the shape of {t.name!r}")
+    return out
+
+
+# ---- Tensor operator overloads (TF1 names: add, sub, mul, truediv, ...) -------------------------
+
+
+def _binop(fn, opname):
+    def forward(self, other):
+        with name_scope(None, opname, [self, other]) as scope:
+            return fn(self, other, name=scope)
+
+    def reverse(self, other):
+        with name_scope(None, opname, [self, other]) as scope:
+            return fn(other, self, name=scope)
+
+    return forward, reverse
+
+
+def _truediv_op(x, y, name=None):
+    x, y = convert_pair(x, y, "truediv")
+    target = _TRUEDIV_INT.get(x.dtype.name)
+    if target is not None:
+        x, y = cast(x, target), cast(y, target)
+    return apply_op("RealDiv", [x, y], name=name)
+
+
+def _logic_op(op_type):
+    def fn(x, y, name=None):
+        x, y = convert_pair(x, y, op_type)
+        if not x.dtype.is_bool or not y.dtype.is_bool:
+            raise TypeError(f"Operator {op_type} ({name or ''}) needs bool tensors, got {x.dtype.name} and "
+                            f"{y.dtype.name}")
+        return apply_op(op_type, [x, y], name=name)
+
+    return fn
+
+
+def _matmul_op(x, y, name=None):
+    from .linalg_ops import matmul
+
+    return matmul(x, y, name=name)
+
+
+for _meth, _fn, _name in [
+    ("add", add, "add"), ("sub", subtract, "sub"), ("mul", multiply, "mul"),
+    ("truediv", _truediv_op, "truediv"), ("floordiv", floordiv, "floordiv"), ("mod", floormod, "mod"),
+    ("pow", pow, "pow"), ("matmul", _matmul_op, "matmul"), ("and", _logic_op("LogicalAnd"), "and"),
+    ("or", _logic_op("LogicalOr"), "or"), ("xor", _logic_op("LogicalXor"), "xor"),
+]:
+    _f, _r = _binop(_fn, _name)
+    Tensor._override_operator(f"__{_meth}__", _f)
+    Tensor._override_operator(f"__r{_meth}__", _r)
+
+Tensor._override_operator("__lt__", lambda self, other: less(self, other))
+Tensor._override_operator("__le__", lambda self, other: less_equal(self, other))
+Tensor._override_operator("__gt__", lambda self, other: greater(self, other))
+Tensor._override_operator("__ge__", lambda self, other: greater_equal(self, other))
+Tensor._override_operator("__neg__", lambda self: negative(self))
+Tensor._override_operator("__abs__", lambda self: abs(self))
+Tensor._override_operator("__invert__", lambda self: logical_not(self))

@@ -1,0 +1,252 @@
+"""The compiler: (graph, fetches, feed signature) -> Plan.
+
+1. Prune to the ops the fetches need (data inputs and control inputs), stopping at fed tensors.
+2. Choose the mode: small plans over in-memory feeds run in-process through each op's eager
+   kernel (no Dask round trip); everything else lowers to one Dask graph.
+3. Lower in topological order. Values known from the feed signature alone (constants, shapes,
+   small arithmetic on them) are folded on the host; elementwise ops become fusion `Expr`s;
+   every other op goes through its OpDef's `lower`.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import array_api_compat
+import array_api_compat.numpy as np_xp
+import dask.array as da
+import numpy as np
+from dask.highlevelgraph import HighLevelGraph
+
+from ..errors import InvalidArgumentError, OpError, UnimplementedError
+from ..graph.ops import Operation, Tensor
+from .fusion import Const, Expr, Ext
+from .plan import DaskPlan, EagerPlan, FeedSlot
+
+_FOLD_MAX_ELEMENTS = 1 << 16
+_names = itertools.count()
+_dask_xp = array_api_compat.array_namespace(da.zeros(1))
+
+
+def prune(fetch_elements, fed):
+    """The ops needed to compute `fetch_elements` given the fed tensors, in topological order."""
+    needed = set()
+    stack = []
+    for e in fetch_elements:
+        if isinstance(e, Tensor):
+            if e not in fed:
+                stack.append(e.op)
+        else:
+            stack.append(e)
+    while stack:
+        op = stack.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        for t in op.inputs:
+            if t not in fed and t.op not in needed:
+                stack.append(t.op)
+        for c in op.control_inputs:
+            if c not in needed:
+                stack.append(c)
+    return sorted(needed, key=lambda o: o._id)
+
+
+def check_feeds_complete(ops, fed):
+    missing = [op.outputs[0] for op in ops if op.op_def.must_feed and op.outputs[0] not in fed]
+    if missing:
+        lines = "; ".join(f"placeholder tensor {t.name!r} with dtype {t.dtype.name} and shape {t.shape}"
+                          for t in missing)
+        raise InvalidArgumentError(None, missing[0].op, f"You must feed a value for {lines}")
+
+
+def compile_plan(fetch_elements, feeds, options):
+    """Builds the Plan for these fetches; `feeds` maps Tensor -> FeedSpec (kind, shape, dtype, chunks)."""
+    fed = set(feeds)
+    ops = prune(fetch_elements, fed)
+    check_feeds_complete(ops, fed)
+    if _use_eager(ops, feeds, options):
+        return EagerPlan(ops, fetch_elements, fed)
+    return _lower_dask(ops, fetch_elements, feeds, options)
+
+
+def _use_eager(ops, feeds, options):
+    limit = options.small_plan_bytes
+    if not limit:
+        return False
+    total = 0
+    for spec in feeds.values():
+        if spec.kind != "numpy":
+            return False
+        total += spec.nbytes
+    if total > limit:
+        return False
+    for op in ops:
+        for t in op.outputs:
+            n = t.shape.num_elements()
+            if n is not None and n * t.dtype.size > limit:
+                return False
+    return True
+
+
+class LowerContext:
+    """What a lowering sees besides its inputs: the op, dask helpers and per-run parameters."""
+
+    da = da
+    xp = _dask_xp
+
+    def __init__(self, options, params):
+        self.options = options
+        self.op = None
+        self._params = params  # param key -> (spec, placeholder dask array)
+
+    def as_dask(self, x):
+        if isinstance(x, da.Array):
+            return x
+        x = np.asarray(x)
+        return da.from_array(x, chunks=self.default_chunks(x.shape, x.dtype)) if x.ndim else da.asarray(x)
+
+    def host_value(self, x, what):
+        if isinstance(x, da.Array):
+            raise UnimplementedError(None, self.op, f"{self.op.type} op {self.op.name!r}: {what} depends on "
+                                     "data computed in this run; it must be known from constants and the "
+                                     "shapes of the feeds.")
+        return np.asarray(x)
+
+    def known_shape(self, x):
+        shape = tuple(x.shape)
+        if any(isinstance(d, float) and d != d for d in shape):
+            raise UnimplementedError(None, self.op, f"{self.op.type} op {self.op.name!r}: the shape of its "
+                                     "input is data-dependent here.")
+        return shape
+
+    def default_chunks(self, shape, dtype):
+        return da.core.normalize_chunks(self.options.chunks, shape, dtype=np.dtype(dtype))
+
+    def run_param(self, spec, shape=(), dtype=np.int64):
+        """A dask array whose value the session supplies each run (e.g. a random op's counter)."""
+        if spec not in self._params:
+            name = f"dflow-param-{next(_names)}"
+            layer = {(name,) + (0,) * len(shape): None}
+            chunks = tuple((d,) for d in shape)
+            arr = da.Array(HighLevelGraph.from_collections(name, layer, dependencies=()), name, chunks,
+                           dtype=np.dtype(dtype), meta=np.empty((0,) * len(shape), dtype=dtype))
+            self._params[spec] = arr
+        return self._params[spec]
+
+    def name(self, suffix=""):
+        base = self.op.name.replace("/", ".") if self.op is not None else "dflow"
+        return f"{base}{suffix}-{next(_names)}"
+
+
+def _feed_placeholder(t, spec):
+    name = f"feed-{t.name.replace('/', '.').replace(':', '_')}-{next(_names)}"
+    blocks = itertools.product(*[range(len(c)) for c in spec.chunks])
+    layer = {(name,) + b: None for b in blocks}
+    arr = da.Array(HighLevelGraph.from_collections(name, layer, dependencies=()), name, spec.chunks,
+                   dtype=spec.dtype.np_dtype, meta=np.empty((0,) * len(spec.shape), dtype=spec.dtype.np_dtype))
+    return arr
+
+
+def _lower_dask(ops, fetch_elements, feeds, options):
+    params = {}
+    ctx = LowerContext(options, params)
+    env = {}
+    slots = []
+    for t, spec in feeds.items():
+        arr = _feed_placeholder(t, spec)
+        env[t] = arr
+        slots.append(FeedSlot(t, arr.name, spec))
+    fetched = {e for e in fetch_elements if isinstance(e, Tensor)}
+    consumers = {}
+    for op in ops:
+        for t in op.inputs:
+            consumers[t] = consumers.get(t, 0) + 1
+
+    for op in ops:
+        if op.outputs and all(t in env for t in op.outputs):
+            continue  # every output fed
+        opdef = op.op_def
+        ctx.op = op
+        vals = [env[t] for t in op.inputs]
+        try:
+            outs = _lower_op(ctx, op, opdef, vals, consumers, fetched)
+        except OpError:
+            raise
+        except (ValueError, TypeError, IndexError) as e:
+            raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r} cannot run on these inputs: "
+                                       f"{e}") from e
+        for t, v in zip(op.outputs, outs):
+            if t not in env:
+                env[t] = v
+
+    outputs = []
+    for e in fetch_elements:
+        if isinstance(e, Tensor):
+            v = env[e]
+            outputs.append(v.materialize() if isinstance(v, Expr) else v)
+        else:
+            outputs.append(None)
+    # Ops reached only through control inputs still run; their values are computed and dropped.
+    extra = []
+    for op in ops:
+        for c in op.control_inputs:
+            for t in c.outputs:
+                v = env.get(t)
+                if isinstance(v, Expr):
+                    v = v.materialize()
+                if isinstance(v, da.Array):
+                    extra.append(v)
+    for e in fetch_elements:
+        if isinstance(e, Operation):
+            for t in e.outputs:
+                v = env.get(t)
+                if isinstance(v, Expr):
+                    v = v.materialize()
+                if isinstance(v, da.Array):
+                    extra.append(v)
+    return DaskPlan(fetch_elements, outputs, extra, slots, params)
+
+
+def _lower_op(ctx, op, opdef, vals, consumers, fetched):
+    host = all(not isinstance(v, (da.Array, Expr)) for v in vals)
+    if host and not (opdef.stateful or opdef.run_state) and opdef.eager is not None and _small(op):
+        out = opdef.eager(np_xp, *[np.asarray(v) for v in vals], **op._attrs)
+        return [np.asarray(o) for o in out] if isinstance(out, (list, tuple)) else [np.asarray(out)]
+    if opdef.elementwise and len(op.outputs) == 1 and _fusable(vals):
+        args = []
+        for t, v in zip(op.inputs, vals):
+            if isinstance(v, Expr):
+                if consumers.get(t, 0) > 1 or t in fetched:
+                    args.append(Ext(v.materialize()))
+                else:
+                    args.append(v)
+            elif isinstance(v, da.Array):
+                args.append(Ext(v))
+            else:
+                v = np.asarray(v)
+                args.append(Const(v) if v.ndim == 0 else Ext(ctx.as_dask(v)))
+        out_t = op.outputs[0]
+        return [Expr(opdef.eager, op._attrs, args, op.name, out_t.shape, out_t.dtype)]
+    vals = [v.materialize() if isinstance(v, Expr) else v for v in vals]
+    kwargs = dict(op._attrs)
+    if opdef.run_state:
+        kwargs["ctx"] = ctx
+    if opdef.lower is not None:
+        out = opdef.lower(ctx, *vals, **kwargs)
+    else:
+        kwargs.pop("ctx", None)
+        out = opdef.eager(_dask_xp, *[ctx.as_dask(v) for v in vals], **kwargs)
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _fusable(vals):
+    return any(isinstance(v, (da.Array, Expr)) for v in vals)
+
+
+def _small(op):
+    for t in op.outputs:
+        n = t.shape.num_elements()
+        if n is None or n > _FOLD_MAX_ELEMENTS:
+            return op.op_def.fold is not None
+    return True

@@ -1,0 +1,63 @@
+"""Fetch structures: nested lists, tuples, dicts and namedtuples of graph elements, flattened
+for the compiler and rebuilt around the results."""
+
+from __future__ import annotations
+
+from ..errors import InvalidArgumentError
+from ..graph.ops import Operation, Tensor
+
+
+class FetchError(InvalidArgumentError, TypeError):
+    """A fetch that is not a graph element (TypeError, as TF1)."""
+
+
+class ForeignFetchError(InvalidArgumentError, ValueError):
+    """A fetch from another graph, or an unknown name (ValueError, as TF1)."""
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+def flatten_fetches(fetches, graph):
+    """(list of unique graph elements, a function rebuilding the structure from their values)."""
+    elements = []
+    index = {}
+
+    def resolve(f):
+        if f is None:
+            raise FetchError(None, None, "Fetch argument None has invalid type <class 'NoneType'>")
+        try:
+            el = graph.as_graph_element(f)
+        except TypeError:
+            raise FetchError(None, None, f"Fetch argument {f!r} has invalid type {type(f)}, must be a string "
+                             "or Tensor. (Can not convert a {0} into a Tensor or Operation.)".format(
+                                 type(f).__name__)) from None
+        except (ValueError, KeyError) as e:
+            msg = e.args[0] if e.args else str(e)
+            raise ForeignFetchError(None, None, f"Fetch argument {f!r} cannot be interpreted as a Tensor. "
+                                    f"({msg})") from None
+        if not isinstance(el, (Tensor, Operation)):
+            raise FetchError(None, None, f"Fetch argument {f!r} is not a Tensor or Operation")
+        key = id(el)
+        if key not in index:
+            index[key] = len(elements)
+            elements.append(el)
+        return index[key]
+
+    def build(f):
+        if isinstance(f, dict):
+            items = {k: build(v) for k, v in f.items()}
+            return lambda vals: type(f)((k, g(vals)) for k, g in items.items()) if type(f) is not dict \
+                else {k: g(vals) for k, g in items.items()}
+        if _is_namedtuple(f):
+            parts = [build(v) for v in f]
+            return lambda vals: type(f)(*[g(vals) for g in parts])
+        if isinstance(f, (list, tuple)):
+            parts = [build(v) for v in f]
+            return lambda vals: type(f)(g(vals) for g in parts)
+        i = resolve(f)
+        return lambda vals: vals[i]
+
+    rebuild = build(fetches)
+    return elements, rebuild

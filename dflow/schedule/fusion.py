@@ -1,0 +1,136 @@
+"""Fusion of elementwise chains: one chunk kernel per chain instead of one Dask task per op.
+
+While lowering, an elementwise op does not become a dask array at once: it becomes an `Expr`,
+a node over external inputs (dask arrays), inlined scalar constants and other Exprs. An Expr is
+turned into one `da.elemwise` call (`materialize`) only when something other than a single
+elementwise consumer needs it, so a chain of 1000 ops becomes one blockwise layer whose chunk
+kernel runs the 1000 eager kernels back to back on each chunk.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import array_api_compat
+import dask.array as da
+
+from ..errors import InvalidArgumentError, OpError
+
+_ids = itertools.count()
+
+
+class Ext:
+    """A leaf: an input that is already a dask array."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+
+class Const:
+    """A leaf: a 0-d constant inlined into the kernel."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class Expr:
+    """One elementwise op applied to leaves or other Exprs; `materialize` memoizes its array."""
+
+    __slots__ = ("fn", "attrs", "args", "op_name", "shape", "dtype", "_array")
+
+    def __init__(self, fn, attrs, args, op_name, shape, dtype):
+        self.fn = fn
+        self.attrs = attrs
+        self.args = args
+        self.op_name = op_name
+        self.shape = shape
+        self.dtype = dtype
+        self._array = None
+
+    def materialize(self):
+        if self._array is None:
+            self._array = _materialize(self)
+        return self._array
+
+
+def _materialize(root):
+    leaves, leaf_index = [], {}
+    consts = []
+    program = []  # (fn, arg slots, attrs, op name); slots index into [leaves..., consts..., steps...]
+    slot_of = {}
+    order = []
+    # iterative post-order over the Expr DAG (chains can be thousands deep)
+    stack = [(root, False)]
+    seen = set()
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for a in node.args:
+            if isinstance(a, Expr) and a._array is None and id(a) not in seen:
+                stack.append((a, False))
+    for node in order:
+        for a in node.args:
+            if isinstance(a, Expr) and a._array is not None:
+                a = Ext(a._array)
+            if isinstance(a, Ext) and id(a.array) not in leaf_index:
+                leaf_index[id(a.array)] = len(leaves)
+                leaves.append(a.array)
+    n_leaves = len(leaves)
+    for node in order:
+        for a in node.args:
+            if isinstance(a, Const):
+                slot_of[id(a)] = n_leaves + len(consts)
+                consts.append(a.value)
+    base = n_leaves + len(consts)
+    for i, node in enumerate(order):
+        slots = []
+        for a in node.args:
+            if isinstance(a, Expr):
+                slots.append(leaf_index[id(a._array)] if a._array is not None else slot_of[id(a)])
+            elif isinstance(a, Ext):
+                slots.append(leaf_index[id(a.array)])
+            else:
+                slots.append(slot_of[id(a)])
+        slot_of[id(node)] = base + i
+        program.append((node.fn, tuple(slots), node.attrs, node.op_name))
+    kernel = FusedKernel(tuple(program), tuple(consts))
+    name = f"{root.op_name.replace('/', '.')}-fused-{next(_ids)}-{id(kernel):x}"
+    return da.core.elemwise(kernel, *leaves, dtype=root.dtype.np_dtype, name=name)
+
+
+class FusedKernel:
+    """The chunk kernel of a fused chain: runs each op's eager kernel in order on one chunk."""
+
+    __slots__ = ("program", "consts", "__name__")
+
+    def __init__(self, program, consts):
+        self.program = program
+        self.consts = consts
+        self.__name__ = "fused"
+
+    def __call__(self, *chunks):
+        xp = array_api_compat.array_namespace(*chunks) if chunks else array_api_compat.numpy
+        regs = list(chunks)
+        regs.extend(self.consts)
+        for fn, slots, attrs, op_name in self.program:
+            try:
+                regs.append(fn(xp, *[regs[s] for s in slots], **attrs))
+            except OpError:
+                raise
+            except Exception as e:
+                raise InvalidArgumentError(None, None, f"op {op_name!r} failed on a chunk: "
+                                           f"{type(e).__name__}: {e}") from e
+        return regs[-1]
+
+    def __reduce__(self):
+        return (FusedKernel, (self.program, self.consts))

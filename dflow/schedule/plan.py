@@ -1,0 +1,182 @@
+"""Plans: what `Session.run` executes for one (fetches, feed signature).
+
+- `EagerPlan`: the pruned ops in order, run through their eager kernels in this process. Used for
+  small plans over in-memory feeds, where a Dask round trip would cost more than the work.
+- `DaskPlan`: one materialized, culled Dask graph. Feeds and per-run parameters are placeholder
+  keys in it; each run copies the graph dict, sets those keys to the new data, and calls the
+  scheduler. Nothing is re-lowered or re-optimized on later runs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import array_api_compat
+import array_api_compat.numpy as np_xp
+import dask.array as da
+import numpy as np
+from dask._task_spec import Alias
+from dask.array.core import finalize
+from dask.core import flatten
+from dask.highlevelgraph import HighLevelGraph
+
+from ..errors import InvalidArgumentError, OpError
+
+
+@dataclass(frozen=True)
+class FeedSpec:
+    """The part of a feed that a plan depends on: kind, shape, dtype and chunks."""
+
+    kind: str  # "numpy" | "dask"
+    shape: tuple
+    dtype: object  # DType
+    chunks: tuple
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.size
+
+
+@dataclass
+class FeedSlot:
+    tensor: object
+    name: str
+    spec: FeedSpec
+
+    def pieces(self, value):
+        """The placeholder keys of this feed mapped to the run's data (views or aliases)."""
+        if self.spec.kind == "numpy":
+            if not self.spec.shape:
+                return {(self.name,): value}
+            out = {}
+            for idx, slc in zip(_block_indices(self.spec.chunks), _block_slices(self.spec.chunks)):
+                out[(self.name,) + idx] = value[slc]
+            return out
+        out = dict(value.__dask_graph__())
+        for idx, key in zip(_block_indices(self.spec.chunks), flatten(value.__dask_keys__())):
+            k = (self.name,) + idx
+            out[k] = Alias(k, key)
+        return out
+
+
+def _block_indices(chunks):
+    return list(itertools.product(*[range(len(c)) for c in chunks]))
+
+
+def _block_slices(chunks):
+    bounds = []
+    for c in chunks:
+        starts = np.concatenate([[0], np.cumsum(c)]).astype(int)
+        bounds.append([slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])])
+    return list(itertools.product(*bounds))
+
+
+class EagerPlan:
+    kind = "eager"
+
+    def __init__(self, ops, fetch_elements, fed):
+        self.fetch_elements = list(fetch_elements)
+        steps = []
+        for op in ops:
+            if op.outputs and all(t in fed for t in op.outputs):
+                continue
+            opdef = op.op_def
+            steps.append((op, opdef.eager, op.inputs, op.outputs, op._attrs, opdef.run_state))
+        self.steps = steps
+        self.params = {}
+
+    def run(self, session, feed_values):
+        env = dict(feed_values)
+        xp = np_xp
+        if feed_values:
+            try:
+                xp = array_api_compat.array_namespace(*feed_values.values())
+            except TypeError:
+                xp = np_xp
+        for op, fn, inputs, outputs, attrs, run_state in self.steps:
+            args = [env[t] for t in inputs]
+            try:
+                if run_state:
+                    out = fn(xp, *args, ctx=session._eager_ctx(op), **attrs)
+                else:
+                    out = fn(xp, *args, **attrs)
+            except OpError:
+                raise
+            except Exception as e:
+                raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r} failed: "
+                                           f"{type(e).__name__}: {e}") from e
+            if len(outputs) == 1:
+                env[outputs[0]] = out
+            else:
+                for t, v in zip(outputs, out):
+                    env[t] = v
+        return [env[e] if hasattr(e, "value_index") else None for e in self.fetch_elements]
+
+
+def _none(*_):
+    return None
+
+
+class DaskPlan:
+    kind = "dask"
+
+    def __init__(self, fetch_elements, outputs, extra, slots, params):
+        self.fetch_elements = list(fetch_elements)
+        self.slots = slots
+        self.params = params  # spec -> placeholder dask array
+        self.host = {}
+        arrays = []
+        self.out_index = []
+        for i, v in enumerate(outputs):
+            if isinstance(v, da.Array):
+                self.out_index.append(("dask", len(arrays)))
+                arrays.append(v)
+            elif v is None:
+                self.out_index.append(("none", None))
+            else:
+                self.out_index.append(("host", np.asarray(v)))
+        self.extra_keys = []
+        if extra:
+            arrays_extra = list({id(a): a for a in extra}.values())
+        else:
+            arrays_extra = []
+        collections = arrays + arrays_extra
+        if collections:
+            hlg = HighLevelGraph.merge(*[a.__dask_graph__() for a in collections])
+            dsk = dict(hlg)
+        else:
+            dsk = {}
+        self.out_keys = [a.__dask_keys__() for a in arrays]
+        self.barrier_key = None
+        if arrays_extra:
+            self.barrier_key = ("dflow-barrier", id(self))
+            keys = list(flatten([a.__dask_keys__() for a in arrays_extra]))
+            dsk[self.barrier_key] = (_none, *keys)
+        from dask.optimization import cull
+
+        wanted = list(flatten(self.out_keys)) + ([self.barrier_key] if self.barrier_key else [])
+        self.dsk, _ = cull(dsk, wanted) if wanted else ({}, None)
+        self.param_keys = {spec: (arr.name,) + (0,) * arr.ndim for spec, arr in params.items()}
+        self.n_tasks = len(self.dsk)
+
+    def run(self, session, feed_values):
+        dsk = dict(self.dsk)
+        for slot in self.slots:
+            dsk.update(slot.pieces(feed_values[slot.tensor]))
+        for spec, key in self.param_keys.items():
+            dsk[key] = session._param_value(spec)
+        keys = list(self.out_keys)
+        if self.barrier_key is not None:
+            keys.append(self.barrier_key)
+        results = session._executor.get(dsk, keys) if keys else []
+        out = []
+        for kind, ref in self.out_index:
+            if kind == "dask":
+                r = results[ref]
+                out.append(finalize(r) if isinstance(r, (list, tuple)) else r)
+            elif kind == "host":
+                out.append(ref)
+            else:
+                out.append(None)
+        return out

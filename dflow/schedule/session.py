@@ -1,0 +1,279 @@
+"""`Session`: holds run-time state, compiles fetches to cached Plans and runs them on a scheduler."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from dataclasses import dataclass
+
+import dask.array as da
+import numpy as np
+
+from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
+from ..graph.dtypes import as_dtype
+from ..graph.graph import _default_session_stack, get_default_graph
+from ..graph.ops import Tensor
+from .compiler import compile_plan
+from .executors import make_executor
+from .fetches import ForeignFetchError, flatten_fetches
+from .plan import FeedSpec
+
+_DEFAULT_SMALL_PLAN_BYTES = 1 << 20
+
+
+class ClosedSessionError(FailedPreconditionError, RuntimeError):
+    """Using a closed session (RuntimeError, as TF1)."""
+
+
+class FeedError(InvalidArgumentError, ValueError):
+    """A feed that contradicts its tensor's static shape or dtype, or an unknown feed key."""
+
+
+@dataclass(frozen=True)
+class Options:
+    chunks: object = "auto"
+    small_plan_bytes: int = 0
+
+
+class _EagerCtx:
+    __slots__ = ("session", "op")
+
+    def __init__(self, session, op):
+        self.session = session
+        self.op = op
+
+    def run_param(self, spec, shape=(), dtype=np.int64):
+        return self.session._param_value(spec)
+
+
+class Session:
+    """Runs a graph's ops (TF1's `tf.Session`) on a Dask scheduler.
+
+    `scheduler`: "threads" (default), "sync", "processes", a `distributed.Client` or an address
+    "tcp://host:port" (also accepted as TF1's `target`). `chunks`: how in-memory feeds are chunked
+    (dask's `chunks=`, default "auto"). With the default scheduler, plans whose feeds are in memory
+    and whose tensors are all below `small_plan_bytes` (1 MiB) run in this process through the ops'
+    eager kernels, with no Dask round trip; pass `small_plan_bytes=0` to always go through Dask.
+    """
+
+    def __init__(self, target="", graph=None, config=None, *, scheduler=None, chunks="auto",
+                 small_plan_bytes=None, num_workers=None):
+        self._graph = graph if graph is not None else get_default_graph()
+        self._config = config
+        self._target = target
+        self._executor = make_executor(scheduler, target)
+        if num_workers is not None and hasattr(self._executor, "num_workers"):
+            self._executor.num_workers = num_workers
+        if small_plan_bytes is None:
+            small_plan_bytes = _DEFAULT_SMALL_PLAN_BYTES if (scheduler is None and not target) else 0
+        self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes))
+        self._plans = {}
+        self._chunk_cache = {}
+        self._counters = {}
+        self._session_seed = secrets.randbits(31)
+        self._closed = False
+        self._context_stack = []
+
+    # ---- properties --------------------------------------------------------------------------
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def graph_def(self):
+        return self._graph.as_graph_def()
+
+    @property
+    def sess_str(self):
+        return self._target
+
+    @property
+    def scheduler(self):
+        return self._executor.name
+
+    # ---- lifecycle ---------------------------------------------------------------------------
+    def close(self):
+        if not self._closed:
+            self._closed = True
+            self._plans.clear()
+            self._executor.close()
+
+    def as_default(self):
+        return _default_session_stack.get_controller(self)
+
+    def __enter__(self):
+        stack = contextlib.ExitStack()
+        stack.enter_context(self._graph.as_default())
+        stack.enter_context(self.as_default())
+        self._context_stack.append(stack)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._context_stack.pop().close()
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - never raise from a finalizer
+            pass
+
+    # ---- running -----------------------------------------------------------------------------
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Computes `fetches` (a graph element, name, or nested list/tuple/dict/namedtuple of them).
+
+        Returns values in the same structure: numpy arrays for tensors, None for operations.
+        Raises InvalidArgumentError for an unfed placeholder or a feed that contradicts its tensor.
+        """
+        if self._closed:
+            raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
+        if isinstance(fetches, Tensor) and fetches.graph is self._graph:
+            elements, rebuild = [fetches], _first
+        else:
+            elements, rebuild = flatten_fetches(fetches, self._graph)
+        feeds, values = self._normalize_feeds(feed_dict)
+        key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = compile_plan(elements, feeds, self._options)
+            self._plans[key] = plan
+        try:
+            results = plan.run(self, values)
+        except OpError:
+            raise
+        except (ValueError, TypeError, IndexError, ArithmeticError) as e:
+            names = ", ".join(getattr(e_, "name", "?") for e_ in elements)
+            raise InvalidArgumentError(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
+        return rebuild([_to_host(r) for r in results])
+
+    def make_callable(self, fetches, feed_list=None):
+        """A function running `fetches` with positional feeds for `feed_list` (TF1)."""
+        feed_list = list(feed_list or [])
+
+        def call(*args):
+            if len(args) != len(feed_list):
+                raise InvalidArgumentError(None, None, f"Expected {len(feed_list)} feed values, got {len(args)}")
+            return self.run(fetches, dict(zip(feed_list, args)))
+
+        return call
+
+    # ---- feeds -------------------------------------------------------------------------------
+    def _normalize_feeds(self, feed_dict):
+        if not feed_dict:
+            return {}, {}
+        feeds, values = {}, {}
+        for key, value in feed_dict.items():
+            t = self._feed_tensor(key)
+            spec, v = self._feed_spec(t, value)
+            feeds[t] = spec
+            values[t] = v
+        return feeds, values
+
+    def _feed_tensor(self, key):
+        if hasattr(key, "_as_graph_element") and not isinstance(key, Tensor):
+            key = key._as_graph_element()
+        try:
+            t = self._graph.as_graph_element(key, allow_operation=False)
+        except (TypeError, ValueError, KeyError) as e:
+            msg = e.args[0] if e.args else str(e)
+            raise ForeignFetchError(None, None, f"Cannot interpret feed_dict key {key!r} as Tensor: {msg}") from None
+        return t
+
+    def _feed_spec(self, t, value):
+        target = t.dtype
+        if type(value).__module__.startswith("zarr"):
+            value = da.from_zarr(value)
+        if isinstance(value, da.Array):
+            kind = "dask"
+            if any(c != c for c in value.shape):
+                raise FeedError(None, t.op, f"Cannot feed a dask array with unknown chunk sizes for Tensor "
+                                f"{t.name!r}; call compute_chunk_sizes() first.")
+            vdtype = value.dtype
+        else:
+            kind = "numpy"
+            if not isinstance(value, np.ndarray):
+                try:
+                    value = np.asarray(value)
+                except (ValueError, TypeError) as e:
+                    raise FeedError(None, t.op, f"Cannot feed value {value!r} for Tensor {t.name!r}: {e}") from None
+            vdtype = value.dtype
+        if vdtype != target.np_dtype:
+            if vdtype.kind in "OUS" or not np.can_cast(vdtype, target.np_dtype, casting="same_kind"):
+                raise FeedError(None, t.op, f"Cannot feed value of dtype {vdtype} for Tensor {t.name!r}, which "
+                                f"has dtype {target.name}")
+            value = value.astype(target.np_dtype)
+        shape = tuple(int(d) for d in value.shape)
+        if not t.shape.is_compatible_with(shape):
+            raise FeedError(None, t.op, f"Cannot feed value of shape {shape} for Tensor {t.name!r}, which has "
+                            f"shape {t.shape}")
+        if kind == "dask":
+            chunks = value.chunks
+        else:
+            hint = t.op._attrs.get("chunks") if t.op.type == "Placeholder" else None
+            ck = (hint if not isinstance(hint, list) else tuple(hint), shape, target)
+            chunks = self._chunk_cache.get(ck) if _hashable(ck) else None
+            if chunks is None:
+                chunks = da.core.normalize_chunks(hint or self._options.chunks, shape, dtype=target.np_dtype)
+                if _hashable(ck):
+                    self._chunk_cache[ck] = chunks
+        return FeedSpec(kind, shape, as_dtype(target), chunks), value
+
+    # ---- per-run parameters ------------------------------------------------------------------
+    def _param_value(self, spec):
+        kind = spec[0]
+        if kind == "counter":
+            v = self._counters.get(spec[1], 0)
+            self._counters[spec[1]] = v + 1
+            return np.int64(v)
+        if kind == "session_seed":
+            return np.int64(self._session_seed)
+        raise InvalidArgumentError(None, None, f"Unknown run parameter {spec!r}")
+
+    def _eager_ctx(self, op):
+        return _EagerCtx(self, op)
+
+
+def _first(values):
+    return values[0]
+
+
+def _hashable(x):
+    try:
+        hash(x)
+        return True
+    except TypeError:
+        return False
+
+
+def _to_host(v):
+    """A fetched value as TF1 returns it: numpy arrays, numpy scalars for 0-d, None for ops."""
+    if v is None:
+        return None
+    if isinstance(v, np.ndarray):
+        return v[()] if v.ndim == 0 else v
+    if isinstance(v, np.generic):
+        return v
+    if hasattr(v, "get") and type(v).__module__.startswith("cupy"):
+        return _to_host(v.get())
+    return _to_host(np.asarray(v))
+
+
+class InteractiveSession(Session):
+    """A Session that installs itself as the default session on creation (TF1)."""
+
+    def __init__(self, target="", graph=None, config=None, **kwargs):
+        super().__init__(target, graph, config, **kwargs)
+        self._default_cm = self.as_default()
+        self._default_cm.__enter__()
+        self._graph_cm = self._graph.as_default()
+        self._graph_cm.__enter__()
+
+    def close(self):
+        if getattr(self, "_default_cm", None) is not None:
+            cm, self._default_cm = self._default_cm, None
+            with contextlib.suppress(Exception):
+                cm.__exit__(None, None, None)
+            gcm, self._graph_cm = self._graph_cm, None
+            with contextlib.suppress(Exception):
+                gcm.__exit__(None, None, None)
+        super().close()
