@@ -43,75 +43,14 @@ from .graph.graph import (
 from .graph.ops import Operation, Tensor
 from .graph.registry import RegisterGradient
 from .graph.shape import Dimension, TensorShape
-from .kernels.array_ops import (
-    identity,
-    placeholder,
-    placeholder_with_default,
-    rank,
-    reshape,
-    shape,
-    size,
-    stack,
-)
+from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is public
 from .kernels.common import constant, convert_to_tensor
-from .kernels.math_ops import (
-    abs,  # noqa: A004 - TF1 public name
-    add,
-    cast,
-    ceil,
-    clip_by_value,
-    cos,
-    div,
-    divide,
-    equal,
-    exp,
-    expm1,
-    floor,
-    floor_div,
-    floordiv,
-    floormod,
-    greater,
-    greater_equal,
-    is_finite,
-    is_inf,
-    is_nan,
-    less,
-    less_equal,
-    log,
-    log1p,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
-    mod,
-    multiply,
-    negative,
-    not_equal,
-    pow,  # noqa: A004 - TF1 public name
-    realdiv,
-    reciprocal,
-    round,  # noqa: A004 - TF1 public name
-    rsqrt,
-    scalar_mul,
-    sigmoid,
-    sign,
-    sin,
-    sqrt,
-    square,
-    squared_difference,
-    subtract,
-    tan,
-    tanh,
-    to_double,
-    to_float,
-    to_int32,
-    to_int64,
-    truediv,
-    where,
-    where_v2,
-)
+from .kernels.index_ops import *  # noqa: F403
+from .kernels.linalg_ops import *  # noqa: F403
+from .kernels.manip_ops import *  # noqa: F403
+from .kernels.math_ops import *  # noqa: F403
+from .kernels.random_ops import *  # noqa: F403
+from .kernels.reduction_ops import *  # noqa: F403
 from .schedule.session import InteractiveSession, Session
 
 newaxis = None

@@ -6,4 +6,4 @@ of array manipulation), `reduction_ops`, `linalg_ops`, `random_ops`.
 """
 
 from . import array_ops, common, math_ops  # noqa: F401
-from . import linalg_ops, manip_ops, random_ops, reduction_ops  # noqa: F401
+from . import index_ops, linalg_ops, manip_ops, random_ops, reduction_ops  # noqa: F401

@@ -13,6 +13,9 @@ from ..graph.registry import register_op
 from ..graph.shape import TensorShape, as_shape, unknown_shape
 from .common import apply_op, convert_to_tensor, normalize_axis
 
+__all__ = ["placeholder", "placeholder_with_default", "identity", "shape", "size", "rank", "reshape",
+           "stack"]
+
 # ---- placeholders and identity ----------------------------------------------------------------
 
 

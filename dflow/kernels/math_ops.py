@@ -344,3 +344,14 @@ Tensor._override_operator("__ge__", lambda self, other: greater_equal(self, othe
 Tensor._override_operator("__neg__", lambda self: negative(self))
 Tensor._override_operator("__abs__", lambda self: abs(self))
 Tensor._override_operator("__invert__", lambda self: logical_not(self))
+
+
+__all__ = [
+    "negative", "abs", "sign", "square", "sqrt", "rsqrt", "exp", "log", "log1p", "expm1", "sin", "cos",
+    "tan", "tanh", "sigmoid", "reciprocal", "floor", "ceil", "round", "is_finite", "is_nan", "is_inf",
+    "logical_not", "cast", "to_float", "to_double", "to_int32", "to_int64", "add", "subtract",
+    "multiply", "realdiv", "floordiv", "floor_div", "floormod", "mod", "pow", "maximum", "minimum",
+    "squared_difference", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+    "logical_and", "logical_or", "logical_xor", "truediv", "divide", "div", "scalar_mul", "where",
+    "where_v2", "clip_by_value",
+]

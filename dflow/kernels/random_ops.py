@@ -1,1 +1,3 @@
-"""(filled in below)"""
+"""random_ops: to be filled."""
+
+__all__ = []

@@ -1,1 +1,3 @@
-"""(filled in below)"""
+"""reduction_ops: to be filled."""
+
+__all__ = []

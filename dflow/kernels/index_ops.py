@@ -1,0 +1,3 @@
+"""index_ops: to be filled."""
+
+__all__ = []
