@@ -13,6 +13,7 @@ from .graph.dtypes import (
     complex64,
     complex128,
     double,
+    string,
     float16,
     float32,
     float64,
@@ -44,14 +45,20 @@ from .graph.ops import Operation, Tensor
 from .graph.registry import RegisterGradient
 from .graph.shape import Dimension, TensorShape
 from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is public
+from .graph.keys import GraphKeys
 from .kernels.common import constant, convert_to_tensor
+from .kernels.control_ops import *  # noqa: F403
 from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
+from .kernels.state_ops import *  # noqa: F403
 from .schedule.session import InteractiveSession, Session
+from .state.initializers import *  # noqa: F403
+from .state.scope import *  # noqa: F403
+from .state.variables import *  # noqa: F403
 
 newaxis = None
 

@@ -115,9 +115,10 @@ uint64 = DType("uint64", np.uint64)
 bool = DType("bool", np.bool_)  # noqa: A001 - TF1's public name
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
+string = DType("string", np.object_)  # Python str/bytes elements (names, messages)
 
 _ALL = [float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool,
-        complex64, complex128]
+        complex64, complex128, string]
 _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "double": float64})
 _BY_NP = {d.np_dtype: d for d in _ALL}
@@ -135,6 +136,8 @@ def as_dtype(type_value):
         return int32
     if type_value is _pybool:
         return bool
+    if type_value in (str, bytes):
+        return string
     try:
         npd = np.dtype(type_value)
     except TypeError:

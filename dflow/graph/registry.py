@@ -14,6 +14,11 @@ An OpDef is the whole definition of an op type, side by side (as a JAX primitive
 Flags: ``elementwise`` (output chunk = function of input chunks at the same index, with numpy
 broadcasting: fusable); ``run_state`` (the kernels take ``ctx=`` for per-run state such as a
 random op's draw counter); ``stateful`` (never constant-folded or deduplicated).
+``state``: "variable" for an op whose output is a variable's handle (its consumers see the value
+the compiler resolves for them: the value at the start of the run, or the latest assign ordered
+before them); "assign" for an op whose input 0 is the handle of a variable it overwrites without
+reading (its kernel gets None there); "update" for one that reads and writes it (AssignAdd). The
+output of both is the variable's new value.
 ``fold(op)``: the op's value when it is known from static facts alone (`shape` of a fully defined
 shape), used by `constant_value`.
 """
@@ -37,20 +42,22 @@ class OpDef:
     num_outputs: int | None = 1  # None: decided by infer
     fold: Callable | None = None  # fold(op) -> build-time value (numpy) or None
     must_feed: bool = False  # a Placeholder: running it unfed is an error
+    state: str | None = None  # "variable" | "assign" | "update": see the module doc
 
 
 _REGISTRY: dict[str, OpDef] = {}
 
 
 def register_op(name, infer, eager=None, lower=None, grad=None, *, elementwise=False, run_state=False,
-                stateful=False, num_outputs=1, fold=None, must_feed=False, replace=False):
+                stateful=False, num_outputs=1, fold=None, must_feed=False, state=None,
+                replace=False):
     """Registers the OpDef of op type `name`; ValueError if it exists (unless `replace`)."""
     if name in _REGISTRY and not replace:
         raise ValueError(f"Op type {name!r} is already registered")
     if eager is None and lower is None and not must_feed:
         raise ValueError(f"Op type {name!r} needs an eager kernel or a lowering")
     opdef = OpDef(name, infer, eager, lower, grad, elementwise, run_state, stateful, num_outputs, fold,
-                  must_feed)
+                  must_feed, state)
     _REGISTRY[name] = opdef
     return opdef
 

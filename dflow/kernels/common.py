@@ -103,7 +103,8 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
             else:
                 raise TypeError(f"Eager/graph constant: expected {int(np.prod(shape))} elements for shape "
                                 f"{list(shape)}, got {arr.size}.")
-    arr = np.ascontiguousarray(arr)
+    if not arr.flags.c_contiguous or arr.flags.writeable:
+        arr = np.array(arr, order="C", copy=True)  # (ascontiguousarray would make 0-d arrays 1-d)
     arr.setflags(write=False)
     return apply_op("Const", [], {"value": arr, "dtype": as_dtype(arr.dtype)}, name=name,
                     default_name="Const", graph=get_default_graph())

@@ -21,7 +21,8 @@ from dask.highlevelgraph import HighLevelGraph
 from ..errors import InvalidArgumentError, OpError, UnimplementedError
 from ..graph.ops import Operation, Tensor
 from .fusion import Const, Expr, Ext
-from .plan import DaskPlan, EagerPlan, FeedSlot
+from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
+from .state import reads_input, resolve_state
 
 _FOLD_MAX_ELEMENTS = 1 << 16
 _names = itertools.count()
@@ -65,9 +66,10 @@ def compile_plan(fetch_elements, feeds, options):
     fed = set(feeds)
     ops = prune(fetch_elements, fed)
     check_feeds_complete(ops, fed)
+    state = resolve_state(ops, fed, fetch_elements)
     if _use_eager(ops, feeds, options):
-        return EagerPlan(ops, fetch_elements, fed)
-    return _lower_dask(ops, fetch_elements, feeds, options)
+        return EagerPlan(ops, fetch_elements, fed, state)
+    return _lower_dask(ops, fetch_elements, feeds, options, state)
 
 
 def _use_eager(ops, feeds, options):
@@ -123,16 +125,18 @@ class LowerContext:
     def default_chunks(self, shape, dtype):
         return da.core.normalize_chunks(self.options.chunks, shape, dtype=np.dtype(dtype))
 
-    def run_param(self, spec, shape=(), dtype=np.int64):
-        """A dask array whose value the session supplies each run (e.g. a random op's counter)."""
+    def run_param(self, spec, shape=(), dtype=np.int64, chunks=None):
+        """A dask array whose value the session supplies each run (a random op's counter, a
+        variable's value at the start of the run); chunked like a feed."""
         if spec not in self._params:
-            name = f"dflow-param-{next(_names)}"
-            layer = {(name,) + (0,) * len(shape): None}
-            chunks = tuple((d,) for d in shape)
-            arr = da.Array(HighLevelGraph.from_collections(name, layer, dependencies=()), name, chunks,
-                           dtype=np.dtype(dtype), meta=np.empty((0,) * len(shape), dtype=dtype))
-            self._params[spec] = arr
-        return self._params[spec]
+            from ..graph.dtypes import as_dtype
+
+            shape = tuple(int(d) for d in shape)
+            chunks = da.core.normalize_chunks(chunks or self.options.chunks, shape, dtype=np.dtype(dtype))
+            slot_spec = FeedSpec("numpy", shape, as_dtype(np.dtype(dtype)), chunks)
+            arr = _placeholder_array(f"dflow-param-{spec[0]}", slot_spec)
+            self._params[spec] = FeedSlot(spec, arr.name, slot_spec), arr
+        return self._params[spec][1]
 
     def name(self, suffix=""):
         base = self.op.name.replace("/", ".") if self.op is not None else "dflow"
@@ -140,7 +144,12 @@ class LowerContext:
 
 
 def _feed_placeholder(t, spec):
-    name = f"feed-{t.name.replace('/', '.').replace(':', '_')}-{next(_names)}"
+    return _placeholder_array(f"feed-{t.name.replace('/', '.').replace(':', '_')}", spec)
+
+
+def _placeholder_array(prefix, spec):
+    """A dask array whose chunk keys hold None until a run sets them to data."""
+    name = f"{prefix}-{next(_names)}"
     blocks = itertools.product(*[range(len(c)) for c in spec.chunks])
     layer = {(name,) + b: None for b in blocks}
     arr = da.Array(HighLevelGraph.from_collections(name, layer, dependencies=()), name, spec.chunks,
@@ -148,7 +157,7 @@ def _feed_placeholder(t, spec):
     return arr
 
 
-def _lower_dask(ops, fetch_elements, feeds, options):
+def _lower_dask(ops, fetch_elements, feeds, options, state):
     params = {}
     ctx = LowerContext(options, params)
     env = {}
@@ -157,18 +166,23 @@ def _lower_dask(ops, fetch_elements, feeds, options):
         arr = _feed_placeholder(t, spec)
         env[t] = arr
         slots.append(FeedSlot(t, arr.name, spec))
-    fetched = {e for e in fetch_elements if isinstance(e, Tensor)}
+    commit_tensors = {var: a.outputs[0] for var, a in state.commits.items()}
+    fetched = {e for e in fetch_elements if isinstance(e, Tensor)} | set(commit_tensors.values())
     consumers = {}
     for op in ops:
-        for t in op.inputs:
-            consumers[t] = consumers.get(t, 0) + 1
+        for i, t in enumerate(op.inputs):
+            t = _source(state, op, i, t)
+            if t is not None:
+                consumers[t] = consumers.get(t, 0) + 1
 
     for op in ops:
         if op.outputs and all(t in env for t in op.outputs):
             continue  # every output fed
         opdef = op.op_def
+        if opdef.state == "variable" and op.name not in state.start_vars:
+            continue  # only assigned in this run: its current value is never read
         ctx.op = op
-        vals = [env[t] for t in op.inputs]
+        vals = [env.get(_source(state, op, i, t)) for i, t in enumerate(op.inputs)]
         try:
             outs = _lower_op(ctx, op, opdef, vals, consumers, fetched)
         except OpError:
@@ -205,7 +219,18 @@ def _lower_dask(ops, fetch_elements, feeds, options):
                     v = v.materialize()
                 if isinstance(v, da.Array):
                     extra.append(v)
-    return DaskPlan(fetch_elements, outputs, extra, slots, params)
+    commits = {}
+    for var, t in commit_tensors.items():
+        v = env[t]
+        commits[var] = ctx.as_dask(v.materialize() if isinstance(v, Expr) else v)
+    return DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state)
+
+
+def _source(state, op, i, t):
+    if not reads_input(op, i):
+        return None
+    src = state.sources.get((op, i))
+    return src.outputs[0] if src is not None else t
 
 
 def _lower_op(ctx, op, opdef, vals, consumers, fetched):
@@ -229,14 +254,10 @@ def _lower_op(ctx, op, opdef, vals, consumers, fetched):
         out_t = op.outputs[0]
         return [Expr(opdef.eager, op._attrs, args, op.name, out_t.shape, out_t.dtype)]
     vals = [v.materialize() if isinstance(v, Expr) else v for v in vals]
-    kwargs = dict(op._attrs)
-    if opdef.run_state:
-        kwargs["ctx"] = ctx
     if opdef.lower is not None:
-        out = opdef.lower(ctx, *vals, **kwargs)
+        out = opdef.lower(ctx, *vals, **op._attrs)
     else:
-        kwargs.pop("ctx", None)
-        out = opdef.eager(_dask_xp, *[ctx.as_dask(v) for v in vals], **kwargs)
+        out = opdef.eager(_dask_xp, *[ctx.as_dask(v) for v in vals], **op._attrs)
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 

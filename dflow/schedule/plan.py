@@ -22,6 +22,7 @@ from dask.core import flatten
 from dask.highlevelgraph import HighLevelGraph
 
 from ..errors import InvalidArgumentError, OpError
+from .state import reads_input
 
 
 @dataclass(frozen=True)
@@ -75,19 +76,27 @@ def _block_slices(chunks):
 class EagerPlan:
     kind = "eager"
 
-    def __init__(self, ops, fetch_elements, fed):
+    def __init__(self, ops, fetch_elements, fed, state):
         self.fetch_elements = list(fetch_elements)
+        self.state = state
         steps = []
         for op in ops:
             if op.outputs and all(t in fed for t in op.outputs):
                 continue
             opdef = op.op_def
-            steps.append((op, opdef.eager, op.inputs, op.outputs, op._attrs, opdef.run_state))
+            if opdef.state == "variable" and op.name not in state.start_vars:
+                continue  # only assigned in this run: its current value is never read
+            inputs = []
+            for i, t in enumerate(op.inputs):
+                src = state.sources.get((op, i))
+                inputs.append(None if not reads_input(op, i) else src.outputs[0] if src is not None else t)
+            steps.append((op, opdef.eager, inputs, op.outputs, op._attrs, opdef.run_state))
         self.steps = steps
-        self.params = {}
+        self.commit_tensors = {var: a.outputs[0] for var, a in state.commits.items()}
 
     def run(self, session, feed_values):
         env = dict(feed_values)
+        env[None] = None
         xp = np_xp
         if feed_values:
             try:
@@ -111,7 +120,8 @@ class EagerPlan:
             else:
                 for t, v in zip(outputs, out):
                     env[t] = v
-        return [env[e] if hasattr(e, "value_index") else None for e in self.fetch_elements]
+        values = [env[e] if hasattr(e, "value_index") else None for e in self.fetch_elements]
+        return values, {var: env[t] for var, t in self.commit_tensors.items()}
 
 
 def _none(*_):
@@ -121,10 +131,12 @@ def _none(*_):
 class DaskPlan:
     kind = "dask"
 
-    def __init__(self, fetch_elements, outputs, extra, slots, params):
+    def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state):
         self.fetch_elements = list(fetch_elements)
         self.slots = slots
-        self.params = params  # spec -> placeholder dask array
+        self.param_slots = [slot for slot, _ in params.values()]
+        self.state = state
+        self.commit_vars = list(commits)
         self.host = {}
         arrays = []
         self.out_index = []
@@ -141,13 +153,15 @@ class DaskPlan:
             arrays_extra = list({id(a): a for a in extra}.values())
         else:
             arrays_extra = []
-        collections = arrays + arrays_extra
+        commit_arrays = list(commits.values())
+        collections = arrays + commit_arrays + arrays_extra
         if collections:
             hlg = HighLevelGraph.merge(*[a.__dask_graph__() for a in collections])
             dsk = dict(hlg)
         else:
             dsk = {}
         self.out_keys = [a.__dask_keys__() for a in arrays]
+        self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
         self.barrier_key = None
         if arrays_extra:
             self.barrier_key = ("dflow-barrier", id(self))
@@ -155,21 +169,25 @@ class DaskPlan:
             dsk[self.barrier_key] = (_none, *keys)
         from dask.optimization import cull
 
-        wanted = list(flatten(self.out_keys)) + ([self.barrier_key] if self.barrier_key else [])
+        wanted = list(flatten(self.out_keys)) + list(flatten(self.commit_keys))
+        wanted += [self.barrier_key] if self.barrier_key else []
         self.dsk, _ = cull(dsk, wanted) if wanted else ({}, None)
-        self.param_keys = {spec: (arr.name,) + (0,) * arr.ndim for spec, arr in params.items()}
         self.n_tasks = len(self.dsk)
 
     def run(self, session, feed_values):
         dsk = dict(self.dsk)
         for slot in self.slots:
             dsk.update(slot.pieces(feed_values[slot.tensor]))
-        for spec, key in self.param_keys.items():
-            dsk[key] = session._param_value(spec)
-        keys = list(self.out_keys)
+        for slot in self.param_slots:
+            dsk.update(slot.pieces(session._param_value(slot.tensor)))
+        keys = list(self.out_keys) + list(self.commit_keys)
         if self.barrier_key is not None:
             keys.append(self.barrier_key)
         results = session._executor.get(dsk, keys) if keys else []
+        n_out = len(self.out_keys)
+        commits = {}
+        for var, r in zip(self.commit_vars, results[n_out:n_out + len(self.commit_keys)]):
+            commits[var] = finalize(r) if isinstance(r, (list, tuple)) else r
         out = []
         for kind, ref in self.out_index:
             if kind == "dask":
@@ -179,4 +197,4 @@ class DaskPlan:
                 out.append(ref)
             else:
                 out.append(None)
-        return out
+        return out, commits

@@ -70,6 +70,7 @@ class Session:
         self._plans = {}
         self._chunk_cache = {}
         self._counters = {}
+        self._var_values = {}  # variable op name -> numpy array (the committed value)
         self._session_seed = secrets.randbits(31)
         self._closed = False
         self._context_stack = []
@@ -137,14 +138,25 @@ class Session:
         if plan is None:
             plan = compile_plan(elements, feeds, self._options)
             self._plans[key] = plan
+        self._check_initialized(plan.state)
         try:
-            results = plan.run(self, values)
+            results, commits = plan.run(self, values)
         except OpError:
             raise
         except (ValueError, TypeError, IndexError, ArithmeticError) as e:
             names = ", ".join(getattr(e_, "name", "?") for e_ in elements)
             raise InvalidArgumentError(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
+        for var, value in commits.items():  # only a run that succeeded gets here
+            self._var_values[var] = _committed(value)
         return rebuild([_to_host(r) for r in results])
+
+    def _check_initialized(self, state):
+        missing = [v for v in state.start_vars if v not in self._var_values]
+        if missing:
+            raise FailedPreconditionError(
+                None, state.start_vars[missing[0]],
+                "Attempting to use uninitialized value " + ", ".join(repr(m) for m in missing)
+                + " (run its initializer, e.g. global_variables_initializer(), first)")
 
     def make_callable(self, fetches, feed_list=None):
         """A function running `fetches` with positional feeds for `feed_list` (TF1)."""
@@ -227,7 +239,20 @@ class Session:
             return np.int64(v)
         if kind == "session_seed":
             return np.int64(self._session_seed)
+        if kind == "variable":
+            try:
+                return self._var_values[spec[1]]
+            except KeyError:
+                raise FailedPreconditionError(None, None, f"Attempting to use uninitialized value {spec[1]!r}") from None
+        if kind == "initialized":
+            return np.bool_(spec[1] in self._var_values)
         raise InvalidArgumentError(None, None, f"Unknown run parameter {spec!r}")
+
+    def _load_variable(self, var_name, value):
+        """Sets a variable's committed value directly (`Variable.load`)."""
+        if self._closed:
+            raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
+        self._var_values[var_name] = _committed(value)
 
     def _eager_ctx(self, op):
         return _EagerCtx(self, op)
@@ -256,6 +281,15 @@ def _to_host(v):
     if hasattr(v, "get") and type(v).__module__.startswith("cupy"):
         return _to_host(v.get())
     return _to_host(np.asarray(v))
+
+
+def _committed(v):
+    """A variable's new value as the session keeps it: an array of its own, read-only (kernels
+    never write their inputs; a feed the user mutates later must not change the variable)."""
+    v = _to_host(v)
+    arr = np.array(v, copy=True)
+    arr.setflags(write=False)
+    return arr
 
 
 class InteractiveSession(Session):

@@ -1,0 +1,234 @@
+"""State ops: variables, assigns and scatters (see dflow/schedule/state.py for their semantics).
+
+A `VariableV2` op outputs the variable's handle. Every consumer of the handle sees the value the
+compiler resolves for it (start of run, or the latest assign ordered before it), so these kernels
+are pure functions: `Assign` returns its value, `AssignAdd` returns old + delta, and the Session
+commits the last assign's output when the run succeeds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import dtypes
+from ..graph.dtypes import as_dtype
+from ..graph.registry import register_op
+from ..graph.shape import TensorShape, as_shape, broadcast_static_shape
+from .common import apply_op, convert_to_tensor
+
+__all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "is_variable_initialized"]
+
+
+def _variable_infer(inputs, attrs):
+    return attrs["shape"], attrs["dtype"]
+
+
+def _variable_eager(xp, ctx, shape, dtype, chunks=None):
+    return ctx.run_param(("variable", ctx.op.name))
+
+
+def _variable_lower(ctx, shape, dtype, chunks=None):
+    return ctx.run_param(("variable", ctx.op.name), shape.as_list(), dtype.np_dtype, chunks)
+
+
+register_op("VariableV2", _variable_infer, eager=_variable_eager, lower=_variable_lower,
+            run_state=True, stateful=True, state="variable")
+
+
+def variable_op(shape, dtype, name=None, chunks=None):
+    """A variable's handle tensor (used by `dflow.Variable`); `shape` must be fully defined."""
+    from ..graph.graph import get_default_graph
+
+    shape = as_shape(shape)
+    if not shape.is_fully_defined():
+        raise ValueError(f"Variable {name!r}: shape {shape} must be fully defined")
+    return apply_op("VariableV2", [], {"shape": as_shape(shape), "dtype": as_dtype(dtype), "chunks": chunks},
+                    name=name, default_name="Variable", graph=get_default_graph())
+
+
+def _check_ref(ref, op_type):
+    ref = getattr(ref, "_handle", ref)
+    ref = convert_to_tensor(ref)
+    if ref.op.op_def.state != "variable":
+        raise TypeError(f"{op_type}: 'ref' must be a variable, got tensor {ref.name!r} of op type {ref.op.type}")
+    return ref
+
+
+def _assign_infer(inputs, attrs):
+    ref, value = inputs
+    if value.dtype != ref.dtype:
+        raise TypeError(f"Assign to variable {ref.op.name!r}: value has dtype {value.dtype.name}, the variable "
+                        f"{ref.dtype.name}")
+    if attrs.get("validate_shape", True):
+        if not ref.shape.is_compatible_with(value.shape):
+            raise ValueError(f"Assign to variable {ref.op.name!r}: shape {value.shape} is incompatible with the "
+                             f"variable's shape {ref.shape}")
+        return ref.shape.merge_with(value.shape), ref.dtype
+    return value.shape, ref.dtype
+
+
+def _assign_eager(xp, old, value, validate_shape=True, var_shape=None):
+    # `old` is None: a plain assign does not read the value it overwrites.
+    if validate_shape and tuple(value.shape) != tuple(var_shape):
+        raise ValueError(f"shape {tuple(value.shape)} does not match the variable's {tuple(var_shape)}")
+    return value
+
+
+def _assign_lower(ctx, old, value, validate_shape=True, var_shape=None):
+    if validate_shape and tuple(np.shape(value)) != tuple(var_shape):
+        raise ValueError(f"shape {tuple(np.shape(value))} does not match the variable's {tuple(var_shape)}")
+    return ctx.as_dask(value)
+
+
+register_op("Assign", _assign_infer, eager=_assign_eager, lower=_assign_lower, stateful=True, state="assign")
+
+
+def _update_infer(op_type):
+    def infer(inputs, attrs):
+        ref, delta = inputs
+        if delta.dtype != ref.dtype:
+            raise TypeError(f"{op_type} to variable {ref.op.name!r}: value has dtype {delta.dtype.name}, the "
+                            f"variable {ref.dtype.name}")
+        try:
+            out = broadcast_static_shape(ref.shape, delta.shape)
+        except ValueError:
+            out = None
+        if out is None or (out.ndims is not None and ref.shape.ndims is not None and not
+                           out.is_compatible_with(ref.shape)):
+            raise ValueError(f"{op_type} to variable {ref.op.name!r}: shape {delta.shape} does not broadcast to "
+                             f"the variable's shape {ref.shape}")
+        return ref.shape, ref.dtype
+
+    return infer
+
+
+register_op("AssignAdd", _update_infer("AssignAdd"), eager=lambda xp, old, delta: old + delta,
+            elementwise=True, stateful=True, state="update")
+register_op("AssignSub", _update_infer("AssignSub"), eager=lambda xp, old, delta: old - delta,
+            elementwise=True, stateful=True, state="update")
+
+
+def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    """Assigns `value` to variable `ref`; returns the new value. Committed when the run succeeds."""
+    ref = _check_ref(ref, "assign")
+    value = convert_to_tensor(value, dtype=ref.dtype)
+    validate = True if validate_shape is None else bool(validate_shape)
+    return apply_op("Assign", [ref, value], {"validate_shape": validate, "var_shape": tuple(ref.shape.as_list())},
+                    name=name)
+
+
+def assign_add(ref, value, use_locking=None, name=None):
+    """Adds `value` to variable `ref`; returns the new value."""
+    ref = _check_ref(ref, "assign_add")
+    return apply_op("AssignAdd", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name)
+
+
+def assign_sub(ref, value, use_locking=None, name=None):
+    """Subtracts `value` from variable `ref`; returns the new value."""
+    ref = _check_ref(ref, "assign_sub")
+    return apply_op("AssignSub", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name)
+
+
+# ---- scatters --------------------------------------------------------------------------------
+
+
+def _scatter_infer(op_type):
+    def infer(inputs, attrs):
+        ref, indices, updates = inputs
+        if not indices.dtype.is_integer:
+            raise TypeError(f"{op_type}: indices must be integers, got {indices.dtype.name}")
+        if updates.dtype != ref.dtype:
+            raise TypeError(f"{op_type} to variable {ref.op.name!r}: updates have dtype {updates.dtype.name}, "
+                            f"the variable {ref.dtype.name}")
+        if ref.shape.ndims is not None and indices.shape.ndims is not None and updates.shape.ndims is not None:
+            want = indices.shape.concatenate(ref.shape[1:])
+            if not want.is_compatible_with(updates.shape) and updates.shape.ndims != 0:
+                raise ValueError(f"{op_type} to variable {ref.op.name!r}: updates shape {updates.shape} must be "
+                                 f"indices.shape + ref.shape[1:] = {want}")
+        return ref.shape, ref.dtype
+
+    return infer
+
+
+def _scatter_kernel(add):
+    def kernel(xp, old, indices, updates):
+        n = old.shape[0]
+        idx = np.asarray(indices).reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            bad = idx[(idx < 0) | (idx >= n)][0]
+            raise IndexError(f"index {int(bad)} is out of range [0, {n})")
+        new = xp.asarray(old, copy=True)
+        upd = xp.reshape(xp.broadcast_to(updates, tuple(indices.shape) + tuple(old.shape[1:])),
+                         (idx.size,) + tuple(old.shape[1:]))
+        if add:
+            np.add.at(new, idx, upd) if isinstance(new, np.ndarray) else new.scatter_add(idx, upd)
+        else:
+            new[idx] = upd
+        return new
+
+    return kernel
+
+
+def _scatter_lower(kernel):
+    def lower(ctx, old, indices, updates):
+        # A scatter may touch any row: it runs on the whole variable in one task, then is
+        # re-chunked like the variable.
+        import dask
+
+        old = ctx.as_dask(old)
+        task = dask.delayed(_scatter_task)(kernel, old.rechunk(-1) if old.ndim else old,
+                                           ctx.as_dask(indices), ctx.as_dask(updates))
+        out = ctx.da.from_delayed(task, old.shape, dtype=old.dtype, meta=old._meta)
+        return out.rechunk(old.chunks)
+
+    return lower
+
+
+def _scatter_task(kernel, old, indices, updates):
+    import array_api_compat
+
+    return kernel(array_api_compat.array_namespace(old), old, indices, updates)
+
+
+for _name, _add in (("ScatterUpdate", False), ("ScatterAdd", True)):
+    _k = _scatter_kernel(_add)
+    register_op(_name, _scatter_infer(_name), eager=_k, lower=_scatter_lower(_k), stateful=True, state="update")
+
+
+def scatter_update(ref, indices, updates, use_locking=True, name=None):
+    """Sets rows `indices` of variable `ref` to `updates`; returns the new value."""
+    ref = _check_ref(ref, "scatter_update")
+    indices = convert_to_tensor(indices)
+    updates = convert_to_tensor(updates, dtype=ref.dtype)
+    return apply_op("ScatterUpdate", [ref, indices, updates], name=name)
+
+
+def scatter_add(ref, indices, updates, use_locking=False, name=None):
+    """Adds `updates` to rows `indices` of variable `ref` (repeated indices accumulate)."""
+    ref = _check_ref(ref, "scatter_add")
+    indices = convert_to_tensor(indices)
+    updates = convert_to_tensor(updates, dtype=ref.dtype)
+    return apply_op("ScatterAdd", [ref, indices, updates], name=name)
+
+
+# ---- initialization state ----------------------------------------------------------------------
+
+
+def _initialized_eager(xp, ctx, var):
+    return ctx.run_param(("initialized", var))
+
+
+def _initialized_lower(ctx, var):
+    return ctx.run_param(("initialized", var), (), np.bool_)
+
+
+register_op("IsVariableInitialized", lambda inputs, attrs: (TensorShape([]), dtypes.bool),
+            eager=_initialized_eager, lower=_initialized_lower, run_state=True, stateful=True)
+
+
+def is_variable_initialized(variable):
+    """A bool scalar: whether `variable` has a value in the session running it."""
+    ref = _check_ref(variable, "is_variable_initialized")
+    # The variable's name, not its handle, is the input: asking is not a read.
+    return apply_op("IsVariableInitialized", [], {"var": ref.op.name}, default_name="IsVariableInitialized",
+                    graph=ref.graph)
