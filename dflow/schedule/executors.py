@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
 
 import dask.local
 import dask.multiprocessing
 import dask.threaded
+from dask._task_spec import convert_legacy_graph
+from dask.core import flatten
 
 from ..errors import InvalidArgumentError, UnavailableError
 
@@ -18,6 +21,14 @@ class Executor(ABC):
     @abstractmethod
     def get(self, dsk, keys):
         """Computes `keys` (a nested list of keys) of the task graph `dsk`."""
+
+    def compute(self, dsk, keys, keep_keys):
+        """Computes `keys` and `keep_keys`; returns (values of keys, values of keep_keys).
+
+        A cluster executor returns futures for `keep_keys`, so that values which stay on the
+        cluster between runs (variables) are not shipped back and forth."""
+        results = self.get(dsk, list(keys) + list(keep_keys))
+        return results[:len(keys)], results[len(keys):]
 
     def close(self):
         pass
@@ -51,15 +62,48 @@ class ProcessesExecutor(Executor):
 
 
 class DistributedExecutor(Executor):
+    """Runs plans on a dask.distributed cluster.
+
+    The scheduler identifies results by key and reuses a result whose key it still holds, so every
+    run renames the plan's keys with a fresh suffix: a run never sees a previous run's values.
+    """
+
     name = "distributed"
     is_local = False
 
     def __init__(self, client, owned=False):
         self.client = client
         self.owned = owned
+        self._runs = itertools.count()
+
+    def _renamed(self, dsk, keys):
+        suffix = f"-r{next(self._runs)}"
+
+        def rename(k):
+            return (k[0] + suffix,) + k[1:] if isinstance(k, tuple) else f"{k}{suffix}"
+
+        graph = convert_legacy_graph(dsk)
+        subs = {k: rename(k) for k in graph}
+        new = {subs[k]: node.substitute(subs, key=subs[k]) for k, node in graph.items()}
+        return new, _map_nested(rename, keys)
 
     def get(self, dsk, keys):
-        return self.client.get(dsk, keys, sync=True)
+        new, new_keys = self._renamed(dsk, keys)
+        return self.client.get(new, new_keys, sync=True)
+
+    def compute(self, dsk, keys, keep_keys):
+        from distributed import wait
+
+        new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
+        futures, kept = self.client.get(new, [new_keys, new_keep], sync=False)
+        values = self.client.gather(futures)  # raises the first task error
+        flat = list(flatten(kept))
+        if flat:
+            wait(flat)
+            for f in flat:
+                if f.status == "error":
+                    f.result()  # raises the task's exception
+        return values, kept
 
     def close(self):
         if self.owned:
@@ -92,3 +136,9 @@ def make_executor(scheduler, target=""):
         return DistributedExecutor(scheduler)
     raise InvalidArgumentError(None, None, f"Unknown scheduler {scheduler!r}: expected 'sync', 'threads', "
                                "'processes', a distributed.Client or an address 'tcp://host:port'.")
+
+
+def _map_nested(fn, keys):
+    if isinstance(keys, list):
+        return [_map_nested(fn, k) for k in keys]
+    return fn(keys)

@@ -47,6 +47,11 @@ class FeedSlot:
 
     def pieces(self, value):
         """The placeholder keys of this feed mapped to the run's data (views or aliases)."""
+        if isinstance(value, RemoteValue):
+            if value.chunks == self.spec.chunks:
+                return {(self.name,) + idx: f for idx, f in zip(_block_indices(self.spec.chunks),
+                                                                flatten(value.futures))}
+            value = value.to_host()
         if self.spec.kind == "numpy":
             if not self.spec.shape:
                 return {(self.name,): value}
@@ -59,6 +64,39 @@ class FeedSlot:
             k = (self.name,) + idx
             out[k] = Alias(k, key)
         return out
+
+
+class RemoteValue:
+    """A value kept on a distributed cluster between runs (a variable): one future per chunk."""
+
+    def __init__(self, client, futures, chunks, dtype):
+        self.client = client
+        self.futures = futures
+        self.chunks = chunks
+        self.dtype = dtype
+
+    @property
+    def shape(self):
+        return tuple(int(sum(c)) for c in self.chunks)
+
+    def to_host(self):
+        parts = self.client.gather(self.futures)
+        return finalize(parts) if isinstance(parts, list) else parts
+
+    @classmethod
+    def scatter(cls, client, value, chunks):
+        """Ships `value` to the cluster once, cut into `chunks`."""
+        if not chunks:
+            return cls(client, client.scatter(value), chunks, value.dtype)
+        futs = client.scatter([np.ascontiguousarray(value[s]) for s in _block_slices(chunks)])
+        return cls(client, _nest(futs, [len(c) for c in chunks]), chunks, value.dtype)
+
+
+def _nest(flat, counts):
+    if not counts:
+        return flat[0]
+    step = int(np.prod(counts[1:], dtype=np.int64)) if len(counts) > 1 else 1
+    return [_nest(flat[i * step:(i + 1) * step], counts[1:]) for i in range(counts[0])]
 
 
 def _block_indices(chunks):
@@ -162,6 +200,7 @@ class DaskPlan:
             dsk = {}
         self.out_keys = [a.__dask_keys__() for a in arrays]
         self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
+        self.commit_chunks = [a.chunks for a in commit_arrays]
         self.barrier_key = None
         if arrays_extra:
             self.barrier_key = ("dflow-barrier", id(self))
@@ -176,18 +215,29 @@ class DaskPlan:
 
     def run(self, session, feed_values):
         dsk = dict(self.dsk)
+        executor = session._executor
         for slot in self.slots:
             dsk.update(slot.pieces(feed_values[slot.tensor]))
         for slot in self.param_slots:
-            dsk.update(slot.pieces(session._param_value(slot.tensor)))
-        keys = list(self.out_keys) + list(self.commit_keys)
+            value = session._param_value(slot.tensor)
+            if not executor.is_local and slot.tensor[0] == "variable" and isinstance(value, np.ndarray):
+                # ship a variable's value to the cluster once per change, not on every run
+                value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
+                session._var_values[slot.tensor[1]] = value
+            dsk.update(slot.pieces(value))
+        keys = list(self.out_keys)
         if self.barrier_key is not None:
             keys.append(self.barrier_key)
-        results = session._executor.get(dsk, keys) if keys else []
-        n_out = len(self.out_keys)
+        if not keys and not self.commit_keys:
+            results, kept = [], []
+        else:
+            results, kept = executor.compute(dsk, keys, self.commit_keys)
         commits = {}
-        for var, r in zip(self.commit_vars, results[n_out:n_out + len(self.commit_keys)]):
-            commits[var] = finalize(r) if isinstance(r, (list, tuple)) else r
+        for var, r, arr_chunks in zip(self.commit_vars, kept, self.commit_chunks):
+            if not executor.is_local:
+                commits[var] = RemoteValue(executor.client, r, arr_chunks, None)
+            else:
+                commits[var] = finalize(r) if isinstance(r, (list, tuple)) else r
         out = []
         for kind, ref in self.out_index:
             if kind == "dask":

@@ -16,7 +16,7 @@ from ..graph.ops import Tensor
 from .compiler import compile_plan
 from .executors import make_executor
 from .fetches import ForeignFetchError, flatten_fetches
-from .plan import FeedSpec
+from .plan import FeedSpec, RemoteValue
 
 _DEFAULT_SMALL_PLAN_BYTES = 1 << 20
 
@@ -43,7 +43,8 @@ class _EagerCtx:
         self.op = op
 
     def run_param(self, spec, shape=(), dtype=np.int64):
-        return self.session._param_value(spec)
+        value = self.session._param_value(spec)
+        return value.to_host() if isinstance(value, RemoteValue) else value
 
 
 class Session:
@@ -147,7 +148,7 @@ class Session:
             names = ", ".join(getattr(e_, "name", "?") for e_ in elements)
             raise InvalidArgumentError(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
         for var, value in commits.items():  # only a run that succeeded gets here
-            self._var_values[var] = _committed(value)
+            self._var_values[var] = value if isinstance(value, RemoteValue) else _committed(value)
         return rebuild([_to_host(r) for r in results])
 
     def _check_initialized(self, state):
@@ -247,6 +248,11 @@ class Session:
         if kind == "initialized":
             return np.bool_(spec[1] in self._var_values)
         raise InvalidArgumentError(None, None, f"Unknown run parameter {spec!r}")
+
+    def _host_value(self, var_name):
+        """A variable's committed value as a numpy array (gathered from the cluster if kept there)."""
+        value = self._param_value(("variable", var_name))
+        return value.to_host() if isinstance(value, RemoteValue) else value
 
     def _load_variable(self, var_name, value):
         """Sets a variable's committed value directly (`Variable.load`)."""
