@@ -42,12 +42,14 @@ from .graph.graph import (
     set_random_seed,
 )
 from .graph.ops import Operation, Tensor
-from .graph.registry import RegisterGradient
+from .graph.gradients import gradients
+from .graph.registry import RegisterGradient, def_grad, not_differentiable
 from .graph.shape import Dimension, TensorShape
 from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is public
 from .graph.keys import GraphKeys
 from .kernels.common import constant, convert_to_tensor
 from .kernels.control_ops import *  # noqa: F403
+from .kernels.custom_gradient import custom_gradient
 from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.manip_ops import *  # noqa: F403
@@ -60,6 +62,9 @@ from .state.initializers import *  # noqa: F403
 from .state.scope import *  # noqa: F403
 from .state.variables import *  # noqa: F403
 
+from . import test  # noqa: E402
+
+NotDifferentiable = not_differentiable
 newaxis = None
 
 __version__ = "0.1.0"

@@ -25,7 +25,7 @@ shape), used by `constant_value`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 
@@ -60,6 +60,27 @@ def register_op(name, infer, eager=None, lower=None, grad=None, *, elementwise=F
                   must_feed, state)
     _REGISTRY[name] = opdef
     return opdef
+
+
+def def_grad(*op_types):
+    """Decorator giving op types their gradient rule `grad(op, *output_grads) -> [input grads]`,
+    written next to the ops in their kernel module (as autograd's `defvjp`)."""
+
+    def deco(fn):
+        for t in op_types:
+            _REGISTRY[t] = replace(get_opdef(t), grad=fn)
+        return fn
+
+    return deco
+
+
+def not_differentiable(*op_types):
+    """Declares op types whose inputs get no gradient (TF1's `ops.NotDifferentiable`)."""
+    def_grad(*op_types)(_no_grad)
+
+
+def _no_grad(op, *grads):
+    return [None] * len(op.inputs)
 
 
 def get_opdef(name) -> OpDef:

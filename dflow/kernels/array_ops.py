@@ -13,8 +13,8 @@ from ..graph.registry import register_op
 from ..graph.shape import TensorShape, as_shape, unknown_shape
 from .common import apply_op, convert_to_tensor, normalize_axis
 
-__all__ = ["placeholder", "placeholder_with_default", "identity", "shape", "size", "rank", "reshape",
-           "stack"]
+__all__ = ["placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient", "shape",
+           "size", "rank", "reshape", "stack"]
 
 # ---- placeholders and identity ----------------------------------------------------------------
 
@@ -61,6 +61,24 @@ register_op("Identity", lambda inputs, attrs: (inputs[0].shape, inputs[0].dtype)
 def identity(input, name=None):  # noqa: A002 - TF1 signature
     """The same value as `input`, as a new tensor (useful with control_dependencies)."""
     return apply_op("Identity", [convert_to_tensor(input)], name=name)
+
+
+register_op("StopGradient", lambda inputs, attrs: (inputs[0].shape, inputs[0].dtype),
+            eager=lambda xp, x: x, elementwise=True)
+
+
+def stop_gradient(input, name=None):  # noqa: A002 - TF1 signature
+    """The same value as `input`; gradients do not flow through it."""
+    return apply_op("StopGradient", [convert_to_tensor(input)], name=name)
+
+
+register_op("IdentityN", lambda inputs, attrs: [(t.shape, t.dtype) for t in inputs],
+            eager=lambda xp, *xs: tuple(xs), lower=lambda ctx, *xs: tuple(xs), num_outputs=None)
+
+
+def identity_n(input, name=None):  # noqa: A002 - TF1 signature
+    """The same values as the list `input`, as one op (used by custom_gradient)."""
+    return apply_op("IdentityN", [convert_to_tensor(t) for t in input], name=name)
 
 
 # ---- shape queries -----------------------------------------------------------------------------
@@ -228,3 +246,21 @@ def stack(values, axis=0, name="stack"):
     if values and values[0].shape.ndims is not None:
         axis = normalize_axis(axis, values[0].shape.ndims + 1, "stack")
     return apply_op("Pack", values, {"axis": int(axis)}, name=name)
+
+
+# ---- gradient rules ----------------------------------------------------------------------------
+
+from ..graph.registry import def_grad, not_differentiable  # noqa: E402
+
+def_grad("Identity", "PlaceholderWithDefault")(lambda op, g: [g])
+def_grad("IdentityN")(lambda op, *gs: list(gs))
+not_differentiable("StopGradient", "Shape", "Size", "Rank")
+def_grad("Reshape")(lambda op, g: [reshape(g, shape(op.inputs[0])) if not op.inputs[0].shape.is_fully_defined()
+                                   else reshape(g, op.inputs[0].shape.as_list()), None])
+
+
+@def_grad("Pack")
+def _pack_grad(op, g):
+    from .manip_ops import unstack
+
+    return unstack(g, num=len(op.inputs), axis=op.get_attr("axis"))

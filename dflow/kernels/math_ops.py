@@ -355,3 +355,110 @@ __all__ = [
     "logical_and", "logical_or", "logical_xor", "truediv", "divide", "div", "scalar_mul", "where",
     "where_v2", "clip_by_value",
 ]
+
+
+# ---- gradient rules (autograd-style: one line per op where possible) -------------------------
+
+from ..graph.registry import def_grad, not_differentiable  # noqa: E402
+from .grad_util import unbroadcast  # noqa: E402
+
+
+def _x(op):
+    return op.inputs[0]
+
+
+def _y(op):
+    return op.outputs[0]
+
+
+def_grad("Neg")(lambda op, g: [-g])
+def_grad("Abs")(lambda op, g: [g * sign(_x(op))])
+def_grad("Square")(lambda op, g: [g * (2.0 * _x(op))])
+def_grad("Sqrt")(lambda op, g: [g * 0.5 / _y(op)])
+def_grad("Rsqrt")(lambda op, g: [g * -0.5 * _y(op) * _y(op) * _y(op)])
+def_grad("Exp")(lambda op, g: [g * _y(op)])
+def_grad("Log")(lambda op, g: [g / _x(op)])
+def_grad("Log1p")(lambda op, g: [g / (1.0 + _x(op))])
+def_grad("Expm1")(lambda op, g: [g * (_y(op) + 1.0)])
+def_grad("Sin")(lambda op, g: [g * cos(_x(op))])
+def_grad("Cos")(lambda op, g: [-g * sin(_x(op))])
+def_grad("Tan")(lambda op, g: [g * (1.0 + square(_y(op)))])
+def_grad("Tanh")(lambda op, g: [g * (1.0 - square(_y(op)))])
+def_grad("Sigmoid")(lambda op, g: [g * _y(op) * (1.0 - _y(op))])
+def_grad("Reciprocal")(lambda op, g: [-g * square(_y(op))])
+def_grad("Relu")(lambda op, g: [g * cast(greater(_y(op), 0), g.dtype)])
+def_grad("Sign", "Floor", "Ceil", "Round")(lambda op, g: [zeros_like_t(_x(op))])
+not_differentiable("IsFinite", "IsNan", "IsInf", "LogicalNot", "Equal", "NotEqual", "Less", "LessEqual",
+                   "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalXor", "FloorDiv")
+
+
+def zeros_like_t(t):
+    from .manip_ops import zeros_like
+
+    return zeros_like(t)
+
+
+@def_grad("Cast")
+def _cast_grad(op, g):
+    src = _x(op).dtype
+    if (src.is_floating or src.is_complex) and (g.dtype.is_floating or g.dtype.is_complex):
+        return [cast(g, src)]
+    return [None]
+
+
+def_grad("Add")(lambda op, g: [unbroadcast(g, op.inputs[0]), unbroadcast(g, op.inputs[1])])
+def_grad("Sub")(lambda op, g: [unbroadcast(g, op.inputs[0]), unbroadcast(-g, op.inputs[1])])
+def_grad("Mul")(lambda op, g: [unbroadcast(g * op.inputs[1], op.inputs[0]),
+                               unbroadcast(g * op.inputs[0], op.inputs[1])])
+def_grad("RealDiv")(lambda op, g: [unbroadcast(g / op.inputs[1], op.inputs[0]),
+                                   unbroadcast(-g * op.inputs[0] / square(op.inputs[1]), op.inputs[1])])
+def_grad("FloorMod")(lambda op, g: [unbroadcast(g, op.inputs[0]),
+                                    unbroadcast(-g * floor(op.inputs[0] / op.inputs[1]), op.inputs[1])])
+def_grad("SquaredDifference")(lambda op, g: [
+    unbroadcast(2.0 * g * (op.inputs[0] - op.inputs[1]), op.inputs[0]),
+    unbroadcast(-2.0 * g * (op.inputs[0] - op.inputs[1]), op.inputs[1])])
+
+
+@def_grad("Pow")
+def _pow_grad(op, g):
+    x, y = op.inputs
+    z = op.outputs[0]
+    gx = g * y * pow(x, y - 1.0) if x.dtype.is_floating else g * y * pow(x, y - 1)
+    safe_log = where(greater(x, 0), log(where(greater(x, 0), x, ones_like_t(x))), zeros_like_t(x))
+    gy = g * z * safe_log
+    return [unbroadcast(gx, x), unbroadcast(gy, y)]
+
+
+def ones_like_t(t):
+    from .manip_ops import ones_like
+
+    return ones_like(t)
+
+
+def _select_mask(x, y, op_type):
+    return greater_equal(x, y) if op_type == "Maximum" else less_equal(x, y)
+
+
+@def_grad("Maximum", "Minimum")
+def _minmax_grad(op, g):
+    x, y = op.inputs
+    mask = _select_mask(x, y, op.type)  # ties go to x, as TF1
+    zeros = zeros_like_t(g)
+    return [unbroadcast(where(mask, g, zeros), x), unbroadcast(where(mask, zeros, g), y)]
+
+
+@def_grad("SelectV2")
+def _select_grad(op, g):
+    c, x, y = op.inputs
+    zeros = zeros_like_t(g)
+    return [None, unbroadcast(where(c, g, zeros), x), unbroadcast(where(c, zeros, g), y)]
+
+
+@def_grad("ClipByValue")
+def _clip_grad(op, g):
+    t, lo, hi = op.inputs
+    zeros = zeros_like_t(g)
+    below, above = less(t, lo), greater(t, hi)
+    inside = logical_not(logical_or(below, above))
+    return [unbroadcast(where(inside, g, zeros), t), unbroadcast(where(below, g, zeros), lo),
+            unbroadcast(where(above, g, zeros), hi)]

@@ -232,3 +232,10 @@ def is_variable_initialized(variable):
     # The variable's name, not its handle, is the input: asking is not a read.
     return apply_op("IsVariableInitialized", [], {"var": ref.op.name}, default_name="IsVariableInitialized",
                     graph=ref.graph)
+
+
+from ..graph.registry import not_differentiable  # noqa: E402
+
+# Assigns change state; gradients do not flow through them (as TF1).
+not_differentiable("VariableV2", "Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd",
+                   "IsVariableInitialized")

@@ -1,0 +1,139 @@
+"""Reverse-mode autodiff over the graph (graph -> graph), as TF1's `tf.gradients`.
+
+The engine is small (autograd's `backward_pass`): find the ops between `xs` and `ys`, walk them in
+reverse topological order, sum the gradients arriving at each output, call the op's rule and add
+the results into its inputs. Rules are data in the registry (`OpDef.grad`, set with `def_grad`);
+`gradient_override_map` and `RegisterGradient` names take precedence. The engine builds gradient
+sums, seeds and zeros through the registered op types `AddN`, `OnesLike` and `ZerosLike`.
+"""
+
+from __future__ import annotations
+
+from .ops import Operation, Tensor
+from .registry import get_opdef, get_registered_gradient
+
+
+def _as_tensor(x, what):
+    if hasattr(x, "_as_graph_element") and not isinstance(x, Tensor):
+        x = x._as_graph_element()
+    if not isinstance(x, Tensor):
+        raise TypeError(f"gradients: {what} must be Tensors or Variables, got {x!r}")
+    return x
+
+
+def _as_list(x):
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def differentiable(dtype):
+    return dtype.is_floating or dtype.is_complex
+
+
+def _grad_fn(op):
+    if op._gradient_override is not None:
+        fn = get_registered_gradient(op._gradient_override)
+        if fn is None:
+            raise LookupError(f"gradient_override_map names {op._gradient_override!r} for op {op.name!r}, but no "
+                              "gradient is registered under that name")
+        return fn
+    fn = get_opdef(op.type).grad
+    return fn if fn is not None else get_registered_gradient(op.type)
+
+
+def _ops_between(ys, xs, stop):
+    """Ops on a path from some x to some y (through data edges, not crossing `stop` tensors)."""
+    back = set()
+    stack = [y.op for y in ys if y not in stop]
+    while stack:
+        op = stack.pop()
+        if op in back:
+            continue
+        back.add(op)
+        for t in op.inputs:
+            if t not in stop and t.op not in back:
+                stack.append(t.op)
+    fwd = set()
+    stack = [c for x in xs for c in x.consumers()]
+    while stack:
+        op = stack.pop()
+        if op in fwd or op not in back:
+            continue
+        fwd.add(op)
+        for t in op.outputs:
+            if t not in stop:
+                stack.extend(c for c in t.consumers() if c not in fwd)
+    return sorted(fwd, key=lambda o: o._id, reverse=True)
+
+
+def _create(graph, op_type, inputs, name):
+    attrs = {"dtype": inputs[0].dtype} if op_type in ("OnesLike", "ZerosLike") else {}
+    return graph.create_op(op_type, inputs, attrs, name=name).outputs[0]
+
+
+def _aggregate(graph, grads):
+    if not grads:
+        return None
+    if len(grads) == 1:
+        return grads[0]
+    return _create(graph, "AddN", grads, "AddN")
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
+              aggregation_method=None, stop_gradients=None, unconnected_gradients="none"):
+    """Symbolic derivatives of sum(ys) with respect to each x in xs (TF1's `tf.gradients`).
+
+    Returns a list with one tensor per x, None where ys do not depend on x. `grad_ys` weights each y
+    (default ones); `stop_gradients` are treated as constants. Integer and bool tensors get no
+    gradient. LookupError if a differentiable op on the path has no gradient rule.
+    """
+    ys = [_as_tensor(y, "ys") for y in _as_list(ys)]
+    xs = [_as_tensor(x, "xs") for x in _as_list(xs)]
+    if not ys:
+        raise ValueError("gradients: ys must not be empty")
+    graph = ys[0].graph
+    grad_ys = _as_list(grad_ys) or [None] * len(ys)
+    if len(grad_ys) != len(ys):
+        raise ValueError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
+    stop = {_as_tensor(t, "stop_gradients") for t in _as_list(stop_gradients)}
+    with graph.as_default(), graph.name_scope(name):
+        grads = {}
+        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+            if gy is None:
+                if not differentiable(y.dtype):
+                    raise TypeError(f"gradients: y {y.name!r} has dtype {y.dtype.name}, which is not differentiable")
+                gy = _create(graph, "OnesLike", [y], f"grad_ys_{i}")
+            else:
+                from ..kernels.common import convert_to_tensor
+
+                gy = convert_to_tensor(gy, dtype=y.dtype)
+            grads.setdefault(y, []).append(gy)
+        for op in _ops_between(ys, xs, stop):
+            out_grads = [_aggregate(graph, grads.get(t)) if grads.get(t) else None for t in op.outputs]
+            for t, g in zip(op.outputs, out_grads):
+                if g is not None and len(grads[t]) > 1:
+                    grads[t] = [g]
+            if all(g is None for g in out_grads):
+                continue
+            if not any(differentiable(t.dtype) for t in op.inputs):
+                continue
+            fn = _grad_fn(op)
+            if fn is None:
+                raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
+            out_grads = [g if g is not None or not differentiable(t.dtype)
+                         else _create(graph, "ZerosLike", [t], "zeros_like")
+                         for t, g in zip(op.outputs, out_grads)]
+            with graph.name_scope(op.name + "_grad"):
+                in_grads = fn(op, *out_grads)
+            in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
+            if len(in_grads) != len(op.inputs):
+                raise ValueError(f"Gradient rule of {op.type} returned {len(in_grads)} gradients for "
+                                 f"{len(op.inputs)} inputs (op {op.name!r})")
+            for t, g in zip(op.inputs, in_grads):
+                if g is None or t in stop or not differentiable(t.dtype):
+                    continue
+                if isinstance(g, Operation):
+                    raise TypeError(f"Gradient rule of {op.type} returned an Operation for input {t.name!r}")
+                grads.setdefault(t, []).append(g)
+        return [_aggregate(graph, grads.get(x)) for x in xs]

@@ -1,0 +1,60 @@
+"""Helpers gradient rules share: undoing broadcasting, and `BroadcastGradientArgs`.
+
+`unbroadcast(g, x)` sums the gradient `g` of a broadcast result back to the shape of the input
+`x` (the one shared helper every elementwise rule uses, as autograd's `unbroadcast_f`). With
+static shapes the axes are computed when the gradient is built; otherwise a
+`BroadcastGradientArgs` op computes them from the run-time shapes (known on the host).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph import dtypes
+from ..graph.registry import register_op
+from ..graph.shape import TensorShape
+from .common import apply_op
+
+
+def broadcast_reduction_axes(shape_x, shape_y):
+    """(axes to sum for x, axes to sum for y) to undo broadcasting shapes x and y together."""
+    sx, sy = list(shape_x), list(shape_y)
+    n = max(len(sx), len(sy))
+    px, py = [1] * (n - len(sx)) + sx, [1] * (n - len(sy)) + sy
+    rx = [i for i in range(n) if px[i] == 1 and py[i] != 1 or i < n - len(sx)]
+    ry = [i for i in range(n) if py[i] == 1 and px[i] != 1 or i < n - len(sy)]
+    return np.array(rx, dtype=np.int32), np.array(ry, dtype=np.int32)
+
+
+def _bga_infer(inputs, attrs):
+    return [(TensorShape([None]), dtypes.int32), (TensorShape([None]), dtypes.int32)]
+
+
+def _bga_eager(xp, s0, s1):
+    return broadcast_reduction_axes(np.asarray(s0).tolist(), np.asarray(s1).tolist())
+
+
+def _bga_lower(ctx, s0, s1):
+    return _bga_eager(None, ctx.host_value(s0, "shape"), ctx.host_value(s1, "shape"))
+
+
+register_op("BroadcastGradientArgs", _bga_infer, eager=_bga_eager, lower=_bga_lower, num_outputs=2)
+
+
+def unbroadcast(grad, x):
+    """`grad` (of a result broadcast from `x`) summed back to x's shape."""
+    from .array_ops import reshape, shape
+    from .reduction_ops import reduce_sum
+
+    xs, gs = x.shape, grad.shape
+    if xs.is_fully_defined() and gs.is_fully_defined():
+        if xs.as_list() == gs.as_list():
+            return grad
+        rx, _ = broadcast_reduction_axes(xs.as_list(), gs.as_list())
+        out = reduce_sum(grad, axis=[int(a) for a in rx]) if len(rx) else grad
+        return reshape(out, xs.as_list()) if out.shape.as_list() != xs.as_list() else out
+    if xs.ndims is not None and gs.ndims is not None and xs.ndims == gs.ndims and all(
+            a is not None and a == b for a, b in zip(xs.as_list(), gs.as_list())):
+        return grad
+    rx, _ = apply_op("BroadcastGradientArgs", [shape(x), shape(grad)])
+    return reshape(reduce_sum(grad, axis=rx), shape(x))
