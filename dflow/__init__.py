@@ -4,7 +4,7 @@
 program runs in memory, out of core and on a Dask cluster.
 """
 
-from . import errors
+from . import errors, io, test, train  # noqa: E402
 from .graph import dtypes
 from .graph.dtypes import (
     DType,
@@ -13,7 +13,6 @@ from .graph.dtypes import (
     complex64,
     complex128,
     double,
-    string,
     float16,
     float32,
     float64,
@@ -22,11 +21,13 @@ from .graph.dtypes import (
     int16,
     int32,
     int64,
+    string,
     uint8,
     uint16,
     uint32,
     uint64,
 )
+from .graph.gradients import gradients
 from .graph.graph import (
     Graph,
     add_to_collection,
@@ -41,12 +42,11 @@ from .graph.graph import (
     reset_default_graph,
     set_random_seed,
 )
+from .graph.keys import GraphKeys
 from .graph.ops import Operation, Tensor
-from .graph.gradients import gradients
 from .graph.registry import RegisterGradient, def_grad, not_differentiable
 from .graph.shape import Dimension, TensorShape
 from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is public
-from .graph.keys import GraphKeys
 from .kernels.common import constant, convert_to_tensor
 from .kernels.control_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
@@ -61,8 +61,7 @@ from .schedule.session import InteractiveSession, Session
 from .state.initializers import *  # noqa: F403
 from .state.scope import *  # noqa: F403
 from .state.variables import *  # noqa: F403
-
-from . import test  # noqa: E402
+from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402
 
 NotDifferentiable = not_differentiable
 newaxis = None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-
 _pybool = type(True)
 
 

@@ -18,7 +18,8 @@ random op's draw counter); ``stateful`` (never constant-folded or deduplicated).
 the compiler resolves for them: the value at the start of the run, or the latest assign ordered
 before them); "assign" for an op whose input 0 is the handle of a variable it overwrites without
 reading (its kernel gets None there); "update" for one that reads and writes it (AssignAdd). The
-output of both is the variable's new value.
+output of both is the variable's new value. "sink": an op writing outside the session (Zarr); its
+lowering registers hooks through `ctx.before_run/on_success/on_failure`, and it always runs on Dask.
 ``fold(op)``: the op's value when it is known from static facts alone (`shape` of a fully defined
 shape), used by `constant_value`.
 """

@@ -5,5 +5,16 @@ Importing this package registers every op. Modules: `common` (conversion, op cre
 of array manipulation), `reduction_ops`, `linalg_ops`, `random_ops`.
 """
 
-from . import array_ops, common, control_ops, grad_util, math_ops, state_ops  # noqa: F401
-from . import index_ops, linalg_ops, manip_ops, random_ops, reduction_ops  # noqa: F401
+from . import (  # noqa: F401  # noqa: F401
+    array_ops,
+    common,
+    control_ops,
+    grad_util,
+    index_ops,
+    linalg_ops,
+    manip_ops,
+    math_ops,
+    random_ops,
+    reduction_ops,
+    state_ops,
+)

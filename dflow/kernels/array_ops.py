@@ -151,6 +151,8 @@ def partial_shape_value(t):
     v = constant_value(t)
     if v is not None:
         return [int(d) for d in np.asarray(v).reshape(-1)]
+    if t.op.type == "Shape" and t.op.inputs[0].shape.ndims is not None:
+        return t.op.inputs[0].shape.as_list()  # static dims of the measured tensor, None where unknown
     if t.op.type == "Pack" and t.op.get_attr("axis") == 0:
         out = []
         for e in t.op.inputs:

@@ -1,3 +1,375 @@
-"""linalg_ops: to be filled."""
+"""Contractions: matmul (rank 2 and batched with broadcasting), tensordot and einsum.
 
-__all__ = []
+Static shapes are inferred when the graph is built, and contractions of known, unequal dims raise
+ValueError then (as TF1). Chunked lowerings are `da.matmul`, `da.tensordot` and `da.einsum`:
+each output block sums block products over the contracted axis, so no task holds a whole operand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..graph.graph import name_scope
+from ..graph.ops import Tensor, constant_value
+from ..graph.registry import register_op
+from ..graph.shape import Dimension, TensorShape, broadcast_static_shape, unknown_shape
+from .common import apply_op, check_dtype, convert_pair, convert_to_tensor
+
+__all__ = ["matmul", "tensordot", "einsum"]
+
+# TF1's MatMul/BatchMatMulV2/Einsum type lists: no bool, int8 or int16
+_CONTRACT_DTYPES = {"float16", "float32", "float64", "int32", "int64", "uint8", "uint16", "uint32",
+                    "uint64", "complex64", "complex128"}
+
+
+def _check_pair(op_type, a, b, names=("a", "b")):
+    if a.dtype != b.dtype:
+        raise TypeError(f"Input {names[1]!r} of {op_type!r} Op has type {b.dtype.name} that does not "
+                        f"match type {a.dtype.name} of argument {names[0]!r}.")
+    if a.dtype.name not in _CONTRACT_DTYPES:
+        raise TypeError(f"Value passed to parameter {names[0]!r} of {op_type!r} has DataType "
+                        f"{a.dtype.name} not in list of allowed values: {', '.join(sorted(_CONTRACT_DTYPES))}")
+
+
+def _shape_str(s):
+    return "?" if s.ndims is None else "[" + ",".join("?" if d is None else str(d) for d in s.as_list()) + "]"
+
+
+# ---- matmul ------------------------------------------------------------------------------------
+
+
+def _matmul_infer(op_type):
+    def infer(inputs, attrs):
+        a, b = inputs
+        _check_pair(op_type, a, b)
+        shapes = f"with input shapes: {_shape_str(a.shape)}, {_shape_str(b.shape)}"
+        for t in (a, b):
+            n = t.shape.ndims
+            if n is None:
+                continue
+            if op_type == "MatMul" and n != 2:
+                raise ValueError(f"Shape must be rank 2 but is rank {n} for {op_type!r} {shapes}.")
+            if n < 2:
+                raise ValueError(f"Shape must be at least rank 2 but is rank {n} for {op_type!r} {shapes}.")
+        if a.shape.ndims is None or b.shape.ndims is None:
+            return unknown_shape(), a.dtype
+        ta = attrs["transpose_a"] or attrs["adjoint_a"]
+        tb = attrs["transpose_b"] or attrs["adjoint_b"]
+        ad, bd = a.shape.as_list(), b.shape.as_list()
+        m, ka = (ad[-1], ad[-2]) if ta else (ad[-2], ad[-1])
+        kb, n = (bd[-1], bd[-2]) if tb else (bd[-2], bd[-1])
+        if ka is not None and kb is not None and ka != kb:
+            raise ValueError(f"Dimensions must be equal, but are {ka} and {kb} for {op_type!r} {shapes}.")
+        try:
+            batch = broadcast_static_shape(TensorShape(ad[:-2]), TensorShape(bd[:-2]))
+        except ValueError:
+            raise ValueError(f"Batch dimensions {ad[:-2]} and {bd[:-2]} must broadcast for {op_type!r} "
+                             f"{shapes}.") from None
+        return batch.concatenate([m, n]), a.dtype
+
+    return infer
+
+
+def _prepare(xp, x, transpose, adjoint):
+    if transpose or adjoint:
+        x = xp.matrix_transpose(x)
+    if adjoint and np.dtype(x.dtype).kind == "c":
+        x = xp.conj(x)
+    return x
+
+
+def _upcast(xp, arrays):
+    """float16 operands contract in float32 (as TF1's kernels), so chunked and whole-array
+    results agree to float16 precision however the contracted axis is split."""
+    if np.dtype(arrays[0].dtype) == np.float16:
+        return [xp.astype(x, np.float32) for x in arrays]
+    return list(arrays)
+
+
+def _as(xp, out, dtype):
+    # also undoes dask's widened declared dtype for small ints (numpy keeps the input dtype)
+    return out if out.dtype == dtype else xp.astype(out, dtype)
+
+
+def _matmul_eager(xp, a, b, *, transpose_a, transpose_b, adjoint_a, adjoint_b):
+    dtype = a.dtype
+    a, b = _upcast(xp, [a, b])
+    a = _prepare(xp, a, transpose_a, adjoint_a)
+    b = _prepare(xp, b, transpose_b, adjoint_b)
+    return _as(xp, xp.matmul(a, b), dtype)
+
+
+def _matmul_lower(ctx, a, b, *, transpose_a, transpose_b, adjoint_a, adjoint_b):
+    a, b = ctx.as_dask(a), ctx.as_dask(b)
+    dtype = a.dtype
+    a, b = _upcast(ctx.xp, [a, b])
+    a = _prepare(ctx.xp, a, transpose_a, adjoint_a)
+    b = _prepare(ctx.xp, b, transpose_b, adjoint_b)
+    return _as(ctx.xp, ctx.da.matmul(a, b), dtype)
+
+
+for _type in ("MatMul", "BatchMatMulV2"):
+    register_op(_type, _matmul_infer(_type), eager=_matmul_eager, lower=_matmul_lower)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
+           a_is_sparse=False, b_is_sparse=False, name=None):
+    """Matrix product `a @ b` of the last two axes (op `MatMul` for rank 2, else `BatchMatMulV2`).
+
+    Shapes [..., M, K] x [..., K, N] -> [..., M, N]; batch dims broadcast as numpy. `transpose_*`
+    swaps the last two axes first, `adjoint_*` also conjugates. `a_is_sparse`/`b_is_sparse` are
+    accepted and ignored (hints only). ValueError: rank below 2, known inner dims that differ,
+    batch dims that do not broadcast, or transpose and adjoint both set. TypeError: dtypes that
+    differ or are not float, int32/int64, uint or complex.
+    """
+    if transpose_a and adjoint_a:
+        raise ValueError("Only one of `transpose_a` and `adjoint_a` can be True. Received "
+                         f"`transpose_a`={transpose_a}, `adjoint_a`={adjoint_a}.")
+    if transpose_b and adjoint_b:
+        raise ValueError("Only one of `transpose_b` and `adjoint_b` can be True. Received "
+                         f"`transpose_b`={transpose_b}, `adjoint_b`={adjoint_b}.")
+    a, b = convert_pair(a, b, "MatMul")
+    ra, rb = a.shape.ndims, b.shape.ndims
+    batched = ra is None or rb is None or ra > 2 or rb > 2
+    attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b),
+             "adjoint_a": bool(adjoint_a), "adjoint_b": bool(adjoint_b)}
+    return apply_op("BatchMatMulV2" if batched else "MatMul", [a, b], attrs, name=name,
+                    default_name="MatMul")
+
+
+# ---- tensordot -----------------------------------------------------------------------------------
+
+
+def _tensordot_axes(axes, ra, rb):
+    """(axes of a, axes of b) as lists of ints in range; ValueError for a bad spec."""
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0:
+            raise ValueError(f"'axes' must be at least 0, got {n}.")
+        for r, which in ((ra, "a"), (rb, "b")):
+            if r is not None and n > r:
+                raise ValueError(f"`axes` must not be larger than the number of dimensions of tensor "
+                                 f"{which}. Received {n}, vs tensor dimensions {r}.")
+        return list(range(-n, 0)), list(range(n))
+    try:
+        ax_a, ax_b = axes
+    except (TypeError, ValueError):
+        raise ValueError(f"'axes' must be an int or a pair of lists of axes, got {axes!r}") from None
+    ax_a = [int(i) for i in np.asarray(ax_a).reshape(-1)]
+    ax_b = [int(i) for i in np.asarray(ax_b).reshape(-1)]
+    if len(ax_a) != len(ax_b):
+        raise ValueError(f"Different number of contraction axes `a` and `b`, {len(ax_a)} != {len(ax_b)}.")
+    return ax_a, ax_b
+
+
+def _norm_axes(axes, rank, which):
+    if rank is None:
+        return axes
+    out = []
+    for i in axes:
+        if not -rank <= i < rank:
+            raise ValueError(f"tensordot: axis {i} of `{which}` is out of range for rank {rank}")
+        out.append(i % rank)
+    if len(set(out)) != len(out):
+        raise ValueError(f"tensordot: repeated axis in {axes} for `{which}`")
+    return out
+
+
+def _tensordot_infer(inputs, attrs):
+    a, b = inputs
+    _check_pair("Tensordot", a, b)
+    ax_a, ax_b = attrs["axes"]
+    ra, rb = a.shape.ndims, b.shape.ndims
+    ax_a, ax_b = _norm_axes(ax_a, ra, "a"), _norm_axes(ax_b, rb, "b")
+    if ra is None or rb is None:
+        return unknown_shape(), a.dtype
+    da_, db_ = a.shape.as_list(), b.shape.as_list()
+    for i, j in zip(ax_a, ax_b):
+        if da_[i] is not None and db_[j] is not None and da_[i] != db_[j]:
+            raise ValueError(f"Dimensions must be equal, but are {da_[i]} and {db_[j]} for 'Tensordot' "
+                             f"(axis {i} of a, axis {j} of b) with input shapes: {_shape_str(a.shape)}, "
+                             f"{_shape_str(b.shape)}.")
+    free = [d for i, d in enumerate(da_) if i not in ax_a] + [d for j, d in enumerate(db_) if j not in ax_b]
+    return TensorShape(free), a.dtype
+
+
+def _tensordot_eager(xp, a, b, *, axes):
+    ax_a, ax_b = _norm_axes(axes[0], a.ndim, "a"), _norm_axes(axes[1], b.ndim, "b")
+    dtype = a.dtype
+    a, b = _upcast(xp, [a, b])
+    return _as(xp, xp.tensordot(a, b, axes=(ax_a, ax_b)), dtype)
+
+
+def _tensordot_lower(ctx, a, b, *, axes):
+    a, b = ctx.as_dask(a), ctx.as_dask(b)
+    ax_a, ax_b = _norm_axes(axes[0], a.ndim, "a"), _norm_axes(axes[1], b.ndim, "b")
+    dtype = a.dtype
+    a, b = _upcast(ctx.xp, [a, b])
+    return _as(ctx.xp, ctx.da.tensordot(a, b, axes=(ax_a, ax_b)), dtype)
+
+
+register_op("Tensordot", _tensordot_infer, eager=_tensordot_eager, lower=_tensordot_lower)
+
+
+def tensordot(a, b, axes, name=None):
+    """Sums the products of `a` and `b` over the given axes (op `Tensordot`).
+
+    `axes`: an int N (last N axes of `a` with first N of `b`) or a pair of lists of axes (may be
+    negative), known when building. Output shape: the free axes of `a` then those of `b`.
+    ValueError for contracted dims that differ, axes out of range or lists of different
+    lengths; TypeError for dtypes that differ.
+    """
+    a, b = convert_pair(a, b, "Tensordot")
+    if isinstance(axes, Tensor):
+        value = constant_value(axes)
+        if value is None:
+            raise ValueError("tensordot: `axes` must be known when the graph is built (a Python value or "
+                             f"a constant), got the computed tensor {axes.name!r}")
+        axes = int(value) if np.ndim(value) == 0 else value.tolist()
+    ax_a, ax_b = _tensordot_axes(axes, a.shape.ndims, b.shape.ndims)
+    return apply_op("Tensordot", [a, b], {"axes": (tuple(ax_a), tuple(ax_b))}, name=name,
+                    default_name="Tensordot")
+
+
+# ---- einsum ----------------------------------------------------------------------------------------
+
+
+def _parse_equation(equation, n_inputs):
+    """(input terms, output term, normalized equation); a term is a list of labels and '...'."""
+    eq = "".join(equation.split())
+    if "->" in eq:
+        lhs, rhs = eq.split("->", 1)
+        if "->" in rhs:
+            raise ValueError(f"einsum: equation {equation!r} has more than one '->'")
+    else:
+        lhs, rhs = eq, None
+    terms = [_parse_term(t, equation) for t in lhs.split(",")]
+    if len(terms) != n_inputs:
+        raise ValueError(f'Got {n_inputs} inputs for equation "{equation}", expecting {len(terms)}')
+    if rhs is None:
+        counts = {}
+        for t in terms:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        out = (["..."] if "..." in counts else []) + sorted(c for c, k in counts.items()
+                                                           if k == 1 and c != "...")
+    else:
+        out = _parse_term(rhs, equation)
+        seen = set(c for t in terms for c in t)
+        for c in out:
+            if c not in seen:
+                raise ValueError(f"Output subscripts contain the label {c} not present in the input "
+                                 f"subscripts ({equation!r}).")
+        if len(set(out)) != len(out):
+            raise ValueError(f"Output subscripts contain a label appearing more than once: {equation!r}")
+    normalized = ",".join("".join(t) for t in terms) + "->" + "".join(out)
+    return terms, out, normalized
+
+
+def _parse_term(term, equation):
+    labels = []
+    i = 0
+    while i < len(term):
+        if term.startswith("...", i):
+            if "..." in labels:
+                raise ValueError(f"einsum: more than one ellipsis in a term of {equation!r}")
+            labels.append("...")
+            i += 3
+        elif term[i].isalpha() and term[i].isascii():
+            labels.append(term[i])
+            i += 1
+        else:
+            raise ValueError(f"einsum: invalid character {term[i]!r} in equation {equation!r}")
+    return labels
+
+
+def _einsum_infer(inputs, attrs):
+    for t in inputs[1:]:
+        if t.dtype != inputs[0].dtype:
+            raise TypeError(f"Tensors in list passed to 'inputs' of 'Einsum' Op have types "
+                            f"{[x.dtype.name for x in inputs]} that don't all match.")
+    check_dtype(inputs[0], "iufc", "Einsum", "inputs")
+    terms, out, eq = _parse_equation(attrs["equation"], len(inputs))
+    shapes = ", ".join(_shape_str(t.shape) for t in inputs)
+    dims = {}
+    ell = TensorShape([])
+    for k, (t, term) in enumerate(zip(inputs, terms)):
+        n_labels = len([c for c in term if c != "..."])
+        if t.shape.ndims is None:
+            if "..." in term:
+                ell = unknown_shape()
+            continue
+        rank = t.shape.ndims
+        if "..." not in term and rank != n_labels:
+            raise ValueError(f"Shape must be rank {n_labels} but is rank {rank} for {k}th input and "
+                             f"equation: {eq} (Einsum with input shapes: {shapes}).")
+        if rank < n_labels:
+            raise ValueError(f"Shape must be at least rank {n_labels} but is rank {rank} for {k}th "
+                             f"input and equation: {eq} (Einsum with input shapes: {shapes}).")
+        sdims = t.shape.as_list()
+        pos = 0
+        for c in term:
+            if c == "...":
+                n_ell = rank - n_labels
+                try:
+                    ell = broadcast_static_shape(ell, TensorShape(sdims[pos:pos + n_ell]))
+                except ValueError:
+                    raise ValueError(f"einsum: the broadcast dims (...) of the inputs do not broadcast "
+                                     f"for equation {eq} with input shapes: {shapes}") from None
+                pos += n_ell
+                continue
+            d = sdims[pos]
+            pos += 1
+            old = dims.get(c)
+            if old is not None and d is not None and old != d:
+                raise ValueError(f"Dimensions must be equal, but are {old} and {d} for label {c!r} of "
+                                 f"'Einsum' (equation {eq}) with input shapes: {shapes}.")
+            if old is None:
+                dims[c] = d
+    if "..." not in out and ell.ndims:
+        raise ValueError(f"einsum equation {eq!r} has no ellipsis (...) in the output subscripts where "
+                         f"input(s) have non-empty broadcasting shape {ell} (input shapes: {shapes}).")
+    if "..." in out and ell.ndims is None:
+        return unknown_shape(), inputs[0].dtype
+    result = []
+    for c in out:
+        if c == "...":
+            result.extend(ell.as_list())
+        else:
+            result.append(Dimension(dims.get(c)).value)
+    return TensorShape(result), inputs[0].dtype
+
+
+def _einsum_eager(xp, *arrays, equation, N):
+    dtype = arrays[0].dtype
+    return _as(xp, xp.einsum(equation, *_upcast(xp, arrays)), dtype)
+
+
+def _einsum_lower(ctx, *arrays, equation, N):
+    arrays = [ctx.as_dask(x) for x in arrays]
+    dtype = arrays[0].dtype
+    return _as(ctx.xp, ctx.da.einsum(equation, *_upcast(ctx.xp, arrays)), dtype)
+
+
+register_op("Einsum", _einsum_infer, eager=_einsum_eager, lower=_einsum_lower)
+
+
+def einsum(equation, *inputs, **kwargs):
+    """Einstein summation over `inputs` by `equation` (op `Einsum`, in name scope "einsum").
+
+    `equation`: 'ij,jk->ik'; without '->' the output is the labels used once, sorted; '...'
+    broadcasts as numpy. Labels that appear in several places must have equal dims (ValueError,
+    when known; size-1 dims do not broadcast, as TF1). TypeError for dtypes that differ.
+    """
+    name = kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"einsum: invalid keyword arguments {sorted(kwargs)}")
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: equation must be a string, got {equation!r}")
+    if len(inputs) == 2:
+        inputs = list(convert_pair(inputs[0], inputs[1], "Einsum"))
+    else:
+        inputs = [convert_to_tensor(x) for x in inputs]
+    _, _, normalized = _parse_equation(equation, len(inputs))
+    with name_scope(name, "einsum", inputs):
+        return apply_op("Einsum", inputs, {"equation": normalized, "N": len(inputs)}, name="Einsum")

@@ -173,12 +173,9 @@ def _scatter_lower(kernel):
     def lower(ctx, old, indices, updates):
         # A scatter may touch any row: it runs on the whole variable in one task, then is
         # re-chunked like the variable.
-        import dask
-
         old = ctx.as_dask(old)
-        task = dask.delayed(_scatter_task)(kernel, old.rechunk(-1) if old.ndim else old,
-                                           ctx.as_dask(indices), ctx.as_dask(updates))
-        out = ctx.da.from_delayed(task, old.shape, dtype=old.dtype, meta=old._meta)
+        out = ctx.delayed(_scatter_task, kernel, old, ctx.as_dask(indices), ctx.as_dask(updates),
+                          shape=old.shape, dtype=old.dtype, meta=old._meta)
         return out.rechunk(old.chunks)
 
     return lower

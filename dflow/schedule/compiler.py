@@ -74,7 +74,7 @@ def compile_plan(fetch_elements, feeds, options):
 
 def _use_eager(ops, feeds, options):
     limit = options.small_plan_bytes
-    if not limit:
+    if not limit or any(op.op_def.state == "sink" for op in ops):
         return False
     total = 0
     for spec in feeds.values():
@@ -101,6 +101,40 @@ class LowerContext:
         self.options = options
         self.op = None
         self._params = params  # param key -> (spec, placeholder dask array)
+        self.hooks = {"before_run": [], "on_success": [], "on_failure": []}
+
+    def before_run(self, fn):
+        """`fn(run)` runs on the client before the run's tasks (it may raise to refuse the run)."""
+        self.hooks["before_run"].append(fn)
+
+    def on_success(self, fn):
+        """`fn(run)` runs on the client after every task succeeded, before variables commit."""
+        self.hooks["on_success"].append(fn)
+
+    def on_failure(self, fn):
+        """`fn(run)` runs on the client when the run failed (clean-up)."""
+        self.hooks["on_failure"].append(fn)
+
+    def delayed(self, fn, *args, shape=(), dtype=object, meta=None):
+        """A dask array of `fn(*args)` computed in one task; dask-array args arrive whole.
+
+        Use this instead of `dask.delayed(fn)(array)`: delayed optimizes array arguments, which
+        fuses away the placeholder keys of feeds and per-run values (they would never be set).
+        """
+        import dask
+
+        dargs = []
+        for a in args:
+            if isinstance(a, da.Array):
+                whole = a.rechunk(tuple((d,) for d in a.shape)) if a.ndim and a.npartitions > 1 else a
+                a = whole.to_delayed(optimize_graph=False).reshape(-1)[0]
+            dargs.append(a)
+        task = dask.delayed(fn, pure=False)(*dargs)
+        return da.from_delayed(task, shape, dtype=dtype, meta=meta)
+
+    def run_token(self):
+        """A 0-d int64 dask array holding a number unique to each run of the session."""
+        return self.run_param(("run_token",))
 
     def as_dask(self, x):
         if isinstance(x, da.Array):
@@ -223,7 +257,7 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
     for var, t in commit_tensors.items():
         v = env[t]
         commits[var] = ctx.as_dask(v.materialize() if isinstance(v, Expr) else v)
-    return DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state)
+    return DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state, ctx.hooks)
 
 
 def _source(state, op, i, t):

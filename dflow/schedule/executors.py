@@ -30,7 +30,7 @@ class Executor(ABC):
         results = self.get(dsk, list(keys) + list(keep_keys))
         return results[:len(keys)], results[len(keys):]
 
-    def close(self):
+    def close(self):  # noqa: B027 - optional hook: only executors that own resources override it
         pass
 
 

@@ -154,7 +154,8 @@ class EagerPlan:
                 raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r} failed: "
                                            f"{type(e).__name__}: {e}") from e
             if len(outputs) == 1:
-                env[outputs[0]] = out
+                # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
+                env[outputs[0]] = out[0] if isinstance(out, (tuple, list)) else out
             else:
                 for t, v in zip(outputs, out):
                     env[t] = v
@@ -169,8 +170,9 @@ def _none(*_):
 class DaskPlan:
     kind = "dask"
 
-    def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state):
+    def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None):
         self.fetch_elements = list(fetch_elements)
+        self.hooks = hooks or {"before_run": [], "on_success": [], "on_failure": []}
         self.slots = slots
         self.param_slots = [slot for slot, _ in params.values()]
         self.state = state
@@ -178,7 +180,7 @@ class DaskPlan:
         self.host = {}
         arrays = []
         self.out_index = []
-        for i, v in enumerate(outputs):
+        for v in outputs:
             if isinstance(v, da.Array):
                 self.out_index.append(("dask", len(arrays)))
                 arrays.append(v)
@@ -228,10 +230,23 @@ class DaskPlan:
         keys = list(self.out_keys)
         if self.barrier_key is not None:
             keys.append(self.barrier_key)
-        if not keys and not self.commit_keys:
-            results, kept = [], []
-        else:
-            results, kept = executor.compute(dsk, keys, self.commit_keys)
+        run = session._current_run
+        for hook in self.hooks["before_run"]:
+            hook(run)
+        try:
+            if not keys and not self.commit_keys:
+                results, kept = [], []
+            else:
+                results, kept = executor.compute(dsk, keys, self.commit_keys)
+            for hook in self.hooks["on_success"]:
+                hook(run)
+        except BaseException:
+            for hook in self.hooks["on_failure"]:
+                try:
+                    hook(run)
+                except Exception:  # noqa: BLE001 - clean-up must not mask the run's error
+                    pass
+            raise
         commits = {}
         for var, r, arr_chunks in zip(self.commit_vars, kept, self.commit_chunks):
             if not executor.is_local:

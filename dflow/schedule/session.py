@@ -35,6 +35,14 @@ class Options:
     small_plan_bytes: int = 0
 
 
+@dataclass(frozen=True)
+class RunInfo:
+    """What hooks of one run see: its number in the session and a token unique across sessions."""
+
+    number: int
+    token: int
+
+
 class _EagerCtx:
     __slots__ = ("session", "op")
 
@@ -72,6 +80,9 @@ class Session:
         self._chunk_cache = {}
         self._counters = {}
         self._var_values = {}  # variable op name -> numpy array (the committed value)
+        self._run_count = 0
+        self._run_id_base = secrets.randbits(40) << 20
+        self._current_run = None
         self._session_seed = secrets.randbits(31)
         self._closed = False
         self._context_stack = []
@@ -140,6 +151,8 @@ class Session:
             plan = compile_plan(elements, feeds, self._options)
             self._plans[key] = plan
         self._check_initialized(plan.state)
+        self._run_count += 1
+        self._current_run = RunInfo(self._run_count, self._run_id_base + self._run_count)
         try:
             results, commits = plan.run(self, values)
         except OpError:
@@ -238,6 +251,8 @@ class Session:
             v = self._counters.get(spec[1], 0)
             self._counters[spec[1]] = v + 1
             return np.int64(v)
+        if kind == "run_token":
+            return np.int64(self._current_run.token)
         if kind == "session_seed":
             return np.int64(self._session_seed)
         if kind == "variable":

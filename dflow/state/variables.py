@@ -6,10 +6,8 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
-from ..graph.dtypes import as_dtype
 from ..graph.graph import control_dependencies, get_default_graph, name_scope
 from ..graph.keys import GraphKeys
-from ..graph.ops import Tensor
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape
 from ..kernels import state_ops
@@ -270,11 +268,12 @@ def _report_eager(xp, ctx, names):
 
 
 def _report_lower(ctx, names):
-    import dask
-
     flags = [ctx.run_param(("initialized", n), (), np.bool_) for n in names]
-    task = dask.delayed(lambda *fs: np.array([n for n, f in zip(names, fs) if not f], dtype=object))(*flags)
-    return ctx.da.from_delayed(task, (np.nan,), dtype=object)
+    return ctx.delayed(_uninitialized_names, names, *flags, shape=(np.nan,), dtype=object)
+
+
+def _uninitialized_names(names, *flags):
+    return np.array([n for n, f in zip(names, flags) if not f], dtype=object)
 
 
 register_op("ReportUninitializedVariables", lambda inputs, attrs: (TensorShape([None]), dtypes.string),

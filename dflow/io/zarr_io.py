@@ -1,0 +1,276 @@
+"""Zarr in and out of graphs: `read_zarr` (a lazy source) and `write_zarr` (a streaming sink).
+
+A write streams each chunk into a temporary array as it is computed; only when the whole run has
+succeeded does the array appear under its name (a directory rename on local stores; on other stores
+an attribute `dflow_complete` flips to true, and `read_zarr` refuses arrays where it is false). A
+failed or killed run leaves nothing that looks whole.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+
+import numpy as np
+import zarr
+
+from ..errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from ..graph import dtypes
+from ..graph.dtypes import as_dtype
+from ..graph.graph import get_default_graph
+from ..graph.registry import not_differentiable, register_op
+from ..graph.shape import TensorShape
+from ..kernels.common import apply_op, convert_to_tensor
+
+__all__ = ["read_zarr", "write_zarr"]
+
+COMPLETE_ATTR = "dflow_complete"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where an array lives: a local directory root + path, or a zarr store object + path."""
+
+    root: object  # str (local directory) or a zarr Store
+    path: str
+    grouped: bool = True  # the path lives inside a Zarr group rooted at `root` (else a plain directory)
+
+    @property
+    def local(self):
+        return isinstance(self.root, str)
+
+    def describe(self):
+        return f"{self.root}{'/' + self.path if self.path else ''}" if self.local else \
+            f"{type(self.root).__name__}:{self.path or '/'}"
+
+    def fs_path(self, path=None):
+        path = self.path if path is None else path
+        return os.path.join(self.root, path) if path else self.root
+
+    def open(self, mode="r", path=None):
+        path = self.path if path is None else path
+        if self.local:
+            return zarr.open_array(self.fs_path(path), mode=mode)
+        return zarr.open_array(self.root, path=path, mode=mode)
+
+    def exists(self):
+        try:
+            self.open("r")
+            return True
+        except (FileNotFoundError, KeyError, ValueError, zarr.errors.NodeTypeValidationError):
+            return False
+
+
+def _target(store, path):
+    """Normalizes (store, path) to a Target: a path string, a LocalStore, a Group, or a store."""
+    path = (path or "").strip("/")
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    if isinstance(store, str):
+        if not path:  # the array is the directory itself: its parent is a plain directory
+            parent, leaf = os.path.split(os.path.abspath(store))
+            return Target(parent, leaf, grouped=False)
+        return Target(store, path)
+    if isinstance(store, zarr.Group):
+        base = store.path.strip("/")
+        return _target(store.store, f"{base}/{path}" if base and path else base or path)
+    if isinstance(store, zarr.Array):
+        raise InvalidArgumentError(None, None, "write_zarr needs a store and path, not an existing zarr.Array")
+    root = getattr(store, "root", None)
+    if type(store).__name__ == "LocalStore" and root is not None:
+        return _target(os.fspath(root), path)
+    return Target(store, path)
+
+
+# ---- reading ---------------------------------------------------------------------------------
+
+
+def _open_source(store, path):
+    if isinstance(store, zarr.Array):
+        arr = store
+        where = f"zarr.Array {store.path or '/'}"
+    else:
+        t = _target(store, path)
+        where = t.describe()
+        try:
+            arr = t.open("r")
+        except Exception as e:  # zarr raises several types for a missing array
+            raise NotFoundError(None, None, f"read_zarr: no Zarr array at {where}: {type(e).__name__}: {e}") from None
+    if arr.attrs.get(COMPLETE_ATTR, True) is False:
+        raise NotFoundError(None, None, f"read_zarr: the Zarr array at {where} is incomplete (a write that did not "
+                            "finish); it is refused.")
+    return arr, where
+
+
+def _source_infer(inputs, attrs):
+    return TensorShape(attrs["shape"]), attrs["dtype"]
+
+
+def _source_eager(xp, array, where, shape, dtype, chunks):
+    return np.asarray(array[...])
+
+
+def _source_lower(ctx, array, where, shape, dtype, chunks):
+    import dask.array as da
+
+    return da.from_zarr(array, chunks=chunks, name=ctx.name("-read"))
+
+
+register_op("ZarrSource", _source_infer, eager=_source_eager, lower=_source_lower, stateful=True)
+not_differentiable("ZarrSource")
+
+
+def read_zarr(store, path=None, name=None):
+    """A tensor reading a Zarr array lazily, chunk by chunk (only the chunks the fetches touch).
+
+    `store`: a directory path, a `zarr.Array`, a `zarr.Group` (+ `path`), or a Zarr store object.
+    The static shape and dtype come from the array, the chunks follow its Zarr chunks.
+    Raises NotFoundError naming store and path if there is no (complete) array there.
+    """
+    arr, where = _open_source(store, path)
+    try:
+        dtype = as_dtype(arr.dtype)
+    except TypeError:
+        raise InvalidArgumentError(None, None, f"read_zarr: {where} has unsupported dtype {arr.dtype}") from None
+    return apply_op("ZarrSource", [], {"array": arr, "where": where, "shape": tuple(arr.shape), "dtype": dtype,
+                                       "chunks": tuple(arr.chunks)},
+                    name=name, default_name="read_zarr", graph=get_default_graph())
+
+
+# ---- writing ---------------------------------------------------------------------------------
+
+
+def _sink_infer(inputs, attrs):
+    return TensorShape([]), dtypes.string
+
+
+def _tmp_path(target, token):
+    base = target.path.rsplit("/", 1)
+    leaf = base[-1] if base[-1] else "array"
+    parent = base[0] + "/" if len(base) == 2 else ""
+    return f"{parent}.{leaf}.dflow-tmp-{int(token)}"
+
+
+def _create_array(target, shape, dtype, chunks, token):
+    """Creates the run's temporary array (local) or the incomplete target (other stores)."""
+    path = _tmp_path(target, token) if target.local else target.path
+    if target.local:
+        os.makedirs(target.root, exist_ok=True)
+        _ensure_groups(target)
+        z = zarr.create_array(target.fs_path(path), shape=shape, dtype=dtype, chunks=chunks, overwrite=True)
+    else:
+        z = zarr.create_array(target.root, name=path or None, shape=shape, dtype=dtype, chunks=chunks,
+                              overwrite=True)
+        z.attrs[COMPLETE_ATTR] = False
+    return path
+
+
+def _ensure_groups(target):
+    parts = target.path.split("/")[:-1]
+    if not target.grouped or not target.path:
+        return
+    root = zarr.open_group(target.root, mode="a")
+    g = root
+    for p in parts:
+        g = g.require_group(p)
+
+
+def _write_block(block, path, target=None, block_info=None):
+    z = target.open("r+", path=str(path))
+    loc = block_info[0]["array-location"]
+    z[tuple(slice(a, b) for a, b in loc)] = block
+    return np.full((1,) * block.ndim, block.nbytes, dtype=np.int64)
+
+
+def _sink_lower(ctx, x, target, chunks, overwrite, where):
+    import dask.array as da
+
+    x = ctx.as_dask(x)
+    shape = tuple(int(d) for d in ctx.known_shape(x))
+    zchunks = tuple(chunks) if chunks is not None else tuple(max(1, int(c[0])) for c in x.chunks) or ()
+    if x.ndim:
+        aligned = da.core.normalize_chunks(zchunks, shape)
+        if x.chunks != aligned:
+            x = x.rechunk(aligned)  # every dask chunk writes whole Zarr chunks: no write races
+    dtype = x.dtype
+
+    def before(run):
+        if target.exists() and not overwrite:
+            raise FailedPreconditionError(None, None, f"write_zarr: {where} already exists; pass overwrite=True "
+                                          "to replace it.")
+
+    def success(run):
+        _commit(target, _tmp_path(target, run.token), overwrite)
+
+    def failure(run):
+        _discard(target, _tmp_path(target, run.token))
+
+    ctx.before_run(before)
+    ctx.on_success(success)
+    ctx.on_failure(failure)
+    created = ctx.delayed(_create_array, target, shape, dtype, zchunks, ctx.run_token())
+    if x.ndim == 0:
+        total = ctx.delayed(_write_scalar, x, created, target, dtype=np.int64)
+    else:
+        written = da.map_blocks(_write_block, x, created, target=target, dtype=np.int64,
+                                chunks=tuple((1,) * len(c) for c in x.chunks), name=ctx.name("-write"))
+        total = written.sum()
+    summary = {"path": where, "shape": shape, "dtype": str(dtype)}
+    return ctx.delayed(_summarize, total, summary)
+
+
+def _write_scalar(x, path, target):
+    z = target.open("r+", path=str(path))
+    z[...] = x
+    return np.int64(np.asarray(x).nbytes)
+
+
+def _summarize(total, summary):
+    out = dict(summary)
+    out["bytes"] = int(total)
+    return np.array(out, dtype=object)
+
+
+def _commit(target, tmp, overwrite):
+    if target.local:
+        final = target.fs_path()
+        src = target.fs_path(tmp)
+        trash = None
+        if os.path.exists(final):
+            if not overwrite:
+                raise FailedPreconditionError(None, None, f"write_zarr: {target.describe()} appeared during the run")
+            trash = final.rstrip("/") + ".dflow-old"
+            shutil.rmtree(trash, ignore_errors=True)
+            os.rename(final, trash)
+        os.rename(src, final)
+        if trash:
+            shutil.rmtree(trash, ignore_errors=True)
+    else:
+        z = target.open("r+")
+        z.attrs[COMPLETE_ATTR] = True
+
+
+def _discard(target, tmp):
+    if target.local:
+        shutil.rmtree(target.fs_path(tmp), ignore_errors=True)
+
+
+register_op("ZarrSink", _sink_infer, eager=None, lower=_sink_lower, stateful=True, state="sink")
+not_differentiable("ZarrSink")
+
+
+def write_zarr(tensor, store, path=None, chunks=None, overwrite=False, name=None):
+    """An op streaming `tensor` into a Zarr array chunk by chunk when run; fetching it gives a
+    summary dict (path, shape, dtype, bytes).
+
+    The array appears under its name only when the run succeeds. An existing target without
+    `overwrite=True`: FailedPreconditionError when run.
+    """
+    tensor = convert_to_tensor(tensor)
+    target = _target(store, path)
+    if not target.local and not target.path:
+        raise InvalidArgumentError(None, None, "write_zarr to a store object needs a `path` inside it")
+    return apply_op("ZarrSink", [tensor], {"target": target, "chunks": None if chunks is None else tuple(chunks),
+                                           "overwrite": bool(overwrite), "where": target.describe()},
+                    name=name, default_name="write_zarr")

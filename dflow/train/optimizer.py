@@ -1,0 +1,269 @@
+"""Optimizers (TF1's `tf.train.*Optimizer`): gradients in, assign ops out.
+
+`minimize` = `compute_gradients` + `apply_gradients`. Updates are ordinary assign ops, so a train
+step is deterministic (dflow/schedule/state.py): every gradient reads the variables' values at the
+start of the step, slot updates feed the variable update by data flow, and the global step is
+incremented after all updates.
+"""
+
+from __future__ import annotations
+
+from .. import kernels as _k  # noqa: F401 - registers ops
+from ..graph.gradients import gradients
+from ..graph.graph import control_dependencies, get_default_graph, name_scope
+from ..graph.keys import GraphKeys
+from ..graph.ops import Tensor
+from ..kernels import math_ops as m
+from ..kernels import state_ops
+from ..kernels.common import convert_to_tensor
+from ..kernels.control_ops import group
+from ..kernels.manip_ops import ones_like, zeros_like
+from ..state.variables import Variable, trainable_variables
+
+__all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
+           "AdagradOptimizer", "RMSPropOptimizer"]
+
+
+class Optimizer:
+    """Base class: subclasses define `_create_slots(var_list)` and `_apply_dense(grad, var)`."""
+
+    GATE_NONE, GATE_OP, GATE_GRAPH = 0, 1, 2
+
+    def __init__(self, use_locking, name):
+        if not name:
+            raise ValueError("Must specify the optimizer name")
+        self._use_locking = use_locking
+        self._name = name
+        self._slots = {}  # slot name -> {var handle op name: slot Variable}
+        self._non_slot = {}
+
+    def get_name(self):
+        return self._name
+
+    # ---- the public protocol -----------------------------------------------------------------
+    def compute_gradients(self, loss, var_list=None, gate_gradients=GATE_OP, aggregation_method=None,
+                          colocate_gradients_with_ops=False, grad_loss=None):
+        """A list of (gradient or None, variable) for `var_list` (default: trainable variables)."""
+        if callable(loss):
+            loss = loss()
+        loss = convert_to_tensor(loss)
+        if var_list is None:
+            var_list = trainable_variables() + get_default_graph().get_collection(
+                GraphKeys.TRAINABLE_RESOURCE_VARIABLES)
+        var_list = list(var_list)
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        for v in var_list:
+            if not isinstance(v, Variable):
+                raise TypeError(f"Argument is not a dflow.Variable: {v!r}")
+        grads = gradients(loss, var_list, grad_ys=grad_loss)
+        return list(zip(grads, var_list))
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        """An op applying the gradients (and incrementing `global_step` after, when given)."""
+        grads_and_vars = [(g, v) for g, v in grads_and_vars]
+        if not grads_and_vars:
+            raise ValueError("No variables provided.")
+        with_grad = [(g, v) for g, v in grads_and_vars if g is not None]
+        if not with_grad:
+            raise ValueError("No gradients provided for any variable, check your graph for ops that do not "
+                             "support gradients, between variables "
+                             f"{[v.name for _, v in grads_and_vars]} and loss.")
+        var_list = [v for _, v in with_grad]
+        with control_dependencies(None):
+            self._create_slots(var_list)
+        with name_scope(name, self._name) as scope:
+            self._prepare()
+            updates = []
+            for g, v in with_grad:
+                with name_scope("update_" + v.op.name):
+                    g = convert_to_tensor(g)
+                    if g.dtype != v.dtype:
+                        raise TypeError(f"Gradient for {v.name!r} has dtype {g.dtype.name}, the variable "
+                                        f"{v.dtype.name}")
+                    updates.append(self._apply_dense(g, v))
+            finish = self._finish(updates, scope)
+            if global_step is None:
+                return finish
+            with control_dependencies([finish]):
+                return state_ops.assign_add(global_step, 1, name=scope).op
+
+    def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP, aggregation_method=None,
+                 colocate_gradients_with_ops=False, name=None, grad_loss=None):
+        """`compute_gradients` then `apply_gradients`: the op of one training step."""
+        gv = self.compute_gradients(loss, var_list=var_list, grad_loss=grad_loss)
+        if all(g is None for g, _ in gv):
+            raise ValueError("No gradients provided for any variable, check your graph for ops that do not "
+                             f"support gradients, between variables {[v.name for _, v in gv]} and loss {loss}.")
+        return self.apply_gradients(gv, global_step=global_step, name=name)
+
+    # ---- slots -------------------------------------------------------------------------------
+    def get_slot(self, var, name):
+        return self._slots.get(name, {}).get(var.op.name)
+
+    def get_slot_names(self):
+        return sorted(self._slots)
+
+    def variables(self):
+        out = list(self._non_slot.values())
+        for d in self._slots.values():
+            out.extend(d.values())
+        return out
+
+    def _slot(self, var, slot_name, init="zeros", value=None):
+        """Creates (once) a slot variable named `var/<optimizer name>` (`_1`, … for later slots)."""
+        d = self._slots.setdefault(slot_name, {})
+        if var.op.name not in d:
+            graph = var.graph
+            with graph.as_default(), name_scope(None):
+                if init == "zeros":
+                    initial = zeros_like(var.initialized_value())
+                elif init == "ones":
+                    initial = ones_like(var.initialized_value())
+                else:
+                    initial = m.cast(ones_like(var.initialized_value()), var.dtype) * value
+                d[var.op.name] = Variable(initial, trainable=False, name=f"{var.op.name}/{self._name}",
+                                          dtype=var.dtype)
+        return d[var.op.name]
+
+    def _non_slot_variable(self, name, initial_value, like):
+        if name not in self._non_slot:
+            with like.graph.as_default(), name_scope(None):
+                self._non_slot[name] = Variable(initial_value, trainable=False, name=name, dtype=like.dtype)
+        return self._non_slot[name]
+
+    def _lr(self, lr, dtype):
+        if callable(lr) and not isinstance(lr, Tensor):
+            lr = lr()
+        lr = lr._as_graph_element() if isinstance(lr, Variable) else lr
+        t = convert_to_tensor(lr)
+        return m.cast(t, dtype) if t.dtype != dtype else t
+
+    # ---- hooks for subclasses ----------------------------------------------------------------
+    def _create_slots(self, var_list):
+        pass
+
+    def _prepare(self):
+        pass
+
+    def _finish(self, update_ops, name_scope_str):
+        return group(*update_ops, name=name_scope_str)
+
+
+class GradientDescentOptimizer(Optimizer):
+    """var -= learning_rate * grad."""
+
+    def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+
+    def _apply_dense(self, grad, var):
+        return state_ops.assign_sub(var, self._lr(self._learning_rate, var.dtype) * grad).op
+
+
+class MomentumOptimizer(Optimizer):
+    """accum = momentum * accum + grad; var -= lr * accum (or lr * (grad + momentum * accum))."""
+
+    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum", use_nesterov=False):
+        super().__init__(use_locking, name)
+        self._learning_rate, self._momentum, self._use_nesterov = learning_rate, momentum, use_nesterov
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._slot(v, "momentum")
+
+    def _apply_dense(self, grad, var):
+        lr = self._lr(self._learning_rate, var.dtype)
+        mom = self._lr(self._momentum, var.dtype)
+        accum = self.get_slot(var, "momentum")
+        new_accum = state_ops.assign(accum, accum * mom + grad)
+        step = grad + mom * new_accum if self._use_nesterov else new_accum
+        return state_ops.assign_sub(var, lr * step).op
+
+
+class AdamOptimizer(Optimizer):
+    """Adam (Kingma & Ba) with TF1's update: lr_t = lr·√(1-β2ᵗ)/(1-β1ᵗ), var -= lr_t·m/(√v+ε)."""
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, use_locking=False, name="Adam"):
+        super().__init__(use_locking, name)
+        self._lr_value, self._beta1, self._beta2, self._epsilon = learning_rate, beta1, beta2, epsilon
+
+    def _create_slots(self, var_list):
+        first = min(var_list, key=lambda v: v.name)
+        self._non_slot_variable("beta1_power", self._beta1, first)
+        self._non_slot_variable("beta2_power", self._beta2, first)
+        for v in var_list:
+            self._slot(v, "m")
+        for v in var_list:
+            self._slot(v, "v")
+
+    def _apply_dense(self, grad, var):
+        dt = var.dtype
+        b1p = m.cast(self._non_slot["beta1_power"], dt) if self._non_slot["beta1_power"].dtype != dt else \
+            self._non_slot["beta1_power"]
+        b2p = m.cast(self._non_slot["beta2_power"], dt) if self._non_slot["beta2_power"].dtype != dt else \
+            self._non_slot["beta2_power"]
+        lr = self._lr(self._lr_value, dt)
+        b1, b2, eps = self._lr(self._beta1, dt), self._lr(self._beta2, dt), self._lr(self._epsilon, dt)
+        lr_t = lr * m.sqrt(1.0 - b2p) / (1.0 - b1p)
+        ms, vs = self.get_slot(var, "m"), self.get_slot(var, "v")
+        m_t = state_ops.assign(ms, ms * b1 + (1.0 - b1) * grad)
+        v_t = state_ops.assign(vs, vs * b2 + (1.0 - b2) * m.square(grad))
+        return state_ops.assign_sub(var, lr_t * m_t / (m.sqrt(v_t) + eps)).op
+
+    def _finish(self, update_ops, name_scope_str):
+        b1p, b2p = self._non_slot["beta1_power"], self._non_slot["beta2_power"]
+        with control_dependencies(update_ops):
+            u1 = state_ops.assign(b1p, b1p * self._lr(self._beta1, b1p.dtype))
+            u2 = state_ops.assign(b2p, b2p * self._lr(self._beta2, b2p.dtype))
+        return group(*(update_ops + [u1.op, u2.op]), name=name_scope_str)
+
+
+class AdagradOptimizer(Optimizer):
+    """accum += grad²; var -= lr · grad / √accum."""
+
+    def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False, name="Adagrad"):
+        if initial_accumulator_value <= 0.0:
+            raise ValueError(f"initial_accumulator_value must be positive: {initial_accumulator_value}")
+        super().__init__(use_locking, name)
+        self._learning_rate, self._initial = learning_rate, initial_accumulator_value
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._slot(v, "accumulator", init="value", value=self._initial)
+
+    def _apply_dense(self, grad, var):
+        acc = self.get_slot(var, "accumulator")
+        new_acc = state_ops.assign_add(acc, m.square(grad))
+        return state_ops.assign_sub(var, self._lr(self._learning_rate, var.dtype) * grad / m.sqrt(new_acc)).op
+
+
+class RMSPropOptimizer(Optimizer):
+    """ms = ρ·ms + (1-ρ)·g²; mom = μ·mom + lr·g/√(ms+ε) (centered: ms - mg²); var -= mom."""
+
+    def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10, use_locking=False, centered=False,
+                 name="RMSProp"):
+        super().__init__(use_locking, name)
+        self._learning_rate, self._decay, self._momentum = learning_rate, decay, momentum
+        self._epsilon, self._centered = epsilon, centered
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._slot(v, "rms", init="ones")
+            self._slot(v, "momentum")
+            if self._centered:
+                self._slot(v, "mg")
+
+    def _apply_dense(self, grad, var):
+        dt = var.dtype
+        lr, rho = self._lr(self._learning_rate, dt), self._lr(self._decay, dt)
+        mu, eps = self._lr(self._momentum, dt), self._lr(self._epsilon, dt)
+        rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
+        ms_t = state_ops.assign(rms, rho * rms + (1.0 - rho) * m.square(grad))
+        denom = ms_t
+        if self._centered:
+            mg = self.get_slot(var, "mg")
+            mg_t = state_ops.assign(mg, rho * mg + (1.0 - rho) * grad)
+            denom = ms_t - m.square(mg_t)
+        mom_t = state_ops.assign(mom, mu * mom + lr * grad / m.sqrt(denom + eps))
+        return state_ops.assign_sub(var, mom_t).op
