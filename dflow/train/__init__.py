@@ -4,3 +4,4 @@ from .clip_ops import *  # noqa: F403
 from .moving_averages import *  # noqa: F403
 from .optimizer import *  # noqa: F403
 from .schedules import *  # noqa: F403
+from ..io.checkpoint import *  # noqa: F403,E402
