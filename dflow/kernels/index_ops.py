@@ -1,3 +1,597 @@
-"""index_ops: to be filled."""
+"""Indexing ops: strided slices (and `Tensor.__getitem__`), gather, one_hot and top_k.
 
-__all__ = []
+Slice bounds known when the graph is built give exact static shapes and build-time ValueErrors;
+bounds that are data (a fed scalar, `x[i]`) are read inside the Dask graph, so one plan serves
+every value, and an out-of-range index raises InvalidArgumentError when the plan runs.
+"""
+
+from __future__ import annotations
+
+import collections
+import numbers
+
+import array_api_compat
+import array_api_compat.numpy as np_xp
+import dask.array as da
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..graph import dtypes
+from ..graph.graph import name_scope
+from ..graph.ops import Tensor, constant_value
+from ..graph.registry import register_op
+from ..graph.shape import Dimension, TensorShape, unknown_shape
+from .array_ops import partial_shape_value, stack
+from .common import REAL, apply_op, check_dtype, constant, convert_to_tensor, to_numpy
+
+__all__ = ["strided_slice", "gather", "one_hot", "top_k"]
+
+_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+_DROP = "drop"  # output size of a shrunk dim: the dim is removed
+_runtime_error = lambda msg: InvalidArgumentError(None, None, msg)
+_is_data = lambda v: isinstance(v, da.Array)  # a value read when the plan runs
+
+
+def _tensor(value, dtype=None, name="Const", preferred_dtype=None):
+    """A tensor from a tensor or value (TF1 dtype rules). Builds 0-d Consts itself, because
+    `common.constant` gives them shape (1,) (np.ascontiguousarray promotes 0-d arrays)."""
+    if isinstance(value, Tensor) or hasattr(value, "_as_graph_element") or np.ndim(value):
+        return convert_to_tensor(value, dtype=dtype, name=name, preferred_dtype=preferred_dtype)
+    try:
+        arr = np.array(to_numpy(value, dtype or preferred_dtype, what=name))
+    except (TypeError, ValueError):
+        if dtype is not None or preferred_dtype is None:
+            raise
+        arr = np.array(to_numpy(value, None, what=name))
+    arr.setflags(write=False)
+    return apply_op("Const", [], {"value": arr, "dtype": dtypes.as_dtype(arr.dtype)}, name=name)
+
+
+def _ints(a):
+    """A 1-D host array (numpy or cupy) as a list of Python ints."""
+    return [int(v) for v in a.reshape(-1).tolist()]
+
+
+# ---- strided slice: TF's sparse spec -> one numpy index item per output step --------------------
+
+
+def _expand_spec(ndims, n, begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask):
+    """The spec's `n` entries against a rank-`ndims` input, as (kind, entry, input dim); kind:
+    "full" (under `...` or after the last entry), "new" (newaxis; wins over shrink, as TF), "shrink"
+    (an integer index) or "range". ValueError on two ellipses or more indexed dims than ndims."""
+    bits = [1 << i for i in range(n)]
+    n_ellipses = sum(1 for b in bits if ellipsis_mask & b)
+    if n_ellipses > 1:
+        raise ValueError("Multiple ellipses in slice spec not allowed")
+    consumed = sum(1 for b in bits if not (ellipsis_mask & b) and not (new_axis_mask & b))
+    if consumed > ndims:
+        raise ValueError(f"Index out of range: the slice spec indexes {consumed} dims of a tensor "
+                         f"of rank {ndims}")
+    kinds = []
+    for i, b in enumerate(bits):
+        if ellipsis_mask & b:
+            kinds += [("full", i)] * (ndims - consumed)
+        else:
+            kinds.append(("new" if new_axis_mask & b else "shrink" if shrink_axis_mask & b else "range", i))
+    kinds += [("full", None)] * (0 if n_ellipses else ndims - consumed)
+    dims = iter(range(ndims))
+    return [(kind, i, None if kind == "new" else next(dims)) for kind, i in kinds]
+
+
+def _entry_index(kind, i, dim, n, begin, end, strides, begin_mask, end_mask, error):
+    """(numpy index item, output size or _DROP) of one entry; None where unknown (in `n`, the
+    dim's size, and begin/end/strides). Python slices clamp and wrap bounds exactly as TF does.
+    `error(msg)` makes the exception for an impossible spec."""
+    if kind == "full":
+        return slice(None), n
+    if kind == "new":
+        return None, 1
+    s = strides[i]
+    if s == 0:
+        raise error(f"strides[{i}] must be non-zero")
+    if kind == "shrink":
+        b = begin[i]
+        if s is not None and s < 0:
+            raise error("only stride 1 allowed on non-range indexing.")
+        if b is None or n is None:
+            return None, _DROP
+        x = b + n if b < 0 else b
+        if not 0 <= x < n:
+            raise error(f"slice index {b} of dimension {dim} out of bounds.")
+        return x, _DROP
+    b = None if begin_mask >> i & 1 else begin[i]
+    e = None if end_mask >> i & 1 else end[i]
+    if s is None or (b is None and not begin_mask >> i & 1) or (e is None and not end_mask >> i & 1):
+        return None, None
+    item = slice(b, e, s)
+    return item, (len(range(*item.indices(n))) if n is not None else None)
+
+
+def _masks(attrs):
+    return {k: int(attrs[k]) for k in _MASKS}
+
+
+def _ss_infer(inputs, attrs):
+    x, *bes = inputs
+    if len({t.dtype for t in bes}) > 1 or bes[0].dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"StridedSlice: begin, end and strides must all be int32 or int64, got "
+                        f"{[t.dtype.name for t in bes]}")
+    vals = [partial_shape_value(t) for t in bes]
+    if any(t.shape.ndims not in (None, 1) for t in bes) or len({len(v) for v in vals if v}) > 1:
+        raise ValueError(f"StridedSlice: begin, end and strides must be 1-D of one length, got "
+                         f"shapes {[str(t.shape) for t in bes]}")
+    if x.shape.ndims is None or any(v is None for v in vals):
+        return unknown_shape(), x.dtype
+    m, shape = _masks(attrs), x.shape.as_list()
+    try:
+        sizes = [_entry_index(kind, i, d, None if d is None else shape[d], *vals, m["begin_mask"],
+                              m["end_mask"], ValueError)[1]
+                 for kind, i, d in _expand_spec(len(shape), len(vals[0]), **m)]
+        out = [n for n in sizes if n is not _DROP]
+    except ValueError as e:
+        raise ValueError(f"strided_slice of {x.name!r} with shape {x.shape}: {e}") from None
+    return TensorShape(out), x.dtype
+
+
+def _ss_eager(xp, x, begin, end, strides, **attrs):
+    m, spec = _masks(attrs), (_ints(begin), _ints(end), _ints(strides))
+    idx = tuple(_entry_index(kind, i, d, None if d is None else int(x.shape[d]), *spec, m["begin_mask"],
+                             m["end_mask"], _runtime_error)[0]
+                for kind, i, d in _expand_spec(x.ndim, len(spec[0]), **m))
+    return xp.asarray(x[idx])
+
+
+def _spec_values(ctx, v, t):
+    """A begin/end/strides input in a lowering: ints where known, 0-d dask arrays where data."""
+    if not isinstance(v, da.Array):
+        return _ints(np.asarray(v))
+    known = partial_shape_value(t) or [None] * int(v.shape[0])
+    return [k if k is not None else v[j] for j, k in enumerate(known)]
+
+
+def _ss_lower(ctx, x, begin, end, strides, **attrs):
+    x = ctx.as_dask(x)
+    masks = _masks(attrs)
+    bm, em = masks["begin_mask"], masks["end_mask"]
+    b, e, s = (_spec_values(ctx, v, t) for v, t in zip((begin, end, strides), ctx.op.inputs[1:]))
+    error = lambda msg: InvalidArgumentError(None, ctx.op, f"StridedSlice op {ctx.op.name!r}: {msg}")
+    sval = [None if _is_data(v) else v for v in s]  # data strides are checked in the graph
+    if 0 in sval:
+        raise error(f"strides[{sval.index(0)}] must be non-zero")
+    static, data, axis = [], [], 0
+    for kind, i, d in _expand_spec(x.ndim, len(b), **masks):
+        n = None if d is None else x.shape[d]
+        if kind in ("shrink", "range") and n != n:
+            n = ctx.known_shape(x)[d]  # raises: a slice of a data-dependent size
+        bit = 0 if i is None else 1 << i
+        if kind == "shrink" and _is_data(b[i]) or kind == "range" and (
+                _is_data(s[i]) or _is_data(b[i]) and not bm & bit or _is_data(e[i]) and not em & bit):
+            static.append(slice(None))  # read in the graph below
+            data.append((axis, kind, i, d, n))
+            axis += 1
+            continue
+        item, size = _entry_index(kind, i, d, n, b, e, sval, bm, em, error)
+        static.append(item)
+        axis += size is not _DROP
+    out = x[tuple(static)]
+    if data:  # dask's int-array indexing loses zero-size chunks of other axes (a dask bug)
+        out = out.rechunk(tuple(tuple(c for c in cs if c) or (0,) for cs in out.chunks))
+    # Data indices first (gathers of known length 1), as dask cannot index next to unknown sizes;
+    # then data ranges, whose lengths are unknown until the plan runs.
+    drop = [axis for axis, kind, *_ in data if kind == "shrink"]
+    for axis, kind, i, d, n in data:
+        if kind == "shrink":
+            idx = da.asarray(b[i]).map_blocks(_checked_shrink, n=n, dim=d, dtype=np.int64).reshape(1)
+            out = out[(slice(None),) * axis + (idx,)]
+    out = out[tuple(0 if a in drop else slice(None) for a in range(out.ndim))] if drop else out
+    ranges = [(axis - sum(a < axis for a in drop), i, n) for axis, kind, i, d, n in data if kind == "range"]
+    vals = [v for _, i, _ in ranges for v in (b[i], e[i], s[i], bm >> i & 1, em >> i & 1)]
+    if len(ranges) == 1:  # a gather by positions: chunks of `out` stay as they are
+        (axis, i, n), = ranges
+        idx = da.map_blocks(_range_positions, *vals, n=n, new_axis=0, chunks=((np.nan,),), dtype=np.int64)
+        out = out[(slice(None),) * axis + (idx,)]
+    elif ranges:  # several: each task slices whole rows of those axes
+        axes = [a for a, _, _ in ranges]
+        out = out.rechunk(dict.fromkeys(axes, -1))
+        chunks = tuple((np.nan,) if a in axes else c for a, c in enumerate(out.chunks))
+        out = out.map_blocks(_slice_block, *vals, axes=axes, chunks=chunks, dtype=out.dtype)
+    return out
+
+
+def _checked_shrink(b, n, dim):
+    v = int(b)
+    if not -n <= v < n:
+        raise _runtime_error(f"slice index {v} of dimension {dim} out of bounds.")
+    return array_api_compat.array_namespace(b).asarray(v % n, dtype=np.int64)
+
+
+def _run_slice(b, e, s, b_masked, e_masked):
+    """A range entry as a Python slice, from values read when the plan runs."""
+    if int(s) == 0:
+        raise _runtime_error("strides must be non-zero")
+    return slice(None if b_masked else int(b), None if e_masked else int(e), int(s))
+
+
+def _range_positions(*vals, n):
+    xp = array_api_compat.array_namespace(*[v for v in vals if hasattr(v, "shape")])
+    return xp.arange(*_run_slice(*vals).indices(n), dtype=xp.int64)
+
+
+def _slice_block(block, *vals, axes):
+    idx = [slice(None)] * block.ndim
+    for j, a in enumerate(axes):
+        idx[a] = _run_slice(*vals[5 * j:5 * j + 5])
+    return block[tuple(idx)]
+
+
+def _ss_fold(op):
+    """`shape(x)[...]` where the picked dims of a partially known shape are known."""
+    src, spec = op.inputs[0], [constant_value(t) for t in op.inputs[1:]]
+    if src.op.type != "Shape" or src.op.inputs[0].shape.ndims is None or any(v is None for v in spec):
+        return None
+    dims = np.array([-1 if d is None else d for d in src.op.inputs[0].shape.as_list()], dtype=src.dtype.np_dtype)
+    try:
+        out = np.asarray(_ss_eager(np_xp, dims, *spec, **op.attrs))
+    except Exception:  # noqa: BLE001 - an impossible spec folds to nothing; running it raises
+        return None
+    return None if np.any(out < 0) else out
+
+
+register_op("StridedSlice", _ss_infer, eager=_ss_eager, lower=_ss_lower, fold=_ss_fold)
+
+
+def _index_dtype(values):
+    """int64 if an entry (int or scalar tensor) needs it, else int32."""
+    big = [v.dtype == dtypes.int64 if isinstance(v, Tensor) else not -2**31 <= v < 2**31 for v in values]
+    return dtypes.int64 if any(big) else dtypes.int32
+
+
+def _index_tensors(values, name, dt=None):
+    """begin/end/strides entries (ints or scalar int tensors) as one 1-D tensor of dtype `dt`."""
+    from .math_ops import cast
+
+    dt = dt or _index_dtype(values)
+    if not any(isinstance(v, Tensor) for v in values):
+        return constant(np.array(values, dtype=dt.np_dtype), name=name)
+    return stack([(v if v.dtype == dt else cast(v, dt)) if isinstance(v, Tensor) else _tensor(v, dt)
+                  for v in values], name=name)
+
+
+def _as_spec(value, what):
+    """`value` as a 1-D int tensor, or a list of ints / scalar tensors (stacked)."""
+    if isinstance(value, (list, tuple)):
+        return _index_tensors([_check_index(v) for v in value], what)
+    return convert_to_tensor(value, preferred_dtype=dtypes.int32)
+
+
+def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                  new_axis_mask=0, shrink_axis_mask=0, var=None, name=None):
+    """TF1's strided slice: `input_[begin:end:strides]` per dim, with the masks' TF1 meanings.
+
+    begin/end/strides: 1-D int32/int64 (lists may mix ints and scalar tensors); strides default to
+    1. Bit i of begin_mask/end_mask ignores begin[i]/end[i]; ellipsis_mask marks `...`,
+    new_axis_mask a new dim of size 1, shrink_axis_mask an integer index (dim removed). ValueError
+    for a spec known to be impossible when building (index out of range, zero stride, two
+    ellipses); InvalidArgumentError for one found at run time. `var` is unused."""
+    x, b, e = convert_to_tensor(input_), _as_spec(begin, "begin"), _as_spec(end, "end")
+    if strides is None:
+        if partial_shape_value(b) is None:
+            raise ValueError("strided_slice: strides are needed when begin's length is unknown")
+        strides = np.ones(len(partial_shape_value(b)), b.dtype.np_dtype)
+    s = _as_spec(strides, "strides")
+    attrs = dict(zip(_MASKS, map(int, (begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask))))
+    return apply_op("StridedSlice", [x, b, e, s], attrs, name=name, default_name="StridedSlice")
+
+
+def _check_index(v):
+    """A valid index value: an int or a scalar int32/int64 tensor; TypeError otherwise."""
+    if isinstance(v, Dimension):
+        v = v.value
+    if isinstance(v, numbers.Integral) or isinstance(v, np.ndarray) and v.shape == () and v.dtype.kind in "iu":
+        return int(v)
+    if hasattr(v, "_as_graph_element") and not isinstance(v, Tensor):
+        v = v._as_graph_element()
+    if isinstance(v, Tensor) and v.dtype in (dtypes.int32, dtypes.int64) and v.shape.ndims in (None, 0):
+        return v
+    raise TypeError("Only integers, slices (`:`), ellipsis (`...`), dflow.newaxis (`None`) and scalar "
+                    f"int32/int64 tensors are valid indices, got {v!r}")
+
+
+def _getitem(tensor, slice_spec):
+    """`tensor[...]` as TF1: ints, slices (steps may be negative), `...`, None (newaxis) and scalar
+    int tensors; a list is a spec, as a tuple. One `StridedSlice` op named "strided_slice"."""
+    spec = slice_spec if isinstance(slice_spec, (list, tuple)) else [slice_spec]
+    begin, end, strides = [], [], []
+    masks = dict.fromkeys(_MASKS, 0)
+    with name_scope(None, "strided_slice", [tensor]) as scope:
+        for i, s in enumerate(spec):
+            bit = 1 << i
+            if isinstance(s, slice):
+                for val, out, mask in ((s.start, begin, "begin_mask"), (s.stop, end, "end_mask")):
+                    if val is None or (isinstance(val, Dimension) and val.value is None):
+                        out.append(0)
+                        masks[mask] |= bit
+                    else:
+                        out.append(_check_index(val))
+                strides.append(1 if s.step is None else _check_index(s.step))
+            elif s is Ellipsis or s is None:
+                begin, end, strides = begin + [0], end + [0], strides + [1]
+                masks["ellipsis_mask" if s is Ellipsis else "new_axis_mask"] |= bit
+            else:
+                idx = _check_index(s)
+                # end is unused for a shrunk dim; TF writes idx + 1, an extra op for a tensor
+                begin, end, strides = begin + [idx], end + [idx + 1 if isinstance(idx, int) else idx], strides + [1]
+                masks["shrink_axis_mask"] |= bit
+        dt = _index_dtype(begin + end + strides)  # one dtype for all three, as the op needs
+        parts = [_index_tensors(v, "stack", dt) for v in (begin, end, strides)]
+        return apply_op("StridedSlice", [tensor, *parts], masks, name=scope)
+
+
+Tensor._override_operator("__getitem__", _getitem)
+
+
+# ---- gather ------------------------------------------------------------------------------------
+
+
+def _gather_infer(inputs, attrs):
+    params, indices = inputs
+    if indices.dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"GatherV2: indices must be int32 or int64, got {indices.dtype.name} ({indices.name!r})")
+    r = params.shape.ndims
+    if r is None:
+        return unknown_shape(), params.dtype
+    if not -r <= attrs["axis"] < r:
+        raise ValueError(f"GatherV2: axis {attrs['axis']} is out of range for params {params.name!r} of "
+                         f"rank {r}")
+    if indices.shape.ndims is None:
+        return unknown_shape(), params.dtype
+    a = attrs["axis"] % r
+    p = params.shape.as_list()
+    return TensorShape(p[:a] + indices.shape.as_list() + p[a + 1:]), params.dtype
+
+
+def _raise_bad_indices(xp, indices, n, offsets=()):
+    """InvalidArgumentError naming the first index outside [0, n), if any (TF1's message)."""
+    bad = (indices < 0) | (indices >= n)
+    if bool(xp.any(bad)):
+        pos = [int(a[0]) for a in xp.nonzero(bad)] if indices.ndim else []
+        v = int(indices[tuple(pos)])
+        pos = [p + o for p, o in zip(pos, offsets)] if offsets else pos
+        raise _runtime_error(f"indices[{','.join(map(str, pos))}] = {v} is not in [0, {n})")
+
+
+def _gather_eager(xp, params, indices, axis, batch_dims=0):
+    a = axis % params.ndim
+    _raise_bad_indices(xp, indices, params.shape[a])
+    if indices.ndim == 1:
+        return xp.take(params, indices, axis=a)
+    out = xp.take(params, xp.reshape(indices, (-1,)), axis=a)
+    return xp.reshape(out, params.shape[:a] + indices.shape + params.shape[a + 1:])
+
+
+def _checked_indices(block, n, block_info=None):
+    offsets = [lo for lo, _ in block_info[0]["array-location"]] if block_info else ()
+    _raise_bad_indices(array_api_compat.array_namespace(block), block, n, offsets)
+    return block
+
+
+def _gather_lower(ctx, params, indices, axis, batch_dims=0):
+    params = ctx.as_dask(params)
+    a = axis % params.ndim
+    n = params.shape[a]
+    if n != n:
+        n = ctx.known_shape(params)[a]
+    if isinstance(indices, da.Array):
+        idx = indices.map_blocks(_checked_indices, n=n, dtype=indices.dtype)
+        params = params.rechunk(tuple(tuple(c for c in cs if c) or (0,) for cs in params.chunks))  # as _ss_lower
+    else:
+        idx = np.asarray(indices)
+        try:
+            _raise_bad_indices(np_xp, idx, n)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(None, ctx.op, f"GatherV2 op {ctx.op.name!r}: {e}") from None
+    lead = (slice(None),) * a
+    if idx.ndim == 1:
+        return params[lead + (idx,)]
+    out = params[lead + (idx.reshape(-1),)]
+    return out.reshape(params.shape[:a] + idx.shape + params.shape[a + 1:])
+
+
+register_op("GatherV2", _gather_infer, eager=_gather_eager, lower=_gather_lower)
+
+
+def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
+    """Slices of `params` along `axis` at `indices` (TF1's GatherV2; `validate_indices` unused).
+
+    Output shape: params.shape[:axis] + indices.shape + params.shape[axis+1:], params' dtype.
+    indices: int32/int64, any shape. `axis` (default 0, may be negative) must be known when the
+    graph is built. TypeError for non-integer indices, ValueError for an axis out of range or
+    batch_dims != 0 (not supported); InvalidArgumentError at run time for an index outside
+    [0, params.shape[axis]) (TF1 on CPU).
+    """
+    del validate_indices
+    if batch_dims != 0:
+        raise ValueError("gather: batch_dims other than 0 is not supported")
+    params, indices = convert_to_tensor(params), _tensor(indices)
+    if isinstance(axis, Tensor):
+        if constant_value(axis) is None:
+            raise ValueError(f"gather: axis {axis.name!r} must be known when the graph is built")
+        axis = constant_value(axis)
+    return apply_op("GatherV2", [params, indices], {"axis": int(axis or 0), "batch_dims": 0}, name=name,
+                    default_name="GatherV2")
+
+
+# ---- one_hot -----------------------------------------------------------------------------------
+
+
+def _one_hot_infer(inputs, attrs):
+    indices, depth, on, off = inputs
+    check_dtype(indices, "iu", "OneHot", "indices")
+    if depth.dtype != dtypes.int32 or depth.shape.ndims not in (None, 0):
+        raise TypeError(f"OneHot: depth must be a scalar int32, got {depth.dtype.name} {depth.shape}")
+    if on.dtype != off.dtype:
+        raise TypeError(f"OneHot: on_value ({on.dtype.name}) and off_value ({off.dtype.name}) differ")
+    if on.shape.ndims not in (None, 0) or off.shape.ndims not in (None, 0):
+        raise ValueError(f"OneHot: on_value and off_value must be scalars, got {on.shape}, {off.shape}")
+    d = constant_value(depth)
+    if d is not None and int(d) < 0:
+        raise ValueError(f"OneHot: depth must be non-negative, got {int(d)}")
+    r = indices.shape.ndims
+    if r is None:
+        return unknown_shape(), on.dtype
+    axis = attrs["axis"]
+    if not -1 <= axis <= r:
+        raise ValueError(f"OneHot: axis {axis} must be in [-1, {r}] for indices of rank {r}")
+    dims = indices.shape.as_list()
+    dims.insert(r if axis == -1 else axis, None if d is None else int(d))
+    return TensorShape(dims), on.dtype
+
+
+def _one_hot_hits(xp, indices, depth, axis):
+    r = indices.ndim
+    a = r if axis == -1 else axis
+    classes = xp.reshape(xp.arange(depth, dtype=xp.int64), (depth,) + (1,) * (r - a))
+    return xp.expand_dims(xp.astype(indices, xp.int64), axis=a) == classes
+
+
+def _checked_depth(depth):
+    if int(depth) < 0:
+        raise _runtime_error(f"OneHot: depth must be non-negative, got {int(depth)}")
+    return int(depth)
+
+
+def _one_hot_eager(xp, indices, depth, on_value, off_value, axis):
+    return xp.where(_one_hot_hits(xp, indices, _checked_depth(depth), axis), on_value, off_value)
+
+
+def _one_hot_lower(ctx, indices, depth, on_value, off_value, axis):
+    d = _checked_depth(ctx.host_value(depth, "OneHot depth"))
+    hits = _one_hot_hits(ctx.xp, ctx.as_dask(indices), d, axis)
+    return da.where(hits, on_value, off_value).astype(ctx.op.outputs[0].dtype.np_dtype)
+
+
+register_op("OneHot", _one_hot_infer, eager=_one_hot_eager, lower=_one_hot_lower)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """A one-hot tensor: on_value where the class equals the index, off_value elsewhere.
+
+    indices: integer tensor of shape S; output shape S with `depth` inserted at `axis` (default
+    -1, last). dtype: `dtype`, else that of on_value/off_value, else float32. An index outside
+    [0, depth) (e.g. -1) gives a row of off_value. TypeError when on_value, off_value and dtype
+    disagree; ValueError for an axis outside [-1, rank] or a negative depth. In Dask plans depth
+    must follow from constants and feed shapes (UnimplementedError otherwise).
+    """
+    with name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
+        dtype = None if dtype is None else dtypes.as_dtype(dtype)
+        given = {}
+        for what, v in (("on_value", on_value), ("off_value", off_value)):
+            if v is not None:
+                given[what] = _tensor(v, preferred_dtype=dtype, name=what)
+                if dtype is not None and given[what].dtype != dtype:
+                    raise TypeError(f"dtype {given[what].dtype.name} of {what} does not match dtype "
+                                    f"parameter {dtype.name}")
+        if len({t.dtype for t in given.values()}) > 1:
+            raise TypeError(f"dtype {given['on_value'].dtype.name} of on_value does not match dtype "
+                            f"{given['off_value'].dtype.name} of off_value")
+        dtype = dtype or next((t.dtype for t in given.values()), dtypes.float32)
+        on_value = given["on_value"] if "on_value" in given else _tensor(1, dtype, "on_value")
+        off_value = given["off_value"] if "off_value" in given else _tensor(0, dtype, "off_value")
+        indices = _tensor(indices, name="indices")
+        depth = _tensor(depth, dtype=dtypes.int32, name="depth")
+        return apply_op("OneHot", [indices, depth, on_value, off_value],
+                        {"axis": -1 if axis is None else int(axis)}, name=scope)
+
+
+# ---- top_k -------------------------------------------------------------------------------------
+
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+
+
+def _top_k_infer(inputs, attrs):
+    x, k = inputs
+    check_dtype(x, REAL, "TopKV2", "input")
+    if k.dtype != dtypes.int32 or k.shape.ndims not in (None, 0):
+        raise TypeError(f"TopKV2: k must be a scalar int32, got {k.dtype.name} {k.shape}")
+    kv = None if constant_value(k) is None else int(constant_value(k))
+    if kv is not None and kv < 0:
+        raise ValueError(f"TopKV2: k must be non-negative, got {kv}")
+    if x.shape.ndims is None:
+        return [(unknown_shape(), x.dtype), (unknown_shape(), dtypes.int32)]
+    if x.shape.ndims == 0:
+        raise ValueError(f"TopKV2: input must be at least rank 1, got {x.name!r} of shape {x.shape}")
+    last = x.shape.as_list()[-1]
+    if kv is not None and last is not None and last < kv:
+        raise ValueError(f"input must have last dimension >= k = {kv} but is {last} ({x.name!r})")
+    out = TensorShape(x.shape.as_list()[:-1] + [kv])
+    return [(out, x.dtype), (out, dtypes.int32)]
+
+
+def _top_k_order(block, k):
+    """Positions of the k largest along the last axis; ties: lower position first (stable)."""
+    xp = array_api_compat.array_namespace(block)
+    return xp.argsort(block, axis=-1, descending=True, stable=True)[..., :k]
+
+
+def _take_last(block, order):
+    return array_api_compat.array_namespace(block).take_along_axis(block, order, axis=-1)
+
+
+def _check_k(k, n, error):
+    if k < 0:
+        raise error(f"k must be non-negative, got {k}")
+    if n < k:
+        raise error(f"input must have last dimension >= k = {k} but is {n}")
+    return k
+
+
+def _top_k_eager(xp, x, k, sorted=True):  # noqa: A002 - TF1 attr name
+    order = _top_k_order(x, _check_k(int(k), x.shape[-1], _runtime_error))
+    return xp.take_along_axis(x, order, axis=-1), xp.astype(order, xp.int32)
+
+
+def _add_offset(order, starts, block_id=None):
+    return order + starts[block_id[-1]]
+
+
+def _top_k_lower(ctx, x, k, sorted=True):  # noqa: A002 - TF1 attr name
+    k = int(ctx.host_value(k, "TopKV2 k"))
+    x = ctx.as_dask(x)
+    n = x.shape[-1] if x.shape[-1] == x.shape[-1] else ctx.known_shape(x)[-1]
+    _check_k(k, n, lambda m: InvalidArgumentError(None, ctx.op, f"TopKV2 op {ctx.op.name!r}: {m}"))
+    lead = x.chunks[:-1]
+    take = dict(dtype=x.dtype, meta=x._meta)  # map_blocks pairs blocks by index, whatever their sizes
+    if x.numblocks[-1] > 1:
+        # Each chunk's k best (global positions) are candidates; the k best of all candidates,
+        # kept in chunk order, are the answer with TF's ties (lower index first).
+        kc = tuple(min(k, c) for c in x.chunks[-1])
+        local = x.map_blocks(_top_k_order, k, chunks=lead + (kc,), dtype=np.int64)
+        starts = np.cumsum((0,) + x.chunks[-1][:-1]).astype(np.int64)
+        cand_val = da.map_blocks(_take_last, x, local, chunks=lead + (kc,), **take)
+        cand_pos = local.map_blocks(_add_offset, starts, dtype=np.int64).rechunk({x.ndim - 1: -1})
+        x = cand_val.rechunk({x.ndim - 1: -1})
+    else:
+        cand_pos = None
+    order = x.map_blocks(_top_k_order, k, chunks=lead + ((k,),), dtype=np.int64)
+    values = da.map_blocks(_take_last, x, order, chunks=lead + ((k,),), **take)
+    if cand_pos is not None:
+        order = da.map_blocks(_take_last, cand_pos, order, chunks=lead + ((k,),), dtype=np.int64)
+    return values, order.astype(np.int32)
+
+
+register_op("TopKV2", _top_k_infer, eager=_top_k_eager, lower=_top_k_lower, num_outputs=2)
+
+
+def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF1 signature
+    """The k largest entries along the last axis and their positions: TopKV2(values, indices).
+
+    input: real tensor of shape [..., n]; values: same dtype, shape [..., k]; indices: int32.
+    Ties go to the lower index first (TF1); always sorted descending (`sorted=False` lets TF pick
+    any order). ValueError for k < 0 or k > n when building; InvalidArgumentError at run time.
+    Chunked: each chunk of the last axis gives its k best, then the k best of those candidates
+    (k x number of chunks per row, one chunk) are chosen.
+    """
+    x = convert_to_tensor(input)
+    k = _tensor(k, dtype=dtypes.int32, name="k")
+    values, indices = apply_op("TopKV2", [x, k], {"sorted": bool(sorted)}, name=name, default_name="TopKV2")
+    return TopKV2(values, indices)
