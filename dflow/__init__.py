@@ -56,6 +56,7 @@ from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
+from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.state_ops import *  # noqa: F403
 from .schedule.session import InteractiveSession, Session
 from .state.initializers import *  # noqa: F403
