@@ -187,14 +187,8 @@ class Tensor:
         raise TypeError(f"len is not well defined for symbolic Tensors ({self.name!r}); "
                         "use dflow.shape or tensor.shape")
 
-    def __hash__(self):
-        return id(self)
-
-    def __eq__(self, other):
-        return self is other
-
-    def __ne__(self, other):
-        return self is not other
+    # `==`, `!=` and hash are object identity (the defaults): TF1 semantics, and C-speed hashing
+    # for the compiler's dicts.
 
     def __repr__(self):
         return f"<dflow.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"

@@ -36,7 +36,7 @@ def prune(fetch_elements, fed):
     for e in fetch_elements:
         if isinstance(e, Tensor):
             if e not in fed:
-                stack.append(e.op)
+                stack.append(e._op)
         else:
             stack.append(e)
     while stack:
@@ -44,10 +44,10 @@ def prune(fetch_elements, fed):
         if op in needed:
             continue
         needed.add(op)
-        for t in op.inputs:
-            if t not in fed and t.op not in needed:
-                stack.append(t.op)
-        for c in op.control_inputs:
+        for t in op._inputs:
+            if t not in fed and t._op not in needed:
+                stack.append(t._op)
+        for c in op._control_inputs:
             if c not in needed:
                 stack.append(c)
     return sorted(needed, key=lambda o: o._id)
@@ -202,29 +202,35 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
         slots.append(FeedSlot(t, arr.name, spec))
     commit_tensors = {var: a.outputs[0] for var, a in state.commits.items()}
     fetched = {e for e in fetch_elements if isinstance(e, Tensor)} | set(commit_tensors.values())
+    stateless = state.empty
     consumers = {}
     for op in ops:
-        for i, t in enumerate(op.inputs):
-            t = _source(state, op, i, t)
+        for i, t in enumerate(op._inputs):
+            if not stateless:
+                t = _source(state, op, i, t)
             if t is not None:
                 consumers[t] = consumers.get(t, 0) + 1
 
     for op in ops:
-        if op.outputs and all(t in env for t in op.outputs):
+        outs = op._outputs
+        if outs and all(t in env for t in outs):
             continue  # every output fed
-        opdef = op.op_def
-        if opdef.state == "variable" and op.name not in state.start_vars:
+        opdef = op._opdef
+        if opdef.state == "variable" and op._name not in state.start_vars:
             continue  # only assigned in this run: its current value is never read
         ctx.op = op
-        vals = [env.get(_source(state, op, i, t)) for i, t in enumerate(op.inputs)]
+        if stateless:
+            vals = [env[t] for t in op._inputs]
+        else:
+            vals = [env.get(_source(state, op, i, t)) for i, t in enumerate(op._inputs)]
         try:
-            outs = _lower_op(ctx, op, opdef, vals, consumers, fetched)
+            outs_vals = _lower_op(ctx, op, opdef, vals, consumers, fetched)
         except OpError:
             raise
         except (ValueError, TypeError, IndexError) as e:
             raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r} cannot run on these inputs: "
                                        f"{e}") from e
-        for t, v in zip(op.outputs, outs):
+        for t, v in zip(outs, outs_vals):
             if t not in env:
                 env[t] = v
 

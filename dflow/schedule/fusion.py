@@ -109,20 +109,25 @@ def _materialize(root):
 
 
 class FusedKernel:
-    """The chunk kernel of a fused chain: runs each op's eager kernel in order on one chunk."""
+    """The chunk kernel of a fused chain: runs each op's eager kernel in order on one chunk.
 
-    __slots__ = ("program", "consts", "__name__")
+    Each intermediate is dropped right after its last use, so a chain of n ops holds a few
+    chunk-sized arrays at a time, not n of them.
+    """
+
+    __slots__ = ("program", "consts", "frees", "__name__")
 
     def __init__(self, program, consts):
         self.program = program
         self.consts = consts
+        self.frees = _last_uses(program)
         self.__name__ = "fused"
 
     def __call__(self, *chunks):
         xp = array_api_compat.array_namespace(*chunks) if chunks else array_api_compat.numpy
         regs = list(chunks)
         regs.extend(self.consts)
-        for fn, slots, attrs, op_name in self.program:
+        for (fn, slots, attrs, op_name), frees in zip(self.program, self.frees):
             try:
                 regs.append(fn(xp, *[regs[s] for s in slots], **attrs))
             except OpError:
@@ -130,7 +135,21 @@ class FusedKernel:
             except Exception as e:
                 raise InvalidArgumentError(None, None, f"op {op_name!r} failed on a chunk: "
                                            f"{type(e).__name__}: {e}") from e
+            for s in frees:
+                regs[s] = None
         return regs[-1]
 
     def __reduce__(self):
         return (FusedKernel, (self.program, self.consts))
+
+
+def _last_uses(program):
+    """For each step, the register slots whose last reader it is (the result slot is kept)."""
+    last = {}
+    for i, (_, slots, _, _) in enumerate(program):
+        for s in slots:
+            last[s] = i
+    frees = [[] for _ in program]
+    for s, i in last.items():
+        frees[i].append(s)
+    return tuple(tuple(f) for f in frees)

@@ -76,8 +76,8 @@ class ExponentialMovingAverage:
         averaged = moving_avg_variables
         if averaged is None:
             averaged = [v for v in global_variables() if v.trainable]
-        averaged_ids = {id(v) for v in averaged}
+        for v in averaged:
+            out[self.average_name(v)] = v
         for v in global_variables():
-            name = self.average_name(v) if id(v) in averaged_ids else v.op.name
-            out[name] = v
+            out.setdefault(v.op.name, v)  # a shadow's own name already maps to its variable
         return out

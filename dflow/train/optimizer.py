@@ -194,7 +194,6 @@ class AdamOptimizer(Optimizer):
         self._non_slot_variable("beta2_power", self._beta2, first)
         for v in var_list:
             self._slot(v, "m")
-        for v in var_list:
             self._slot(v, "v")
 
     def _apply_dense(self, grad, var):
