@@ -127,6 +127,8 @@ def as_dtype(type_value):
     """Converts a DType, numpy dtype, Python type or name to a `DType`; TypeError if none fits."""
     if isinstance(type_value, DType):
         return type_value
+    if type_value is None:
+        raise TypeError("Cannot convert None to a dflow DType.")
     if isinstance(type_value, str) and type_value in _BY_NAME:
         return _BY_NAME[type_value]
     if type_value is float:

@@ -57,6 +57,8 @@ class Graph:
             if name and name.endswith("/"):
                 op_name = name[:-1]
             else:
+                if name and not _VALID_OP_NAME.match(name):
+                    raise ValueError(f"'{name}' is not a valid node name")
                 op_name = self.unique_name(name or default_name or op_type)
             controls = self._current_control_inputs(inputs)
             device = self._current_device()
@@ -191,6 +193,8 @@ class Graph:
     def get_operation_by_name(self, name):
         if not isinstance(name, str):
             raise TypeError(f"Operation names are strings, got {type(name).__name__}")
+        if ":" in name:
+            raise ValueError(f"Name {name!r} appears to refer to a Tensor, not an Operation.")
         try:
             return self._ops_by_name[name]
         except KeyError:

@@ -199,7 +199,12 @@ def _reshape_eager(xp, x, shape):
 
 def _reshape_lower(ctx, x, shape):
     target = tuple(int(d) for d in ctx.host_value(shape, "Reshape shape").reshape(-1))
-    return x.reshape(target)
+    x = ctx.as_dask(x)
+    try:
+        return x.reshape(target)
+    except NotImplementedError:
+        # dims that neither merge nor split evenly: dask reshapes through one flat axis
+        return x.reshape(-1).reshape(target)
 
 
 register_op("Reshape", _reshape_infer, eager=_reshape_eager, lower=_reshape_lower)

@@ -32,7 +32,9 @@ def to_numpy(value, dtype=None, what="value"):
         if arr.dtype == object:
             raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}'.")
         if dtype.is_integer and arr.dtype.kind in "fc":
-            if not np.all(np.isfinite(arr)) or not np.all(np.equal(np.mod(arr, 1), 0)):
+            # TF1: a Python float is never an integer (1.0 included); numpy values are cast
+            python_value = not isinstance(value, (np.ndarray, np.generic)) and arr.size > 0
+            if python_value or not np.all(np.isfinite(arr)) or not np.all(np.equal(np.mod(arr, 1), 0)):
                 raise TypeError(f"Expected {dtype.name}, but got {value!r} of type '{type(value).__name__}'.")
         if dtype.is_bool and arr.dtype.kind not in "b":
             raise TypeError(f"Expected bool, got {value!r} of type '{type(value).__name__}'.")

@@ -259,7 +259,9 @@ def where(condition, x=None, y=None, name=None):
                                  "elements, a data-dependent shape) is not available yet; pass x and y.")
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
-    condition = convert_to_tensor(condition, dtype=dtypes.bool)
+    condition = convert_to_tensor(condition)
+    if not condition.dtype.is_bool:
+        raise TypeError(f"where: condition {condition.name!r} must be bool, got {condition.dtype.name}")
     x, y = convert_pair(x, y, "where")
     return apply_op("SelectV2", [condition, x, y], name=name, default_name="Select")
 

@@ -157,7 +157,7 @@ class LowerContext:
         return shape
 
     def default_chunks(self, shape, dtype):
-        return da.core.normalize_chunks(self.options.chunks, shape, dtype=np.dtype(dtype))
+        return normalize_chunks(self.options.chunks, shape, dtype)
 
     def run_param(self, spec, shape=(), dtype=np.int64, chunks=None):
         """A dask array whose value the session supplies each run (a random op's counter, a
@@ -166,7 +166,7 @@ class LowerContext:
             from ..graph.dtypes import as_dtype
 
             shape = tuple(int(d) for d in shape)
-            chunks = da.core.normalize_chunks(chunks or self.options.chunks, shape, dtype=np.dtype(dtype))
+            chunks = normalize_chunks(chunks or self.options.chunks, shape, dtype)
             slot_spec = FeedSpec("numpy", shape, as_dtype(np.dtype(dtype)), chunks)
             arr = _placeholder_array(f"dflow-param-{spec[0]}", slot_spec)
             self._params[spec] = FeedSlot(spec, arr.name, slot_spec), arr
@@ -175,6 +175,13 @@ class LowerContext:
     def name(self, suffix=""):
         base = self.op.name.replace("/", ".") if self.op is not None else "dflow"
         return f"{base}{suffix}-{next(_names)}"
+
+
+def normalize_chunks(chunks, shape, dtype):
+    """Dask chunks for `shape`; a per-dimension tuple of the wrong length falls back to "auto"."""
+    if isinstance(chunks, (tuple, list)) and len(chunks) != len(shape):
+        chunks = "auto"
+    return da.core.normalize_chunks(chunks, tuple(shape), dtype=np.dtype(dtype))
 
 
 def _feed_placeholder(t, spec):
@@ -211,6 +218,9 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
             if t is not None:
                 consumers[t] = consumers.get(t, 0) + 1
 
+    level = {}  # tensor -> stage it becomes available in
+    boundaries = []  # (stage level, FeedSlot, dask array computed in that stage)
+    stage_bytes = options.stage_bytes
     for op in ops:
         outs = op._outputs
         if outs and all(t in env for t in outs):
@@ -230,15 +240,27 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
         except (ValueError, TypeError, IndexError) as e:
             raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r} cannot run on these inputs: "
                                        f"{e}") from e
+        lvl = max((level.get(t, 0) for t in op._inputs), default=0) if stage_bytes else 0
         for t, v in zip(outs, outs_vals):
-            if t not in env:
-                env[t] = v
+            if t in env:
+                continue
+            if stage_bytes and _is_stage_boundary(opdef, vals, v, stage_bytes):
+                spec = FeedSpec("numpy", tuple(int(d) for d in v.shape), t.dtype, tuple((int(d),) for d in v.shape))
+                ph = _placeholder_array(f"stage-{t.name.replace('/', '.').replace(':', '_')}", spec)
+                boundaries.append((lvl, FeedSlot(t, ph.name, spec), v))
+                env[t], level[t] = ph, lvl + 1
+            else:
+                env[t], level[t] = v, lvl
 
     outputs = []
     for e in fetch_elements:
         if isinstance(e, Tensor):
             v = env[e]
-            outputs.append(v.materialize() if isinstance(v, Expr) else v)
+            try:
+                outputs.append(v.materialize() if isinstance(v, Expr) else v)
+            except (ValueError, TypeError) as err:  # e.g. run-time shapes that do not broadcast
+                raise InvalidArgumentError(None, e.op, f"{e.op.type} op {e.op.name!r} cannot run on these "
+                                           f"inputs: {err}") from err
         else:
             outputs.append(None)
     # Ops reached only through control inputs still run; their values are computed and dropped.
@@ -263,7 +285,26 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
     for var, t in commit_tensors.items():
         v = env[t]
         commits[var] = ctx.as_dask(v.materialize() if isinstance(v, Expr) else v)
-    return DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state, ctx.hooks)
+    return DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state, ctx.hooks, boundaries)
+
+
+def _nbytes(v):
+    if isinstance(v, Expr):
+        v = v._array
+    if not isinstance(v, da.Array) or any(d != d for d in v.shape):
+        return None
+    return int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize
+
+
+def _is_stage_boundary(opdef, vals, out, stage_bytes):
+    """A small result of a large dask input (a reduction): later ops read it from an earlier stage,
+    so their large inputs are re-read instead of held between the two passes."""
+    if opdef.elementwise or not isinstance(out, da.Array):
+        return False
+    out_bytes = _nbytes(out)
+    if out_bytes is None or out_bytes > stage_bytes // 16:
+        return False
+    return any((_nbytes(v) or 0) >= stage_bytes for v in vals)
 
 
 def _source(state, op, i, t):

@@ -52,13 +52,28 @@ class ThreadsExecutor(Executor):
 
 
 class ProcessesExecutor(Executor):
+    """A process pool kept for the session's life (starting one per run costs seconds)."""
+
     name = "processes"
 
     def __init__(self, num_workers=None):
         self.num_workers = num_workers
+        self._pool = None
 
     def get(self, dsk, keys):
-        return dask.multiprocessing.get(dsk, keys, num_workers=self.num_workers)
+        if self._pool is None:
+            import multiprocessing
+            import os
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
+            self._pool = ProcessPoolExecutor(self.num_workers or os.cpu_count(), mp_context=ctx)
+        return dask.multiprocessing.get(dsk, keys, pool=self._pool)
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
 
 class DistributedExecutor(Executor):

@@ -39,11 +39,18 @@ class FeedSpec:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.size
 
 
-@dataclass
+@dataclass(eq=False)
 class FeedSlot:
+    """A placeholder array's keys in a plan and where its data comes from each run (a feed, a
+    per-run value, or an earlier stage's result)."""
+
     tensor: object
     name: str
     spec: FeedSpec
+
+    @property
+    def first_key(self):
+        return (self.name,) + (0,) * len(self.spec.chunks)
 
     def pieces(self, value):
         """The placeholder keys of this feed mapped to the run's data (views or aliases)."""
@@ -167,17 +174,41 @@ def _none(*_):
     return None
 
 
+def _merged_culled(arrays, extra_keys=None):
+    """One dict graph holding what `arrays` need (plus `extra_keys` tasks), culled."""
+    from dask.optimization import cull
+
+    dsk = dict(HighLevelGraph.merge(*[a.__dask_graph__() for a in arrays])) if arrays else {}
+    wanted = list(flatten([a.__dask_keys__() for a in arrays]))
+    for key, task in (extra_keys or {}).items():
+        dsk[key] = task
+        wanted.append(key)
+    return cull(dsk, wanted)[0] if wanted else {}
+
+
+class Stage:
+    """One scheduler call of a plan: computes small results (reductions of large arrays) that later
+    stages read as placeholders, so those stages re-read their large inputs instead of holding them."""
+
+    def __init__(self, slots, arrays):
+        self.slots = slots  # FeedSlots the results fill in later stages
+        self.keys = [a.__dask_keys__() for a in arrays]
+        self.dsk = _merged_culled(arrays)
+
+
 class DaskPlan:
+    """Task graphs computing the fetches: earlier stages (if any), then the final graph."""
+
     kind = "dask"
 
-    def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None):
+    def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None,
+                 boundaries=()):
         self.fetch_elements = list(fetch_elements)
         self.hooks = hooks or {"before_run": [], "on_success": [], "on_failure": []}
         self.slots = slots
         self.param_slots = [slot for slot, _ in params.values()]
         self.state = state
         self.commit_vars = list(commits)
-        self.host = {}
         arrays = []
         self.out_index = []
         for v in outputs:
@@ -188,55 +219,61 @@ class DaskPlan:
                 self.out_index.append(("none", None))
             else:
                 self.out_index.append(("host", np.asarray(v)))
-        self.extra_keys = []
-        if extra:
-            arrays_extra = list({id(a): a for a in extra}.values())
-        else:
-            arrays_extra = []
+        arrays_extra = list({id(a): a for a in extra}.values()) if extra else []
         commit_arrays = list(commits.values())
-        collections = arrays + commit_arrays + arrays_extra
-        if collections:
-            hlg = HighLevelGraph.merge(*[a.__dask_graph__() for a in collections])
-            dsk = dict(hlg)
-        else:
-            dsk = {}
         self.out_keys = [a.__dask_keys__() for a in arrays]
         self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
         self.commit_chunks = [a.chunks for a in commit_arrays]
         self.barrier_key = None
+        barrier = {}
         if arrays_extra:
             self.barrier_key = ("dflow-barrier", id(self))
-            keys = list(flatten([a.__dask_keys__() for a in arrays_extra]))
-            dsk[self.barrier_key] = (_none, *keys)
-        from dask.optimization import cull
+            barrier[self.barrier_key] = (_none, *flatten([a.__dask_keys__() for a in arrays_extra]))
+        self.dsk = _merged_culled(arrays + commit_arrays + arrays_extra, barrier)
+        levels = sorted({lvl for lvl, _, _ in boundaries})
+        self.stages = [Stage([s for lvl, s, _ in boundaries if lvl == k], [a for lvl, _, a in boundaries if lvl == k])
+                       for k in levels]
+        self.boundary_slots = [s for _, s, _ in boundaries]
+        self.n_tasks = len(self.dsk) + sum(len(st.dsk) for st in self.stages)
 
-        wanted = list(flatten(self.out_keys)) + list(flatten(self.commit_keys))
-        wanted += [self.barrier_key] if self.barrier_key else []
-        self.dsk, _ = cull(dsk, wanted) if wanted else ({}, None)
-        self.n_tasks = len(self.dsk)
-
-    def run(self, session, feed_values):
-        dsk = dict(self.dsk)
+    def _fill(self, dsk, session, feed_values, stage_values):
+        """Sets the placeholder keys `dsk` references: feeds, per-run values, earlier stages."""
         executor = session._executor
         for slot in self.slots:
-            dsk.update(slot.pieces(feed_values[slot.tensor]))
+            if slot.first_key in dsk:
+                dsk.update(slot.pieces(feed_values[slot.tensor]))
         for slot in self.param_slots:
+            if slot.first_key not in dsk:
+                continue
             value = session._param_value(slot.tensor)
             if not executor.is_local and slot.tensor[0] == "variable" and isinstance(value, np.ndarray):
                 # ship a variable's value to the cluster once per change, not on every run
                 value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
                 session._var_values[slot.tensor[1]] = value
             dsk.update(slot.pieces(value))
-        keys = list(self.out_keys)
-        if self.barrier_key is not None:
-            keys.append(self.barrier_key)
+        for slot, value in stage_values.items():
+            if slot.first_key in dsk:
+                dsk.update(slot.pieces(value))
+        return dsk
+
+    def run(self, session, feed_values):
+        executor = session._executor
         run = session._current_run
         for hook in self.hooks["before_run"]:
             hook(run)
         try:
+            stage_values = {}
+            for stage in self.stages:
+                dsk = self._fill(dict(stage.dsk), session, feed_values, stage_values)
+                for slot, r in zip(stage.slots, executor.get(dsk, stage.keys)):
+                    stage_values[slot] = finalize(r) if isinstance(r, (list, tuple)) else r
+            keys = list(self.out_keys)
+            if self.barrier_key is not None:
+                keys.append(self.barrier_key)
             if not keys and not self.commit_keys:
                 results, kept = [], []
             else:
+                dsk = self._fill(dict(self.dsk), session, feed_values, stage_values)
                 results, kept = executor.compute(dsk, keys, self.commit_keys)
             for hook in self.hooks["on_success"]:
                 hook(run)

@@ -13,9 +13,9 @@ from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
-from .compiler import compile_plan
+from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
-from .fetches import ForeignFetchError, flatten_fetches
+from .fetches import flatten_fetches
 from .plan import FeedSpec, RemoteValue
 
 _DEFAULT_SMALL_PLAN_BYTES = 1 << 20
@@ -26,13 +26,18 @@ class ClosedSessionError(FailedPreconditionError, RuntimeError):
 
 
 class FeedError(InvalidArgumentError, ValueError):
-    """A feed that contradicts its tensor's static shape or dtype, or an unknown feed key."""
+    """A feed that contradicts its tensor's static shape or dtype."""
+
+
+class FeedKeyError(InvalidArgumentError, TypeError):
+    """A feed_dict key that is not a tensor of the session's graph (TypeError, as TF1)."""
 
 
 @dataclass(frozen=True)
 class Options:
     chunks: object = "auto"
     small_plan_bytes: int = 0
+    stage_bytes: int = 128 << 20  # inputs this large are re-read by later stages, not held
 
 
 @dataclass(frozen=True)
@@ -202,7 +207,7 @@ class Session:
             t = self._graph.as_graph_element(key, allow_operation=False)
         except (TypeError, ValueError, KeyError) as e:
             msg = e.args[0] if e.args else str(e)
-            raise ForeignFetchError(None, None, f"Cannot interpret feed_dict key {key!r} as Tensor: {msg}") from None
+            raise FeedKeyError(None, None, f"Cannot interpret feed_dict key {key!r} as Tensor: {msg}") from None
         return t
 
     def _feed_spec(self, t, value):
@@ -239,7 +244,7 @@ class Session:
             ck = (hint if not isinstance(hint, list) else tuple(hint), shape, target)
             chunks = self._chunk_cache.get(ck) if _hashable(ck) else None
             if chunks is None:
-                chunks = da.core.normalize_chunks(hint or self._options.chunks, shape, dtype=target.np_dtype)
+                chunks = normalize_chunks(hint or self._options.chunks, shape, target.np_dtype)
                 if _hashable(ck):
                     self._chunk_cache[ck] = chunks
         return FeedSpec(kind, shape, as_dtype(target), chunks), value

@@ -1,0 +1,544 @@
+"""Session: lifecycle, default sessions, fetch structures, feeds, errors and the plan cache."""
+
+from __future__ import annotations
+
+import collections
+
+import dask.array as da
+import numpy as np
+import pytest
+
+import dflow as tf
+from dflow import errors
+from dflow.schedule import session as session_mod
+
+Pair = collections.namedtuple("Pair", ["a", "b"])
+
+
+def _xv(shape=(4, 3), seed=0, dtype=np.float32):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def only_plan(sess):
+    (plan,) = sess._plans.values()
+    return plan
+
+
+@pytest.fixture
+def count_compiles(monkeypatch):
+    """Counts calls of compile_plan as the session module calls it (it imports the name)."""
+    calls = []
+    real = session_mod.compile_plan
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_mod, "compile_plan", spy)
+    return calls
+
+
+# ---- lifecycle and default sessions -----------------------------------------------------------
+
+def test_context_manager_installs_default_and_closes():
+    x = tf.placeholder(tf.float32, [3], name="x")
+    assert tf.get_default_session() is None
+    with tf.Session() as s:
+        assert tf.get_default_session() is s
+        assert tf.get_default_graph() is s.graph
+        np.testing.assert_array_equal((x * 2).eval({x: np.ones(3, np.float32)}), [2, 2, 2])
+    assert tf.get_default_session() is None
+    with pytest.raises(errors.FailedPreconditionError):
+        s.run(x, {x: np.ones(3, np.float32)})
+    with pytest.raises(RuntimeError, match="closed"):
+        s.run(x, {x: np.ones(3, np.float32)})
+
+
+def test_close_is_idempotent_and_blocks_runs():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    s = tf.Session(scheduler="sync")
+    assert s.run(x + 1, {x: np.zeros(2, np.float32)}).tolist() == [1, 1]
+    s.close()
+    s.close()
+    with pytest.raises(errors.FailedPreconditionError) as info:
+        s.run(x + 1, {x: np.zeros(2, np.float32)})
+    assert isinstance(info.value, RuntimeError)
+    assert isinstance(info.value, errors.OpError)
+
+
+def test_as_default_does_not_close():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    s = tf.Session()
+    with s.as_default():
+        assert tf.get_default_session() is s
+        assert (x + 1).eval({x: np.zeros(2, np.float32)}).tolist() == [1, 1]
+    assert tf.get_default_session() is None
+    assert s.run(x + 2, {x: np.zeros(2, np.float32)}).tolist() == [2, 2]  # still open
+    s.close()
+
+
+def test_nested_default_sessions():
+    g1, g2 = tf.Graph(), tf.Graph()
+    with g1.as_default():
+        a = tf.placeholder(tf.float32, [], name="a")
+    with g2.as_default():
+        b = tf.placeholder(tf.float32, [], name="b")
+    with tf.Session(graph=g1) as s1:
+        with tf.Session(graph=g2) as s2:
+            assert tf.get_default_session() is s2
+            assert tf.get_default_graph() is g2
+            assert b.eval({b: 2.0}) == 2.0
+            with pytest.raises(ValueError):
+                a.eval({a: 1.0})  # the default session runs another graph
+            assert a.eval({a: 1.0}, session=s1) == 1.0
+        assert tf.get_default_session() is s1
+        assert a.eval({a: 3.0}) == 3.0
+
+
+def test_eval_and_run_without_default_session():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    with pytest.raises(ValueError, match="default session"):
+        x.eval({x: np.zeros(2, np.float32)})
+    with pytest.raises(ValueError):
+        (x + 1).op.run({x: np.zeros(2, np.float32)})
+
+
+def test_operation_run_returns_none():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    y = tf.identity(x * 3, name="y")
+    with tf.Session():
+        assert y.op.run({x: np.ones(2, np.float32)}) is None
+    s = tf.Session(scheduler="sync")
+    assert y.op.run({x: np.ones(2, np.float32)}, session=s) is None
+    assert y.eval({x: np.ones(2, np.float32)}, session=s).tolist() == [3, 3]
+    s.close()
+
+
+def test_interactive_session():
+    x = tf.placeholder(tf.float64, [3], name="x")
+    s = tf.InteractiveSession()
+    try:
+        assert tf.get_default_session() is s
+        np.testing.assert_array_equal(tf.exp(x).eval({x: np.zeros(3)}), np.ones(3))
+    finally:
+        s.close()
+    assert tf.get_default_session() is None
+    with pytest.raises(errors.FailedPreconditionError):
+        s.run(x, {x: np.zeros(3)})
+
+
+def test_graph_and_graph_def_properties():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        tf.sqrt(x, name="root")
+    s = tf.Session(graph=g)
+    assert s.graph is g
+    names = [n["name"] for n in s.graph_def.node]
+    assert names == ["x", "root"]
+    assert tf.Session().graph is tf.get_default_graph()
+    with g.as_default():
+        assert tf.Session().graph is g
+
+
+# ---- fetch structures --------------------------------------------------------------------------
+
+@pytest.fixture
+def xy():
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.multiply(x, 2.0, name="y")
+    return x, y, {x: _xv()}
+
+
+@pytest.mark.parametrize("sched", [None, "sync"])
+def test_fetch_single_tensor_and_names(xy, sched):
+    x, y, feed = xy
+    xv = feed[x]
+    with tf.Session(scheduler=sched) as s:
+        r = s.run(y, feed)
+        assert isinstance(r, np.ndarray) and r.dtype == np.float32
+        np.testing.assert_array_equal(r, xv * 2)
+        np.testing.assert_array_equal(s.run("y:0", feed), xv * 2)
+        assert s.run("y", feed) is None  # an op name fetches the op
+        assert s.run(y.op, feed) is None
+        np.testing.assert_array_equal(s.run(x, feed), xv)  # a fed tensor is returned as fed
+
+
+@pytest.mark.parametrize("sched", [None, "sync"])
+def test_fetch_nested_structures(xy, sched):
+    x, y, feed = xy
+    xv = feed[x]
+    z = tf.add(y, 1.0, name="z")
+    fetches = {"a": [y, (z, "y:0")], "b": Pair(a=z, b={"op": y.op, "t": x}), "c": (y,)}
+    with tf.Session(scheduler=sched) as s:
+        r = s.run(fetches, feed)
+    assert set(r) == {"a", "b", "c"}
+    assert isinstance(r["a"], list) and isinstance(r["a"][1], tuple)
+    assert isinstance(r["b"], Pair) and isinstance(r["c"], tuple) and len(r["c"]) == 1
+    np.testing.assert_array_equal(r["a"][0], xv * 2)
+    np.testing.assert_array_equal(r["a"][1][0], xv * 2 + 1)
+    np.testing.assert_array_equal(r["a"][1][1], xv * 2)
+    np.testing.assert_array_equal(r["b"].a, xv * 2 + 1)
+    assert r["b"].b["op"] is None
+    np.testing.assert_array_equal(r["b"].b["t"], xv)
+
+
+def test_fetch_ordered_dict_and_empty_structures(xy):
+    x, y, feed = xy
+    with tf.Session() as s:
+        r = s.run(collections.OrderedDict([("z", y), ("a", x)]), feed)
+        assert isinstance(r, collections.OrderedDict) and list(r) == ["z", "a"]
+        assert s.run([], feed) == []
+        assert s.run({}, feed) == {}
+        assert s.run([[y]], feed)[0][0].shape == (4, 3)
+
+
+@pytest.mark.parametrize("sched", [None, "sync"])
+def test_fetch_duplicates(xy, sched):
+    x, y, feed = xy
+    with tf.Session(scheduler=sched) as s:
+        a, b, c = s.run([y, y, "y:0"], feed)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c)
+
+
+@pytest.mark.parametrize("sched", [None, "sync", "threads"])
+def test_zero_d_fetch_is_numpy_scalar(sched):
+    x = tf.placeholder(tf.float32, [], name="x")
+    v = tf.placeholder(tf.float32, [None, 2], name="v")
+    with tf.Session(scheduler=sched) as s:
+        r = s.run(x * x, {x: 3.0})
+        assert isinstance(r, np.float32) and r == 9.0
+        n, k = s.run([tf.size(v), tf.rank(v)], {v: np.zeros((5, 2), np.float32)})
+        assert isinstance(n, np.int32) and n == 10
+        assert isinstance(k, np.int32) and k == 2
+        sh = s.run(tf.shape(v), {v: np.zeros((5, 2), np.float32)})
+        assert isinstance(sh, np.ndarray) and sh.dtype == np.int32 and sh.tolist() == [5, 2]
+
+
+# ---- feeds -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sched", [None, "sync"])
+def test_feed_python_scalars_and_lists(sched):
+    f = tf.placeholder(tf.float32, [], name="f")
+    m = tf.placeholder(tf.float64, [2, 3], name="m")
+    i = tf.placeholder(tf.int32, [None], name="i")
+    with tf.Session(scheduler=sched) as s:
+        r = s.run([f + f, m * 2.0, i * 2], {f: 1.5, m: [[1, 2, 3], [4, 5, 6]], i: [1, 2, 3]})
+    assert r[0] == np.float32(3.0) and isinstance(r[0], np.float32)
+    assert r[1].dtype == np.float64 and r[1].tolist() == [[2, 4, 6], [8, 10, 12]]
+    assert r[2].dtype == np.int32 and r[2].tolist() == [2, 4, 6]
+
+
+def test_feed_numpy_of_wider_float_is_cast():
+    x = tf.placeholder(tf.float32, [3], name="x")
+    with tf.Session() as s:
+        r = s.run(x, {x: np.array([1.0, 2.0, 3.0], np.float64)})
+    assert r.dtype == np.float32
+
+
+@pytest.mark.parametrize("sched", [None, "sync", "threads"])
+def test_feed_dask_array_with_several_chunks(sched):
+    x = tf.placeholder(tf.float64, [None, 4], name="x")
+    xv = _xv((10, 4), seed=3, dtype=np.float64)
+    xd = da.from_array(xv, chunks=(3, 2))
+    with tf.Session(scheduler=sched) as s:
+        r = s.run(tf.tanh(x) * 2.0 + x, {x: xd})
+        plan = only_plan(s)
+    np.testing.assert_allclose(r, np.tanh(xv) * 2 + xv, rtol=1e-12)
+    assert plan.kind == "dask"  # a dask feed never takes the eager path
+    assert plan.slots[0].spec.kind == "dask"
+    assert plan.slots[0].spec.chunks == ((3, 3, 3, 1), (2, 2))
+
+
+def test_feed_dask_array_of_other_dtype_is_cast():
+    x = tf.placeholder(tf.float32, [6], name="x")
+    with tf.Session(scheduler="sync") as s:
+        r = s.run(x + 1.0, {x: da.arange(6, chunks=2).astype(np.float64)})
+    assert r.dtype == np.float32 and r.tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def _zarr_array(path, data, chunks):
+    zarr = pytest.importorskip("zarr")
+    z = zarr.open_array(store=str(path), mode="w", shape=data.shape, chunks=chunks, dtype=data.dtype)
+    z[...] = data
+    return z
+
+
+@pytest.mark.parametrize("sched", [None, "sync", "threads"])
+def test_feed_zarr_array_read_lazily(tmp_path, sched):
+    xv = _xv((8, 3), seed=4)
+    z = _zarr_array(tmp_path / "x.zarr", xv, chunks=(2, 3))
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = x * 2.0
+    with tf.Session(scheduler=sched) as s:
+        np.testing.assert_array_equal(s.run(y, {x: z}), xv * 2)
+        spec = only_plan(s).slots[0].spec
+        assert spec.kind == "dask" and spec.chunks == ((2, 2, 2, 2), (3,))
+        z[...] = xv + 1  # the array is read when the run happens, not when first fed
+        np.testing.assert_array_equal(s.run(y, {x: z}), (xv + 1) * 2)
+        assert len(s._plans) == 1
+
+
+def test_feed_zarr_is_read_chunk_by_chunk(tmp_path, monkeypatch):
+    zarr = pytest.importorskip("zarr")
+    xv = _xv((8, 3), seed=5)
+    z = _zarr_array(tmp_path / "x.zarr", xv, chunks=(2, 3))
+    reads = []
+    real = zarr.Array.__getitem__
+
+    def counting(self, sel):
+        reads.append(sel)
+        return real(self, sel)
+
+    monkeypatch.setattr(zarr.Array, "__getitem__", counting)
+    x = tf.placeholder(tf.float32, [8, 3], name="x")
+    with tf.Session(scheduler="sync") as s:
+        np.testing.assert_array_equal(s.run(x + 1.0, {x: z}), xv + 1)
+    shapes = [tuple(sl.stop - sl.start for sl in sel) for sel in reads]
+    shapes = [sh for sh in shapes if 0 not in sh]  # dask reads an empty slice for its meta
+    assert shapes == [(2, 3)] * 4  # one read per chunk, no whole-array read
+
+
+def test_feed_intermediate_tensor_replaces_it():
+    x = tf.placeholder(tf.float32, [3], name="x")
+    y = tf.exp(x, name="y")
+    z = y + 1.0
+    yv = np.array([1.0, 2.0, 3.0], np.float32)
+    for sched in [None, "sync"]:
+        with tf.Session(scheduler=sched) as s:
+            np.testing.assert_array_equal(s.run(z, {y: yv}), yv + 1)  # x need not be fed
+            np.testing.assert_array_equal(s.run(y, {y: yv}), yv)
+            np.testing.assert_allclose(s.run(z, {x: np.zeros(3, np.float32)}), [2, 2, 2])
+
+
+def test_feed_intermediate_with_dask_value():
+    x = tf.placeholder(tf.float64, [6], name="x")
+    y = tf.square(x)
+    z = y * 2.0
+    with tf.Session(scheduler="sync") as s:
+        np.testing.assert_array_equal(s.run(z, {y: da.arange(6.0, chunks=2)}), np.arange(6.0) * 2)
+
+
+def test_unneeded_placeholder_need_not_be_fed():
+    a = tf.placeholder(tf.float32, [2], name="a")
+    b = tf.placeholder(tf.float32, [2], name="b")
+    c = a + b  # noqa: F841 - never fetched
+    for sched in [None, "sync"]:
+        with tf.Session(scheduler=sched) as s:
+            assert s.run(a * 3.0, {a: np.ones(2, np.float32)}).tolist() == [3, 3]
+
+
+def test_feeds_of_unused_tensors_are_allowed():
+    a = tf.placeholder(tf.float32, [2], name="a")
+    b = tf.placeholder(tf.float32, [2], name="b")
+    with tf.Session() as s:
+        r = s.run(a + 1.0, {a: np.zeros(2, np.float32), b: np.ones(2, np.float32)})
+    assert r.tolist() == [1, 1]
+
+
+def test_feed_by_name_string():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    with tf.Session() as s:
+        assert s.run(x * 2.0, {"x:0": [1.0, 2.0]}).tolist() == [2, 4]
+
+
+# ---- errors ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sched", [None, "sync"])
+def test_unfed_placeholders_are_all_named(sched):
+    a = tf.placeholder(tf.float32, [None, 2], name="alpha")
+    b = tf.placeholder(tf.int32, [2], name="beta")
+    out = a + tf.cast(b, tf.float32)
+    with tf.Session(scheduler=sched) as s:
+        with pytest.raises(errors.InvalidArgumentError) as info:
+            s.run(out)
+        assert "alpha" in str(info.value) and "beta" in str(info.value)
+        assert "You must feed a value for placeholder" in str(info.value)
+        with pytest.raises(errors.InvalidArgumentError, match="beta") as info:
+            s.run(out, {a: np.zeros((1, 2), np.float32)})
+        assert "alpha" not in str(info.value)
+
+
+@pytest.mark.parametrize("sched", [None, "sync"])
+def test_feed_shape_mismatch(sched):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    with tf.Session(scheduler=sched) as s:
+        for bad in [np.zeros((2, 4), np.float32), np.zeros(3, np.float32), da.zeros((2, 2), chunks=1)]:
+            with pytest.raises(errors.InvalidArgumentError, match="x:0") as info:
+                s.run(x + 1.0, {x: bad})
+            assert isinstance(info.value, ValueError)  # TF1 raises ValueError here
+            assert "shape" in str(info.value)
+
+
+@pytest.mark.parametrize("sched", [None, "sync"])
+def test_feed_dtype_contradictions(sched):
+    i = tf.placeholder(tf.int32, [2], name="ints")
+    b = tf.placeholder(tf.bool, [2], name="flags")
+    with tf.Session(scheduler=sched) as s:
+        for bad in [np.array([1.5, 2.5]), [1.5, 2.5], da.from_array(np.array([1.0, 2.0]), chunks=1)]:
+            with pytest.raises(errors.InvalidArgumentError, match="ints:0"):
+                s.run(i * 2, {i: bad})
+        with pytest.raises(errors.InvalidArgumentError, match="ints:0"):
+            s.run(i * 2, {i: np.array(["a", "b"])})
+        with pytest.raises(errors.InvalidArgumentError, match="flags:0"):
+            s.run(tf.logical_not(b), {b: np.array([1, 0])})
+
+
+def test_fetch_from_another_graph():
+    g = tf.Graph()
+    with g.as_default():
+        other = tf.placeholder(tf.float32, [2], name="other")
+    here = tf.placeholder(tf.float32, [2], name="here")
+    with tf.Session() as s:
+        with pytest.raises(ValueError, match="other"):
+            s.run(other * 2.0, {here: np.zeros(2, np.float32)})
+        with pytest.raises(ValueError):
+            s.run([here, other], {here: np.zeros(2, np.float32)})
+        with pytest.raises(ValueError):
+            s.run(other.op)
+
+
+def test_fetch_unknown_names():
+    tf.placeholder(tf.float32, [2], name="x")
+    with tf.Session() as s:
+        for name in ["nope:0", "nope", "x:1"]:
+            with pytest.raises(ValueError, match="nope|x:1") as info:
+                s.run(name)
+            assert isinstance(info.value, errors.OpError)
+
+
+@pytest.mark.parametrize("bad", [3, object(), None, 2.5, np.zeros(2)])
+def test_fetch_non_graph_element(bad):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    with tf.Session() as s:
+        with pytest.raises(TypeError):
+            s.run(bad)
+        with pytest.raises(TypeError):
+            s.run([x, {"k": bad}], {x: np.zeros(2, np.float32)})
+
+
+def test_feed_key_not_in_graph():
+    g = tf.Graph()
+    with g.as_default():
+        other = tf.placeholder(tf.float32, [2], name="other")
+    x = tf.placeholder(tf.float32, [2], name="x")
+    with tf.Session() as s:
+        for key in ["nope:0", other, 3]:
+            with pytest.raises((TypeError, ValueError), match="feed_dict key"):
+                s.run(x, {x: np.zeros(2, np.float32), key: np.zeros(2, np.float32)})
+
+
+def test_feed_key_not_in_graph_is_type_error_as_tf1():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    with tf.Session() as s, pytest.raises(TypeError):
+        s.run(x, {"nope:0": np.zeros(2, np.float32)})
+
+
+def test_feeding_an_operation_is_an_error():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    with tf.Session() as s, pytest.raises((TypeError, ValueError)):
+        s.run(x * 2.0, {(x * 2.0).op: np.zeros(2, np.float32)})
+
+
+# ---- plan cache and chunking ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("sched", [None, "sync"])
+def test_same_signature_reuses_plan(count_compiles, sched):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.tanh(x) + 1.0
+    with tf.Session(scheduler=sched, chunks=2) as s:
+        for seed in range(3):
+            xv = _xv((4, 3), seed=seed)
+            np.testing.assert_allclose(s.run(y, {x: xv}), np.tanh(xv) + 1, rtol=1e-6)
+        assert len(count_compiles) == 1
+        s.run([y], {x: _xv((4, 3))})  # another fetch structure of the same elements
+        assert len(count_compiles) == 1
+        xv = _xv((6, 3))
+        np.testing.assert_allclose(s.run(y, {x: xv}), np.tanh(xv) + 1, rtol=1e-6)  # new shape
+        assert len(count_compiles) == 2
+        s.run(y, {x: _xv((4, 3), seed=9)})  # back to the first signature: cached
+        assert len(count_compiles) == 2
+        s.run(y * 2.0, {x: _xv((4, 3))})  # a new fetch
+        assert len(count_compiles) == 3
+
+
+def test_dask_feed_chunks_are_part_of_the_signature(count_compiles):
+    x = tf.placeholder(tf.float64, [8], name="x")
+    y = x * 2.0
+    xv = np.arange(8.0)
+    with tf.Session(scheduler="sync") as s:
+        for chunks in [2, 2, 4, 4, 2]:
+            np.testing.assert_array_equal(s.run(y, {x: da.from_array(xv + chunks, chunks=chunks)}),
+                                          (xv + chunks) * 2)
+        assert len(count_compiles) == 2
+        s.run(y, {x: xv})  # numpy instead of dask: another plan
+        assert len(count_compiles) == 3
+        s.run(y, {x: xv.astype(np.float32)})  # cast to the placeholder's dtype: same signature
+        assert len(count_compiles) == 3
+
+
+def test_session_chunks_option_chunks_numpy_feeds():
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    xv = _xv((6, 4))
+    with tf.Session(scheduler="sync", chunks=2) as s:
+        np.testing.assert_array_equal(s.run(x + 0.0, {x: xv}), xv)
+        plan = only_plan(s)
+    assert plan.kind == "dask"
+    assert plan.slots[0].spec.kind == "numpy"
+    assert plan.slots[0].spec.chunks == ((2, 2, 2), (2, 2))
+    with tf.Session(scheduler="sync", chunks=(3, -1)) as s:
+        np.testing.assert_array_equal(s.run(x * x, {x: xv}), xv * xv)
+        assert only_plan(s).slots[0].spec.chunks == ((3, 3), (4,))
+
+
+def test_session_chunks_tuple_with_constant_of_other_rank():
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    xv = _xv((6, 4))
+    b = np.arange(4, dtype=np.float32)
+    with tf.Session(scheduler="sync", chunks=(3, -1)) as s:
+        np.testing.assert_array_equal(s.run(x + b, {x: xv}), xv + b)
+
+
+def test_session_chunks_tuple_with_feeds_of_other_ranks():
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    b = tf.placeholder(tf.float32, [4], name="b")
+    a = tf.placeholder(tf.float32, [], name="a")
+    xv, bv = _xv((6, 4)), np.arange(4, dtype=np.float32)
+    with tf.Session(scheduler="sync", chunks=(3, -1)) as s:
+        np.testing.assert_array_equal(s.run(x + b * a, {x: xv, b: bv, a: 2.0}), xv + bv * 2)
+        specs = {slot.tensor.name: slot.spec for slot in only_plan(s).slots}
+        assert specs["x:0"].chunks == ((3, 3), (4,))
+
+
+def test_placeholder_chunks_hint_wins_over_session_chunks():
+    x = tf.placeholder(tf.float32, [None, 4], name="x", chunks=(4, 2))
+    y = tf.placeholder(tf.float32, [None, 4], name="y")
+    xv, yv = _xv((8, 4), 1), _xv((8, 4), 2)
+    with tf.Session(scheduler="sync", chunks=8) as s:
+        np.testing.assert_array_equal(s.run(x + y, {x: xv, y: yv}), xv + yv)
+        specs = {slot.tensor.name: slot.spec for slot in only_plan(s).slots}
+    assert specs["x:0"].chunks == ((4, 4), (2, 2))
+    assert specs["y:0"].chunks == ((8,), (4,))
+
+
+def test_default_session_small_plans_are_eager_and_large_are_dask():
+    x = tf.placeholder(tf.float32, [None], name="x")
+    with tf.Session() as s:
+        s.run(x * 2.0, {x: np.zeros(10, np.float32)})
+        assert only_plan(s).kind == "eager"
+    with tf.Session(small_plan_bytes=16) as s:
+        s.run(x * 2.0, {x: np.zeros(10, np.float32)})  # 40 bytes > 16
+        assert only_plan(s).kind == "dask"
+    with tf.Session(small_plan_bytes=0) as s:
+        s.run(x * 2.0, {x: np.zeros(2, np.float32)})
+        assert only_plan(s).kind == "dask"
+
+
+def test_closing_drops_plans():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    s = tf.Session()
+    s.run(x + 1.0, {x: np.zeros(2, np.float32)})
+    assert len(s._plans) == 1
+    s.close()
+    assert len(s._plans) == 0
