@@ -48,10 +48,6 @@ class FeedSlot:
     name: str
     spec: FeedSpec
 
-    @property
-    def first_key(self):
-        return (self.name,) + (0,) * len(self.spec.chunks)
-
     def pieces(self, value):
         """The placeholder keys of this feed mapped to the run's data (views or aliases)."""
         if isinstance(value, RemoteValue):
@@ -194,6 +190,22 @@ class Stage:
         self.slots = slots  # FeedSlots the results fill in later stages
         self.keys = [a.__dask_keys__() for a in arrays]
         self.dsk = _merged_culled(arrays)
+        self.names = _key_names(self.dsk)
+
+
+def _culled_if_needed(dsk, keys):
+    """A dask feed brings its whole graph; the local schedulers run every task they are given, so
+    keep only what this run's keys need (a slice of a Zarr feed reads only its chunks)."""
+    if dsk.pop("__dflow_cull__", None) is None:
+        return dsk
+    from dask.optimization import cull
+
+    return cull(dsk, list(flatten(keys)))[0]
+
+
+def _key_names(dsk):
+    """The names of a graph's keys (a placeholder is referenced if any of its chunks is)."""
+    return {k[0] if isinstance(k, tuple) else k for k in dsk}
 
 
 class DaskPlan:
@@ -234,16 +246,19 @@ class DaskPlan:
         self.stages = [Stage([s for lvl, s, _ in boundaries if lvl == k], [a for lvl, _, a in boundaries if lvl == k])
                        for k in levels]
         self.boundary_slots = [s for _, s, _ in boundaries]
+        self.names = _key_names(self.dsk)
         self.n_tasks = len(self.dsk) + sum(len(st.dsk) for st in self.stages)
 
-    def _fill(self, dsk, session, feed_values, stage_values):
+    def _fill(self, dsk, names, session, feed_values, stage_values):
         """Sets the placeholder keys `dsk` references: feeds, per-run values, earlier stages."""
         executor = session._executor
         for slot in self.slots:
-            if slot.first_key in dsk:
+            if slot.name in names:
                 dsk.update(slot.pieces(feed_values[slot.tensor]))
+                if slot.spec.kind == "dask":
+                    dsk["__dflow_cull__"] = True
         for slot in self.param_slots:
-            if slot.first_key not in dsk:
+            if slot.name not in names:
                 continue
             value = session._param_value(slot.tensor)
             if not executor.is_local and slot.tensor[0] == "variable" and isinstance(value, np.ndarray):
@@ -252,7 +267,7 @@ class DaskPlan:
                 session._var_values[slot.tensor[1]] = value
             dsk.update(slot.pieces(value))
         for slot, value in stage_values.items():
-            if slot.first_key in dsk:
+            if slot.name in names:
                 dsk.update(slot.pieces(value))
         return dsk
 
@@ -264,7 +279,8 @@ class DaskPlan:
         try:
             stage_values = {}
             for stage in self.stages:
-                dsk = self._fill(dict(stage.dsk), session, feed_values, stage_values)
+                dsk = _culled_if_needed(self._fill(dict(stage.dsk), stage.names, session, feed_values,
+                                                   stage_values), stage.keys)
                 for slot, r in zip(stage.slots, executor.get(dsk, stage.keys)):
                     stage_values[slot] = finalize(r) if isinstance(r, (list, tuple)) else r
             keys = list(self.out_keys)
@@ -273,7 +289,8 @@ class DaskPlan:
             if not keys and not self.commit_keys:
                 results, kept = [], []
             else:
-                dsk = self._fill(dict(self.dsk), session, feed_values, stage_values)
+                dsk = _culled_if_needed(self._fill(dict(self.dsk), self.names, session, feed_values, stage_values),
+                                        keys + list(self.commit_keys))
                 results, kept = executor.compute(dsk, keys, self.commit_keys)
             for hook in self.hooks["on_success"]:
                 hook(run)
