@@ -84,7 +84,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
               aggregation_method=None, stop_gradients=None, unconnected_gradients="none"):
     """Symbolic derivatives of sum(ys) with respect to each x in xs (TF1's `tf.gradients`).
 
-    Returns a list with one tensor per x, None where ys do not depend on x. `grad_ys` weights each y
+    Returns a list with one tensor per x, None where ys do not depend on x (zeros with
+    `unconnected_gradients="zero"`). `grad_ys` weights each y
     (default ones); `stop_gradients` are treated as constants. Integer and bool tensors get no
     gradient. LookupError if a differentiable op on the path has no gradient rule.
     """
@@ -136,4 +137,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 if isinstance(g, Operation):
                     raise TypeError(f"Gradient rule of {op.type} returned an Operation for input {t.name!r}")
                 grads.setdefault(t, []).append(g)
-        return [_aggregate(graph, grads.get(x)) for x in xs]
+        out = [_aggregate(graph, grads.get(x)) for x in xs]
+        if unconnected_gradients == "zero":
+            out = [g if g is not None else _create(graph, "ZerosLike", [x], "zeros_like") for g, x in zip(out, xs)]
+        elif unconnected_gradients != "none":
+            raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}")
+        return out

@@ -1,110 +1,46 @@
-"""Array manipulation ops: filled arrays (zeros, ones, fill, range, linspace), transpose, expand_dims,
-squeeze, concat, unstack, split, tile, pad, reverse and add_n.
+"""Array manipulation ops: transpose, expand_dims, squeeze, concat, unstack, split, reverse and add_n,
+with their gradient rules. Filled arrays (zeros, ones, fill, range, linspace: `creation_ops`) and
+tiling and padding (`pad_ops`) live in their own modules and are re-exported here.
 
-Shape-like arguments (shapes, axes, perms, multiples, paddings, split sizes) are int tensors: Python
-values become constants, tensors (e.g. `dflow.shape(x)`) pass through. Static shapes are inferred
-from their build-time values where known (`constant_value`, `partial_shape_value`); the lowerings
-need them on the host when the plan is compiled (`ctx.host_value`), never data computed in the run.
-Filled arrays are built lazily chunk by chunk (`da.full`): a huge `zeros` costs nothing until used.
+Shape-like arguments (axes, perms, split sizes) are int tensors known on the host when the plan is
+compiled (see `creation_ops`). Gradient rules build public ops only, so gradients are differentiable
+again; they give the input's static shape, and work from run-time shapes where it is not known.
 """
 
 from __future__ import annotations
 
-import builtins
 import functools
-import math
 
 import numpy as np
 
 from ..graph import dtypes
-from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
-from ..graph.ops import Tensor, constant_value
-from ..graph.registry import register_op
-from ..graph.shape import Dimension, TensorShape, unknown_shape
-from .array_ops import identity, partial_shape_value, stack
-from .common import apply_op, convert_to_tensor, graph_of, normalize_axis, to_numpy
+from ..graph.ops import constant_value
+from ..graph.registry import def_grad, not_differentiable, register_op
+from ..graph.shape import TensorShape, unknown_shape
+from . import creation_ops, pad_ops
+from .array_ops import identity, partial_shape_value, reshape, stack
+from .array_ops import rank as rank_of
+from .array_ops import shape as shape_of
+from .common import apply_op, convert_to_tensor, graph_of, normalize_axis
+from .creation_ops import *  # noqa: F403 - re-exported: these names were defined here before
+from .creation_ops import (
+    _HOST_MAX_ELEMENTS,
+    _check_rank,
+    _dims,
+    _int_input,
+    _ints,
+    _is_tensor,
+    _pyrange,
+    _static_scalar,
+    _tensor,
+    zeros_like,
+)
 from .math_ops import cast
+from .pad_ops import *  # noqa: F403 - re-exported: these names were defined here before
 
-__all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "range", "linspace", "lin_space",
-           "transpose", "expand_dims", "squeeze", "concat", "unstack", "split", "tile", "pad",
-           "reverse", "reverse_v2", "add_n"]
-
-_pyrange = builtins.range  # this module defines TF1's `range`
-_HOST_MAX_ELEMENTS = 1 << 16  # the compiler's limit for values it folds on the host
-
-# ---- shared helpers ----------------------------------------------------------------------------
-
-
-def _is_tensor(v):
-    return isinstance(v, Tensor) or hasattr(v, "_as_graph_element")
-
-
-def _has_tensor(v):
-    return any(_is_tensor(e) or (isinstance(e, (list, tuple)) and _has_tensor(e)) for e in v)
-
-
-def _plain(v):
-    """Dimensions in (nested) lists as ints, as TF1 accepts `[x.shape[0], 3]`."""
-    if isinstance(v, Dimension):
-        return v.value
-    if isinstance(v, TensorShape):
-        return None if v.dims is None else [d.value for d in v.dims]
-    return [_plain(e) for e in v] if isinstance(v, (list, tuple)) else v
-
-
-def _tensor(value, dtype=None, name=None):
-    """`value` as a tensor; in a list mixing numbers and tensors, the numbers take the tensors' dtype
-    (so `[size(x), 2]` stacks whatever the int type of `size(x)`)."""
-    if isinstance(value, (list, tuple)) and not _is_tensor(value) and _has_tensor(value):
-        if dtype is None:
-            dtype = next(convert_to_tensor(e).dtype for e in value if _is_tensor(e))
-        return stack([_tensor(e, dtype) for e in value], name=name or "stack")
-    return convert_to_tensor(value, dtype=dtype, name=name)
-
-
-def _int_input(value, what, op_type):
-    """A shape-like argument as an int tensor (int32 unless values need int64); TypeError if not ints."""
-    value = _plain(value)
-    if not _is_tensor(value) and not (isinstance(value, (list, tuple)) and _has_tensor(value)):
-        arr = np.asarray(value)
-        if arr.dtype == object or (arr.size and arr.dtype.kind not in "iuf"):
-            raise TypeError(f"{op_type}: {what} must be integers, got {value!r}")
-        big = arr.size and arr.dtype.kind in "iu" and (arr.min() < -(2**31) or arr.max() >= 2**31)
-        value = value if arr.size else arr.astype(np.int32)
-        return _tensor(value, dtypes.int64 if big else dtypes.int32, name=what)
-    t = _tensor(value, name=what)
-    if not t.dtype.is_integer:
-        raise TypeError(f"{op_type}: {what} must be an integer tensor, got {t.dtype.name} ({t.name!r})")
-    return t
-
-
-def _ints(v):
-    """A host value (numpy or cupy array, or Python) as a flat list of Python ints."""
-    v = v.tolist() if hasattr(v, "tolist") else v
-    return np.asarray(v, dtype=np.int64).reshape(-1).tolist()
-
-
-def _partial_shape(t):
-    """A 1-D shape tensor's values where known when building: `shape(x)` gives x's static dims."""
-    if t.op.type == "Shape" and t.op.inputs[0].shape.ndims is not None:
-        return t.op.inputs[0].shape.as_list()
-    return partial_shape_value(t)
-
-
-def _static_scalar(t):
-    v = constant_value(t)
-    return None if v is None or np.size(v) != 1 else np.asarray(v).reshape(-1)[0].item()
-
-
-def _dims(shape):
-    return None if shape.ndims is None else shape.as_list()
-
-
-def _check_rank(t, rank, op_type, what):
-    if t.shape.ndims is not None and t.shape.ndims != rank:
-        raise ValueError(f"{op_type}: {what} must be rank {rank} but is rank {t.shape.ndims} "
-                         f"(shape {t.shape}, {t.name!r})")
+__all__ = ["transpose", "invert_permutation", "expand_dims", "squeeze", "concat", "unstack", "split",
+           "reverse", "reverse_v2", "add_n"] + creation_ops.__all__ + pad_ops.__all__
 
 
 def _outputs(arrays):
@@ -112,232 +48,10 @@ def _outputs(arrays):
     return arrays[0] if len(arrays) == 1 else tuple(arrays)
 
 
-def _on_host(ctx, n, *inputs):
-    """Whether a lowering of host `inputs` returns a host array (n elements, small): values such as
-    `range(rank(x))` then stay known on the host for the shape arguments of later ops."""
-    return n <= _HOST_MAX_ELEMENTS and not any(isinstance(v, ctx.da.Array) for v in inputs)
-
-
 def _create_multi(op_type, inputs, attrs, name):
     """Creates a multi-output op; always returns the list of its outputs (even of one)."""
     return graph_of(inputs).create_op(op_type, inputs, attrs, name=name).outputs
 
-
-# ---- fill, zeros, ones ---------------------------------------------------------------------------
-
-
-def _fill_infer(inputs, attrs):
-    dims, value = inputs
-    _check_rank(dims, 1, "Fill", "dims")
-    _check_rank(value, 0, "Fill", "value")
-    shape = _partial_shape(dims)
-    if shape is not None and any(d is not None and d < 0 for d in shape):
-        raise ValueError(f"Fill: dimensions must be >= 0, got {shape}")
-    return (unknown_shape() if shape is None else TensorShape(shape)), value.dtype
-
-
-def _fill_lower(ctx, dims, value):
-    shape = tuple(_ints(ctx.host_value(dims, "Fill dims")))
-    if any(d < 0 for d in shape):
-        raise ValueError(f"Fill: dimensions must be >= 0, got {list(shape)}")
-    if _on_host(ctx, math.prod(shape), value):
-        return np.full(shape, value, dtype=value.dtype)
-    chunks = ctx.default_chunks(shape, value.dtype)
-    if isinstance(value, ctx.da.Array):  # a value computed in this run
-        return ctx.da.broadcast_to(value, shape, chunks=chunks)
-    value = np.asarray(value)
-    return ctx.da.full(shape, value[()], dtype=value.dtype, chunks=chunks)
-
-
-register_op("Fill", _fill_infer, lower=_fill_lower,
-            eager=lambda xp, dims, value: xp.full(tuple(_ints(dims)), value, dtype=value.dtype))
-
-
-def fill(dims, value, name=None):
-    """A tensor of shape `dims` (1-D ints or int tensor) filled with scalar `value`, of its dtype.
-
-    ValueError for negative dims or a non-scalar value.
-    """
-    with name_scope(name, "Fill", [dims, value]) as scope:
-        dims = _int_input(dims, "dims", "Fill")
-        return apply_op("Fill", [dims, _tensor(value, name="value")], name=scope)
-
-
-def _filled(shape, dtype, fill_value, name, default_name):
-    dtype = as_dtype(dtype)
-    with name_scope(name, default_name, [shape]) as scope:
-        dims = _int_input(shape, "shape", default_name)
-        if dims.shape.ndims == 0:  # `zeros(3)` means `zeros([3])`, as TF1
-            dims = stack([dims])
-        value = _tensor(np.full((), fill_value, dtype=dtype.np_dtype), name="value")
-        return apply_op("Fill", [dims, value], name=scope)
-
-
-def zeros(shape, dtype=dtypes.float32, name=None):
-    """A tensor of `shape` (ints, TensorShape or int tensor) and `dtype`, all 0 (op `Fill`)."""
-    return _filled(shape, dtype, 0, name, "zeros")
-
-
-def ones(shape, dtype=dtypes.float32, name=None):
-    """A tensor of `shape` (ints, TensorShape or int tensor) and `dtype`, all 1 (op `Fill`)."""
-    return _filled(shape, dtype, 1, name, "ones")
-
-
-def _register_like(op_type, fill_value):
-    def fold(op):
-        s = op.inputs[0].shape
-        if s.is_fully_defined() and s.num_elements() <= 1 << 12:
-            return np.full(s.as_list(), fill_value, dtype=op.get_attr("dtype").np_dtype)
-        return None
-
-    # From the input's chunks, not its data: the result does not wait for `x` to be computed.
-    register_op(op_type, lambda inputs, attrs: (inputs[0].shape, attrs["dtype"]), fold=fold,
-                eager=lambda xp, x, dtype: xp.full(x.shape, fill_value, dtype=dtype.np_dtype),
-                lower=lambda ctx, x, dtype: ctx.da.full_like(ctx.as_dask(x), fill_value, dtype=dtype.np_dtype))
-
-
-_register_like("ZerosLike", 0)
-_register_like("OnesLike", 1)
-
-
-def _like(op_type, tensor, dtype, name, default_name):
-    with name_scope(name, default_name, [tensor]) as scope:
-        tensor = _tensor(tensor, name="tensor")
-        dtype = tensor.dtype if dtype is None else as_dtype(dtype)
-        return apply_op(op_type, [tensor], {"dtype": dtype}, name=scope)
-
-
-def zeros_like(tensor, dtype=None, name=None, optimize=True):
-    """Zeros with the shape (and chunks) of `tensor`, of `dtype` or `tensor`'s dtype."""
-    return _like("ZerosLike", tensor, dtype, name, "zeros_like")
-
-
-def ones_like(tensor, dtype=None, name=None, optimize=True):
-    """Ones with the shape (and chunks) of `tensor`, of `dtype` or `tensor`'s dtype."""
-    return _like("OnesLike", tensor, dtype, name, "ones_like")
-
-
-# ---- range, linspace -----------------------------------------------------------------------------
-
-_RANGE_DTYPES = [dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64]
-
-
-def _range_spec(start, limit, delta, dtype):
-    """(Python start, limit, delta, length) as numpy's arange; ValueError as TF's Range."""
-    conv = int if dtype.is_integer else float
-    start, limit, delta = conv(start), conv(limit), conv(delta)
-    if delta == 0:
-        raise ValueError("Range: requires delta != 0")
-    if (delta > 0 and start > limit) or (delta < 0 and start < limit):
-        raise ValueError(f"Range: requires start {'<=' if delta > 0 else '>='} limit when delta "
-                         f"{'>' if delta > 0 else '<'} 0: {start}/{limit}")
-    n = len(_pyrange(start, limit, delta)) if dtype.is_integer else math.ceil((limit - start) / delta)
-    return start, limit, delta, max(n, 0)
-
-
-def _range_infer(inputs, attrs):
-    for t, what in zip(inputs, ("start", "limit", "delta")):
-        _check_rank(t, 0, "Range", what)
-    dtype = inputs[0].dtype
-    if dtype not in _RANGE_DTYPES or any(t.dtype != dtype for t in inputs):
-        raise TypeError(f"Range: start, limit and delta must have one dtype of int32, int64, float32, "
-                        f"float64; got {[t.dtype.name for t in inputs]}")
-    vals = [_static_scalar(t) for t in inputs]
-    n = None if None in vals else _range_spec(*vals, dtype)[3]
-    return TensorShape([n]), dtype
-
-
-def _range_eager(xp, start, limit, delta):
-    dtype = as_dtype(start.dtype)
-    return xp.arange(*_range_spec(start, limit, delta, dtype)[:3], dtype=dtype.np_dtype)
-
-
-def _range_lower(ctx, start, limit, delta):
-    dtype = as_dtype(start.dtype)
-    vals = [ctx.host_value(v, "Range " + w) for v, w in zip((start, limit, delta), ("start", "limit", "delta"))]
-    s, lim, d, n = _range_spec(*vals, dtype)
-    if _on_host(ctx, n):
-        return np.arange(s, lim, d, dtype=dtype.np_dtype)
-    return ctx.da.arange(s, lim, d, dtype=dtype.np_dtype, chunks=ctx.default_chunks((n,), dtype.np_dtype))
-
-
-register_op("Range", _range_infer, eager=_range_eager, lower=_range_lower)
-
-
-def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF1 public name
-    """The 1-D sequence start, start+delta, ... before limit; `range(n)` is 0..n-1.
-
-    dtype: `dtype` if given (tensors are cast), else the widest argument's (int32 < int64 <
-    float32 < float64).
-    ValueError when delta is 0 or points away from limit.
-    """
-    if limit is None:
-        start, limit = 0, start
-    names = ("start", "limit", "delta")
-    with name_scope(name, "Range", [start, limit, delta]) as scope:
-        args = [_tensor(v, name=w) if _is_tensor(v) else v for v, w in zip((start, limit, delta), names)]
-        if dtype is None:
-            kinds = [a.dtype if _is_tensor(a) else as_dtype(to_numpy(a).dtype) for a in args]
-            if any(k not in _RANGE_DTYPES for k in kinds):
-                raise TypeError(f"range: arguments must be int32, int64, float32 or float64, got "
-                                f"{[k.name for k in kinds]}")
-            dtype = max(kinds, key=_RANGE_DTYPES.index)
-        dtype = as_dtype(dtype)
-        args = [(cast(a, dtype) if a.dtype != dtype else a) if _is_tensor(a) else _tensor(a, dtype, name=w)
-                for a, w in zip(args, names)]
-        return apply_op("Range", args, name=scope)
-
-
-def _linspace_infer(inputs, attrs):
-    start, stop, num = inputs
-    for t, what in zip(inputs, ("start", "stop", "num")):
-        _check_rank(t, 0, "LinSpace", what)
-    if not start.dtype.is_floating or stop.dtype != start.dtype:
-        raise TypeError(f"LinSpace: start and stop must be floats of one dtype, got {start.dtype.name} "
-                        f"and {stop.dtype.name}")
-    if not num.dtype.is_integer:
-        raise TypeError(f"LinSpace: num must be an integer, got {num.dtype.name}")
-    n = _static_scalar(num)
-    if n is not None and n <= 0:
-        raise ValueError(f"LinSpace: requires num > 0, got {n}")
-    return TensorShape([n]), start.dtype
-
-
-def _linspace_num(num):
-    n = int(num)
-    if n <= 0:
-        raise ValueError(f"LinSpace: requires num > 0, got {n}")
-    return n
-
-
-def _linspace_lower(ctx, start, stop, num):
-    n = _linspace_num(ctx.host_value(num, "LinSpace num"))
-    dt = start.dtype
-    if _on_host(ctx, n, start, stop):
-        return np.linspace(float(start), float(stop), n, dtype=dt)
-    chunks = ctx.default_chunks((n,), dt)
-    if isinstance(start, ctx.da.Array) or isinstance(stop, ctx.da.Array):  # endpoints computed in the run
-        step = (stop - start) / max(n - 1, 1)
-        return (start + step * ctx.da.arange(n, chunks=chunks, dtype=dt)).astype(dt)
-    return ctx.da.linspace(float(start), float(stop), n, chunks=chunks, dtype=dt)
-
-
-register_op("LinSpace", _linspace_infer, lower=_linspace_lower,
-            eager=lambda xp, start, stop, num: xp.linspace(float(start), float(stop), _linspace_num(num),
-                                                           dtype=start.dtype))
-
-
-def linspace(start, stop, num, name=None):
-    """`num` evenly spaced values from `start` to `stop` inclusive, of start's float dtype (Python
-    numbers: float32, or the other endpoint's dtype). ValueError for num <= 0."""
-    with name_scope(name, "LinSpace", [start, stop, num]) as scope:
-        dt = next((v.dtype for v in (start, stop) if _is_tensor(v)), dtypes.float32)
-        start, stop = [_tensor(float(v) if not _is_tensor(v) else v, dt, name=w)
-                       for v, w in ((start, "start"), (stop, "stop"))]
-        return apply_op("LinSpace", [start, stop, _int_input(num, "num", "LinSpace")], name=scope)
-
-
-lin_space = linspace
 
 # ---- transpose, expand_dims, squeeze ---------------------------------------------------------------
 
@@ -382,6 +96,9 @@ def _transpose_eager(xp, x, perm=None, conjugate=False):
 
 
 def _transpose_lower(ctx, x, perm=None, conjugate=False):
+    if not isinstance(x, ctx.da.Array) and np.size(x) <= _HOST_MAX_ELEMENTS:
+        # A small host value (shape arithmetic, e.g. Tile's gradient) stays known on the host.
+        return _transpose_eager(np, np.asarray(x), perm, conjugate)
     x = ctx.as_dask(x)
     y = x.transpose(_perm_of(x, None if perm is None else ctx.host_value(perm, "Transpose perm")))
     return y.conj() if conjugate else y
@@ -405,6 +122,33 @@ def transpose(a, perm=None, name="transpose", conjugate=False):
             perm = list(_pyrange(a.shape.ndims - 1, -1, -1))
         inputs = [a] if perm is None else [a, _int_input(perm, "perm", "Transpose")]
         return apply_op(op_type, inputs, name=scope)
+
+
+def _invert_permutation_infer(inputs, attrs):
+    (x,) = inputs
+    _check_rank(x, 1, "InvertPermutation", "x")
+    if x.dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"InvertPermutation: x must be int32 or int64, got {x.dtype.name} ({x.name!r})")
+    return x.shape, x.dtype
+
+
+def _invert_permutation(x):
+    # A permutation is shape arithmetic: computed on the host with numpy, as Shape's value is.
+    p = _ints(x)
+    if sorted(p) != list(_pyrange(len(p))):
+        raise ValueError(f"InvertPermutation: {p} is not a permutation of 0..{len(p) - 1}")
+    return np.argsort(np.asarray(p)).astype(np.asarray(x).dtype)
+
+
+register_op("InvertPermutation", _invert_permutation_infer, eager=lambda xp, x: _invert_permutation(x),
+            lower=lambda ctx, x: _invert_permutation(ctx.host_value(x, "InvertPermutation x")))
+
+
+def invert_permutation(x, name=None):
+    """y with y[x[i]] = i, for a 1-D int32/int64 permutation x of 0..n-1 (known on the host when
+    the plan is compiled). ValueError (InvalidArgumentError at run time) if x is not a permutation."""
+    with name_scope(name, "InvertPermutation", [x]) as scope:
+        return apply_op("InvertPermutation", [_int_input(x, "x", "InvertPermutation")], name=scope)
 
 
 def _expand_dims_infer(inputs, attrs):
@@ -701,135 +445,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         return _create_multi("SplitV", [value, sizes_t, axis_t], {"num_split": int(num)}, scope)
 
 
-# ---- tile, pad, reverse ----------------------------------------------------------------------------
-
-
-def _tile_infer(inputs, attrs):
-    x, mult_t = inputs
-    _check_rank(mult_t, 1, "Tile", "multiples")
-    mult = _partial_shape(mult_t)
-    dims = _dims(x.shape)
-    if mult is not None and dims is not None and len(mult) != len(dims):
-        raise ValueError(f"Tile: multiples {mult} must have one entry per dim of the input shape {x.shape}")
-    if mult is not None and any(m is not None and m < 0 for m in mult):
-        raise ValueError(f"Tile: multiples must be >= 0, got {mult}")
-    if dims is None:
-        return (unknown_shape() if mult is None else TensorShape([None] * len(mult))), x.dtype
-    mult = mult or [None] * len(dims)
-    return TensorShape([None if d is None or m is None else d * m for d, m in zip(dims, mult)]), x.dtype
-
-
-def _tile_reps(x, mult):
-    reps = _ints(mult)
-    if len(reps) != x.ndim or any(m < 0 for m in reps):
-        raise ValueError(f"Tile: multiples {reps} must be >= 0, one per dim of the input shape {tuple(x.shape)}")
-    return tuple(reps)
-
-
-register_op("Tile", _tile_infer, eager=lambda xp, x, mult: xp.tile(x, _tile_reps(x, mult)),
-            lower=lambda ctx, x, mult: ctx.da.tile(  # copies of the input's chunks, concatenated
-                ctx.as_dask(x), _tile_reps(x, ctx.host_value(mult, "Tile multiples"))))
-
-
-def tile(input, multiples, name=None):  # noqa: A002 - TF1 signature
-    """`input` repeated multiples[i] times along dim i; ValueError if len(multiples) != rank."""
-    with name_scope(name, "Tile", [input]) as scope:
-        input = _tensor(input, name="input")
-        return apply_op("Tile", [input, _int_input(multiples, "multiples", "Tile")], name=scope)
-
-
-_MIRROR_LIMIT = {"REFLECT": 1, "SYMMETRIC": 0}  # each pad must be <= dim - limit
-
-
-def _pad_infer(inputs, attrs):
-    x, pad_t = inputs[:2]
-    op_type = "MirrorPad" if "mode" in attrs else "PadV2" if len(inputs) == 3 else "Pad"
-    if len(inputs) == 3:
-        _check_rank(inputs[2], 0, op_type, "constant_values")
-        if inputs[2].dtype != x.dtype:
-            raise TypeError(f"PadV2: constant_values is {inputs[2].dtype.name}, the input {x.dtype.name}")
-    dims, ps = _dims(x.shape), _dims(pad_t.shape)
-    if ps is not None and (len(ps) != 2 or ps[1] not in (None, 2) or None not in (dims, ps[0])
-                           and ps[0] != len(dims)):
-        raise ValueError(f"{op_type}: paddings must have shape [rank, 2], got {pad_t.shape} for input "
-                         f"shape {x.shape}")
-    pads = constant_value(pad_t)
-    rank = len(dims) if dims is not None else len(pads) if pads is not None else ps and ps[0]
-    if rank is None:
-        return unknown_shape(), x.dtype
-    if pads is None or dims is None:
-        return TensorShape([None] * rank), x.dtype
-    pads = _check_pads(np.asarray(pads).reshape(-1, 2).tolist(), dims, attrs.get("mode"), op_type)
-    return TensorShape([None if d is None else d + b + a for d, (b, a) in zip(dims, pads)]), x.dtype
-
-
-def _check_pads(pads, dims, mode, op_type):
-    if len(pads) != len(dims):
-        raise ValueError(f"{op_type}: paddings has {len(pads)} rows, the input has rank {len(dims)}")
-    for i, ((b, a), d) in enumerate(zip(pads, dims)):
-        if b < 0 or a < 0:
-            raise ValueError(f"{op_type}: paddings must be non-negative, got {pads}")
-        if mode is not None and d is not None and max(b, a) > d - _MIRROR_LIMIT[mode]:
-            raise ValueError(f"{op_type}: {mode} paddings {b, a} of dim {i} must be <= {d - _MIRROR_LIMIT[mode]}"
-                             f" for input dims {dims}")
-    return [(int(b), int(a)) for b, a in pads]
-
-
-def _pads(x, paddings, mode=None):
-    flat = _ints(paddings)
-    return _check_pads([flat[i:i + 2] for i in _pyrange(0, len(flat), 2)], list(x.shape), mode,
-                       "MirrorPad" if mode else "Pad")
-
-
-def _pad_constant_lower(ctx, x, paddings, value=None):
-    # Concatenating broadcast pieces keeps x's chunks and lets the value be computed in the run.
-    x = ctx.as_dask(x)
-    pads = _pads(x, ctx.host_value(paddings, "Pad paddings"))
-    value = ctx.as_dask(np.zeros((), x.dtype) if value is None else value)
-    for ax, (b, a) in enumerate(pads):
-        parts = []
-        for n in (b, a):
-            chunks = x.chunks[:ax] + ((n,),) + x.chunks[ax + 1:]
-            parts.append(ctx.da.broadcast_to(value, x.shape[:ax] + (n,) + x.shape[ax + 1:], chunks=chunks)
-                         if n else None)
-        pieces = [p for p in (parts[0], x, parts[1]) if p is not None]
-        x = ctx.da.concatenate(pieces, axis=ax) if len(pieces) > 1 else x
-    return x
-
-
-register_op("Pad", _pad_infer, eager=lambda xp, x, p: xp.pad(x, _pads(x, p)), lower=_pad_constant_lower)
-register_op("PadV2", _pad_infer, eager=lambda xp, x, p, v: xp.pad(x, _pads(x, p), constant_values=v),
-            lower=_pad_constant_lower)
-register_op("MirrorPad", _pad_infer,
-            eager=lambda xp, x, p, mode: xp.pad(x, _pads(x, p, mode), mode=mode.lower()),
-            lower=lambda ctx, x, p, mode: ctx.da.pad(
-                ctx.as_dask(x), _pads(x, ctx.host_value(p, "MirrorPad paddings"), mode), mode=mode.lower()))
-
-
-def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
-    """`tensor` padded by paddings[i] = [before, after] along dim i.
-
-    mode: CONSTANT (with `constant_values`), REFLECT (mirror without the edge; pads < dim) or
-    SYMMETRIC (mirror with the edge; pads <= dim). ValueError for another mode, paddings not of
-    shape [rank, 2], negative pads or mirror pads too large.
-    """
-    mode = str(mode).upper()
-    if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
-        raise ValueError(f'Value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or '
-                         f'"SYMMETRIC". Received `mode` = {mode}')
-    tensor = _tensor(tensor)
-    default = "MirrorPad" if mode != "CONSTANT" else "Pad"
-    cv_zero = not _is_tensor(constant_values) and np.all(np.asarray(constant_values) == 0)
-    if mode == "CONSTANT" and not cv_zero:
-        default = "PadV2"
-    with name_scope(name, default, [tensor]) as scope:
-        p = _int_input(paddings, "paddings", default)
-        if default == "MirrorPad":
-            return apply_op("MirrorPad", [tensor, p], {"mode": mode}, name=scope)
-        if default == "Pad":
-            return apply_op("Pad", [tensor, p], name=scope)
-        cv = _tensor(constant_values, tensor.dtype, name="constant_values")
-        return apply_op("PadV2", [tensor, p, cv], name=scope)
+# ---- reverse ------------------------------------------------------------------------------------------
 
 
 def _reverse_infer(inputs, attrs):
@@ -907,3 +523,56 @@ def add_n(inputs, name=None):
     if len(inputs) == 1:
         return identity(inputs[0], name=name) if name else inputs[0]
     return apply_op("AddN", inputs, name=name, default_name="AddN")
+
+
+# ---- gradient rules --------------------------------------------------------------------------------
+
+
+def _reshape_like(g, x):
+    """`g` reshaped to x's shape: static where known, else x's run-time shape."""
+    return reshape(g, x.shape.as_list() if x.shape.is_fully_defined() else shape_of(x))
+
+
+@def_grad("Transpose", "ConjugateTranspose")
+def _transpose_grad(op, g):
+    conj = op.type == "ConjugateTranspose"
+    if len(op.inputs) == 1:  # no perm: the dims were reversed; reversing again undoes it
+        return [transpose(g, conjugate=conj)]
+    perm = constant_value(op.inputs[1])
+    if perm is None:
+        inverse = invert_permutation(op.inputs[1])
+    else:
+        perm = _ints(perm)
+        inverse = np.argsort([p % len(perm) for p in perm]).tolist()
+    return [transpose(g, inverse, conjugate=conj), None]
+
+
+def_grad("ExpandDims")(lambda op, g: [_reshape_like(g, op.inputs[0]), None])
+def_grad("Squeeze")(lambda op, g: [_reshape_like(g, op.inputs[0])])
+def_grad("ReverseV2")(lambda op, g: [reverse(g, op.inputs[1]), None])
+def_grad("AddN")(lambda op, g: [g] * len(op.inputs))
+def_grad("Split")(lambda op, *gs: [None, concat(list(gs), op.inputs[0])])
+def_grad("SplitV")(lambda op, *gs: [concat(list(gs), op.inputs[2]), None, None])
+not_differentiable("InvertPermutation")
+
+
+@def_grad("Unpack")
+def _unpack_grad(op, *grads):
+    grads = [zeros_like(t) if g is None else g for t, g in zip(op.outputs, grads)]
+    return [stack(grads, axis=op.get_attr("axis"))]
+
+
+@def_grad("ConcatV2")
+def _concat_grad(op, g):
+    from .index_ops import gather
+
+    values, axis_t = op.inputs[:-1], op.inputs[-1]
+    a, r = _static_scalar(axis_t), g.shape.ndims
+    if a is not None and r is not None:  # each input's size along the axis: static, else run-time
+        a = normalize_axis(a, r, "ConcatV2")
+        sizes = [v.shape.as_list()[a] if v.shape.ndims is not None and v.shape.as_list()[a] is not None
+                 else shape_of(v)[a] for v in values]
+    else:
+        a = axis_t % cast(rank_of(g), axis_t.dtype)
+        sizes = [gather(shape_of(v, out_type=axis_t.dtype), a) for v in values]
+    return split(g, sizes, axis=a) + [None]
