@@ -18,9 +18,10 @@ import dask.array as da
 import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
-from ..errors import InvalidArgumentError, OpError, UnimplementedError
+from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError
 from ..graph.ops import Operation, Tensor
 from .fusion import Const, Expr, Ext
+from .memory import MemoryReport, format_bytes, suggest_chunks
 from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
 from .state import reads_input, resolve_state
 
@@ -218,6 +219,9 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
             if t is not None:
                 consumers[t] = consumers.get(t, 0) + 1
 
+    memory = MemoryReport(workers=options.workers)
+    fusion_log = []  # fused chains materialized while lowering: (root name, leaves, array)
+    ctx.fusion_log = fusion_log
     level = {}  # tensor -> stage it becomes available in
     boundaries = []  # (stage level, FeedSlot, dask array computed in that stage)
     stage_bytes = options.stage_bytes
@@ -241,6 +245,10 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
             raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r} cannot run on these inputs: "
                                        f"{e}") from e
         lvl = max((level.get(t, 0) for t in op._inputs), default=0) if stage_bytes else 0
+        if not opdef.elementwise:
+            memory.add(op._name, op.type, [v._array if isinstance(v, Expr) else v for v in vals
+                                           if isinstance(v, (da.Array, Expr))],
+                       [v for v in outs_vals if isinstance(v, da.Array)], stage=lvl)
         for t, v in zip(outs, outs_vals):
             if t in env:
                 continue
@@ -257,7 +265,7 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
         if isinstance(e, Tensor):
             v = env[e]
             try:
-                outputs.append(v.materialize() if isinstance(v, Expr) else v)
+                outputs.append(v.materialize(ctx.fusion_log) if isinstance(v, Expr) else v)
             except (ValueError, TypeError) as err:  # e.g. run-time shapes that do not broadcast
                 raise InvalidArgumentError(None, e.op, f"{e.op.type} op {e.op.name!r} cannot run on these "
                                            f"inputs: {err}") from err
@@ -270,7 +278,7 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
             for t in c.outputs:
                 v = env.get(t)
                 if isinstance(v, Expr):
-                    v = v.materialize()
+                    v = v.materialize(ctx.fusion_log)
                 if isinstance(v, da.Array):
                     extra.append(v)
     for e in fetch_elements:
@@ -278,14 +286,37 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
             for t in e.outputs:
                 v = env.get(t)
                 if isinstance(v, Expr):
-                    v = v.materialize()
+                    v = v.materialize(ctx.fusion_log)
                 if isinstance(v, da.Array):
                     extra.append(v)
     commits = {}
     for var, t in commit_tensors.items():
         v = env[t]
-        commits[var] = ctx.as_dask(v.materialize() if isinstance(v, Expr) else v)
-    return DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state, ctx.hooks, boundaries)
+        commits[var] = ctx.as_dask(v.materialize(ctx.fusion_log) if isinstance(v, Expr) else v)
+    for root, leaves, arr in fusion_log:
+        memory.add(root, "fused", leaves, [arr], fused=True)
+    memory.stage_results = sum(int(np.prod(a.shape)) * a.dtype.itemsize for _, _, a in boundaries)
+    _apply_budget(memory, options)
+    plan = DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state, ctx.hooks, boundaries)
+    plan.memory = memory
+    plan.num_workers = memory.workers
+    return plan
+
+
+def _apply_budget(memory, options):
+    """Refuses a plan whose largest task cannot fit the budget; caps concurrency to fit it."""
+    budget = options.memory_budget
+    big = memory.largest
+    if not budget or big is None:
+        return
+    if big.total > budget:
+        raise ResourceExhaustedError(
+            None, None, f"{big.op_type} op {big.op!r} needs a projected {format_bytes(big.total)} per task "
+            f"(inputs {format_bytes(big.inputs)}, output {format_bytes(big.output)}, scratch "
+            f"{format_bytes(big.scratch)}), over the memory budget of {format_bytes(budget)}; "
+            + suggest_chunks(big, budget) + ".")
+    fits = max(1, (budget - memory.stage_results) // big.total)
+    memory.workers = int(min(memory.workers, fits))
 
 
 def _nbytes(v):
@@ -299,7 +330,7 @@ def _nbytes(v):
 def _is_stage_boundary(opdef, vals, out, stage_bytes):
     """A small result of a large dask input (a reduction): later ops read it from an earlier stage,
     so their large inputs are re-read instead of held between the two passes."""
-    if opdef.elementwise or not isinstance(out, da.Array):
+    if opdef.elementwise or not isinstance(out, da.Array) or out.dtype == object:
         return False
     out_bytes = _nbytes(out)
     if out_bytes is None or out_bytes > stage_bytes // 16:
@@ -324,7 +355,7 @@ def _lower_op(ctx, op, opdef, vals, consumers, fetched):
         for t, v in zip(op.inputs, vals):
             if isinstance(v, Expr):
                 if consumers.get(t, 0) > 1 or t in fetched:
-                    args.append(Ext(v.materialize()))
+                    args.append(Ext(v.materialize(ctx.fusion_log)))
                 else:
                     args.append(v)
             elif isinstance(v, da.Array):
@@ -334,7 +365,7 @@ def _lower_op(ctx, op, opdef, vals, consumers, fetched):
                 args.append(Const(v) if v.ndim == 0 else Ext(ctx.as_dask(v)))
         out_t = op.outputs[0]
         return [Expr(opdef.eager, op._attrs, args, op.name, out_t.shape, out_t.dtype)]
-    vals = [v.materialize() if isinstance(v, Expr) else v for v in vals]
+    vals = [v.materialize(ctx.fusion_log) if isinstance(v, Expr) else v for v in vals]
     if opdef.lower is not None:
         out = opdef.lower(ctx, *vals, **op._attrs)
     else:

@@ -19,15 +19,19 @@ class Executor(ABC):
     is_local = True
 
     @abstractmethod
-    def get(self, dsk, keys):
+    def get(self, dsk, keys, num_workers=None):
         """Computes `keys` (a nested list of keys) of the task graph `dsk`."""
 
-    def compute(self, dsk, keys, keep_keys):
+    def workers(self):
+        """How many tasks run at once."""
+        return 1
+
+    def compute(self, dsk, keys, keep_keys, num_workers=None):
         """Computes `keys` and `keep_keys`; returns (values of keys, values of keep_keys).
 
         A cluster executor returns futures for `keep_keys`, so that values which stay on the
         cluster between runs (variables) are not shipped back and forth."""
-        results = self.get(dsk, list(keys) + list(keep_keys))
+        results = self.get(dsk, list(keys) + list(keep_keys), num_workers=num_workers)
         return results[:len(keys)], results[len(keys):]
 
     def close(self):  # noqa: B027 - optional hook: only executors that own resources override it
@@ -37,7 +41,7 @@ class Executor(ABC):
 class SyncExecutor(Executor):
     name = "sync"
 
-    def get(self, dsk, keys):
+    def get(self, dsk, keys, num_workers=None):
         return dask.local.get_sync(dsk, keys)
 
 
@@ -47,8 +51,14 @@ class ThreadsExecutor(Executor):
     def __init__(self, num_workers=None):
         self.num_workers = num_workers
 
-    def get(self, dsk, keys):
-        return dask.threaded.get(dsk, keys, num_workers=self.num_workers)
+    def workers(self):
+        import os
+
+        return self.num_workers or os.cpu_count() or 1
+
+    def get(self, dsk, keys, num_workers=None):
+        n = min(self.workers(), num_workers) if num_workers else self.num_workers
+        return dask.threaded.get(dsk, keys, num_workers=n)
 
 
 class ProcessesExecutor(Executor):
@@ -60,7 +70,12 @@ class ProcessesExecutor(Executor):
         self.num_workers = num_workers
         self._pool = None
 
-    def get(self, dsk, keys):
+    def workers(self):
+        import os
+
+        return self.num_workers or os.cpu_count() or 1
+
+    def get(self, dsk, keys, num_workers=None):
         if self._pool is None:
             import multiprocessing
             import os
@@ -102,11 +117,17 @@ class DistributedExecutor(Executor):
         new = {subs[k]: node.substitute(subs, key=subs[k]) for k, node in graph.items()}
         return new, _map_nested(rename, keys)
 
-    def get(self, dsk, keys):
+    def workers(self):
+        try:
+            return max(1, sum(self.client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - a cluster that does not answer: assume one
+            return 1
+
+    def get(self, dsk, keys, num_workers=None):
         new, new_keys = self._renamed(dsk, keys)
         return self.client.get(new, new_keys, sync=True)
 
-    def compute(self, dsk, keys, keep_keys):
+    def compute(self, dsk, keys, keep_keys, num_workers=None):
         from distributed import wait
 
         new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])

@@ -51,9 +51,11 @@ class Expr:
         self.dtype = dtype
         self._array = None
 
-    def materialize(self):
+    def materialize(self, log=None):
         if self._array is None:
-            self._array = _materialize(self)
+            self._array, leaves = _materialize(self)
+            if log is not None:
+                log.append((self.op_name, leaves, self._array))
         return self._array
 
 
@@ -105,7 +107,7 @@ def _materialize(root):
         program.append((node.fn, tuple(slots), node.attrs, node.op_name))
     kernel = FusedKernel(tuple(program), tuple(consts))
     name = f"{root.op_name.replace('/', '.')}-fused-{next(_ids)}-{id(kernel):x}"
-    return da.core.elemwise(kernel, *leaves, dtype=root.dtype.np_dtype, name=name)
+    return da.core.elemwise(kernel, *leaves, dtype=root.dtype.np_dtype, name=name), leaves
 
 
 class FusedKernel:

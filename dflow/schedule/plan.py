@@ -212,6 +212,8 @@ class DaskPlan:
     """Task graphs computing the fetches: earlier stages (if any), then the final graph."""
 
     kind = "dask"
+    num_workers = None
+    memory = None
 
     def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None,
                  boundaries=()):
@@ -281,7 +283,7 @@ class DaskPlan:
             for stage in self.stages:
                 dsk = _culled_if_needed(self._fill(dict(stage.dsk), stage.names, session, feed_values,
                                                    stage_values), stage.keys)
-                for slot, r in zip(stage.slots, executor.get(dsk, stage.keys)):
+                for slot, r in zip(stage.slots, executor.get(dsk, stage.keys, num_workers=self.num_workers)):
                     stage_values[slot] = finalize(r) if isinstance(r, (list, tuple)) else r
             keys = list(self.out_keys)
             if self.barrier_key is not None:
@@ -291,7 +293,7 @@ class DaskPlan:
             else:
                 dsk = _culled_if_needed(self._fill(dict(self.dsk), self.names, session, feed_values, stage_values),
                                         keys + list(self.commit_keys))
-                results, kept = executor.compute(dsk, keys, self.commit_keys)
+                results, kept = executor.compute(dsk, keys, self.commit_keys, num_workers=self.num_workers)
             for hook in self.hooks["on_success"]:
                 hook(run)
         except BaseException:

@@ -38,6 +38,8 @@ class Options:
     chunks: object = "auto"
     small_plan_bytes: int = 0
     stage_bytes: int = 128 << 20  # inputs this large are re-read by later stages, not held
+    memory_budget: int | None = None  # bytes; a plan whose largest task exceeds it is refused
+    workers: int = 1  # tasks the scheduler runs at once (for the projected peak)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class Session:
     """
 
     def __init__(self, target="", graph=None, config=None, *, scheduler=None, chunks="auto",
-                 small_plan_bytes=None, num_workers=None):
+                 small_plan_bytes=None, num_workers=None, memory_budget=None):
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config
         self._target = target
@@ -80,7 +82,10 @@ class Session:
             self._executor.num_workers = num_workers
         if small_plan_bytes is None:
             small_plan_bytes = _DEFAULT_SMALL_PLAN_BYTES if (scheduler is None and not target) else 0
-        self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes))
+        budget = _parse_bytes(memory_budget)
+        stage_bytes = Options.stage_bytes if budget is None else min(Options.stage_bytes, max(1, budget // 4))
+        self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
+                                memory_budget=budget, workers=self._executor.workers())
         self._plans = {}
         self._chunk_cache = {}
         self._counters = {}
@@ -108,6 +113,37 @@ class Session:
     @property
     def scheduler(self):
         return self._executor.name
+
+    @property
+    def memory_budget(self):
+        """The memory budget in bytes (None: unlimited)."""
+        return self._options.memory_budget
+
+    def explain(self, fetches, feed_dict=None):
+        """A text report of the plan for `fetches`: mode, stages, each task's projected memory and
+        the projected peak (compiles the plan if needed; runs nothing)."""
+        from .memory import format_bytes
+
+        plan, elements = self._plan_for(fetches, feed_dict)
+        names = ", ".join(getattr(e, "name", "?") for e in elements)
+        lines = [f"Plan for [{names}] on the {self._executor.name} scheduler"]
+        if plan.kind == "eager":
+            lines.append(f"  mode: in-process (eager kernels, {len(plan.steps)} ops; no Dask graph)")
+            return "\n".join(lines)
+        mem = plan.memory
+        lines.append(f"  mode: dask, {len(plan.stages) + 1} stage(s), {plan.n_tasks} tasks")
+        for k, stage in enumerate(plan.stages):
+            lines.append(f"  stage {k}: computes {', '.join(s.tensor.name for s in stage.slots)} "
+                         f"({len(stage.dsk)} tasks); later stages re-read their large inputs")
+        lines.append(f"  final stage: {len(plan.dsk)} tasks")
+        lines.append("  projected memory per task (inputs + output + scratch):")
+        for t in sorted(mem.tasks, key=lambda t: -t.total)[:12]:
+            where = "" if t.stage is None else f"  (stage {t.stage})"
+            lines.append(f"    {t.op_type:>14} {t.op:<40} {format_bytes(t.total):>10}{where}")
+        budget = self._options.memory_budget
+        lines.append(f"  workers at once: {mem.workers}; projected peak: {format_bytes(mem.peak)}; budget: "
+                     + (format_bytes(budget) if budget else "none"))
+        return "\n".join(lines)
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def close(self):
@@ -150,11 +186,7 @@ class Session:
         else:
             elements, rebuild = flatten_fetches(fetches, self._graph)
         feeds, values = self._normalize_feeds(feed_dict)
-        key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()))
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = compile_plan(elements, feeds, self._options)
-            self._plans[key] = plan
+        plan = self._cached_plan(elements, feeds)
         self._check_initialized(plan.state)
         self._run_count += 1
         self._current_run = RunInfo(self._run_count, self._run_id_base + self._run_count)
@@ -176,6 +208,21 @@ class Session:
                 None, state.start_vars[missing[0]],
                 "Attempting to use uninitialized value " + ", ".join(repr(m) for m in missing)
                 + " (run its initializer, e.g. global_variables_initializer(), first)")
+
+    def _cached_plan(self, elements, feeds):
+        key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = compile_plan(elements, feeds, self._options)
+            self._plans[key] = plan
+        return plan
+
+    def _plan_for(self, fetches, feed_dict):
+        if self._closed:
+            raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
+        elements, _ = flatten_fetches(fetches, self._graph)
+        feeds, _ = self._normalize_feeds(feed_dict)
+        return self._cached_plan(elements, feeds), elements
 
     def make_callable(self, fetches, feed_list=None):
         """A function running `fetches` with positional feeds for `feed_list` (TF1)."""
@@ -282,6 +329,16 @@ class Session:
 
     def _eager_ctx(self, op):
         return _EagerCtx(self, op)
+
+
+def _parse_bytes(value):
+    if value is None:
+        return None
+    if isinstance(value, str):
+        from dask.utils import parse_bytes
+
+        return int(parse_bytes(value))
+    return int(value)
 
 
 def _first(values):
