@@ -101,7 +101,28 @@ def _shape_eager(xp, x, out_type):
 
 
 def _shape_lower(ctx, x, out_type):
-    return np.array(ctx.known_shape(x), dtype=out_type.np_dtype)
+    shape = tuple(x.shape)
+    if all(d == d for d in shape):
+        return np.array(shape, dtype=out_type.np_dtype)
+    # data-dependent sizes (boolean_mask, unique...): the shape is data computed in the run
+    return data_shape(ctx, x, out_type.np_dtype)
+
+
+def data_shape(ctx, x, dtype=np.int64):
+    """The run-time shape of a dask array with unknown chunk sizes, as a 1-D dask array."""
+    import dask.array as da
+
+    dims = []
+    for axis, d in enumerate(x.shape):
+        if d == d:
+            dims.append(da.from_array(np.array([d], dtype=dtype)))
+            continue
+        # the length along `axis`: the chunks' lengths summed along it (one chunk wide elsewhere)
+        first = tuple(slice(None) if i == axis else slice(0, 1) for i in range(x.ndim))
+        lengths = x[first].map_blocks(lambda b, a=axis: np.full((1,) * b.ndim, b.shape[a], dtype=dtype),
+                                      dtype=dtype, chunks=(1,) * x.ndim)
+        dims.append(lengths.sum().reshape((1,)))
+    return da.concatenate(dims).astype(dtype)
 
 
 register_op("Shape", _shape_infer, eager=_shape_eager, lower=_shape_lower, fold=_shape_fold)
@@ -117,10 +138,15 @@ def _size_fold(op):
     return None if n is None else np.array(n, dtype=op.get_attr("out_type").np_dtype)
 
 
+def _size_lower(ctx, x, out_type):
+    if all(d == d for d in x.shape):
+        return np.array(int(np.prod(x.shape)), dtype=out_type.np_dtype)
+    return data_shape(ctx, x, out_type.np_dtype).prod()
+
+
 register_op("Size", lambda inputs, attrs: (TensorShape([]), attrs["out_type"]),
             eager=lambda xp, x, out_type: np.array(int(np.prod(x.shape)), dtype=out_type.np_dtype),
-            lower=lambda ctx, x, out_type: np.array(int(np.prod(ctx.known_shape(x))), dtype=out_type.np_dtype),
-            fold=_size_fold)
+            lower=_size_lower, fold=_size_fold)
 
 
 def size(input, name=None, out_type=dtypes.int32):  # noqa: A002 - TF1 signature
