@@ -48,6 +48,7 @@ from .graph.registry import RegisterGradient, def_grad, not_differentiable
 from .graph.shape import Dimension, TensorShape
 from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is public
 from .kernels.common import constant, convert_to_tensor
+from .kernels.control_flow_ops import *  # noqa: F403
 from .kernels.control_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
 from .kernels.index_ops import *  # noqa: F403

@@ -20,6 +20,7 @@ before them); "assign" for an op whose input 0 is the handle of a variable it ov
 reading (its kernel gets None there); "update" for one that reads and writes it (AssignAdd). The
 output of both is the variable's new value. "sink": an op writing outside the session (Zarr); its
 lowering registers hooks through `ctx.before_run/on_success/on_failure`, and it always runs on Dask.
+"host": an op the Session decides on the host before compiling (cond, while_loop): no kernel.
 ``fold(op)``: the op's value when it is known from static facts alone (`shape` of a fully defined
 shape), used by `constant_value`.
 """
@@ -55,7 +56,7 @@ def register_op(name, infer, eager=None, lower=None, grad=None, *, elementwise=F
     """Registers the OpDef of op type `name`; ValueError if it exists (unless `replace`)."""
     if name in _REGISTRY and not replace:
         raise ValueError(f"Op type {name!r} is already registered")
-    if eager is None and lower is None and not must_feed:
+    if eager is None and lower is None and not must_feed and state != "host":
         raise ValueError(f"Op type {name!r} needs an eager kernel or a lowering")
     opdef = OpDef(name, infer, eager, lower, grad, elementwise, run_state, stateful, num_outputs, fold,
                   must_feed, state)

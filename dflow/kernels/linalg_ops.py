@@ -3,6 +3,7 @@
 Static shapes are inferred when the graph is built, and contractions of known, unequal dims raise
 ValueError then (as TF1). Chunked lowerings are `da.matmul`, `da.tensordot` and `da.einsum`:
 each output block sums block products over the contracted axis, so no task holds a whole operand.
+Gradient rules, at the end, are contractions again (so they are differentiable in turn).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import register_op
 from ..graph.shape import Dimension, TensorShape, broadcast_static_shape, unknown_shape
-from .common import apply_op, check_dtype, convert_pair, convert_to_tensor
+from .common import apply_op, check_dtype, constant, convert_pair, convert_to_tensor
 
 __all__ = ["matmul", "tensordot", "einsum"]
 
@@ -373,3 +374,184 @@ def einsum(equation, *inputs, **kwargs):
     _, _, normalized = _parse_equation(equation, len(inputs))
     with name_scope(name, "einsum", inputs):
         return apply_op("Einsum", inputs, {"equation": normalized, "N": len(inputs)}, name="Einsum")
+
+
+# ---- gradient rules ----------------------------------------------------------------------------------
+# Complex inputs follow math_ops' convention (no conjugation: the cotangent of a holomorphic op is
+# g * f'(x)); only a conjugation inside the op (adjoint_*) conjugates the cotangent.
+
+from ..graph.registry import def_grad  # noqa: E402
+from .grad_util import unbroadcast  # noqa: E402
+
+
+def _shaped(grads, inputs):
+    """`grads`, each given its input's static shape (a contraction may know fewer of the dims)."""
+    for g, x in zip(grads, inputs):
+        g.set_shape(x.shape)
+    return grads
+
+
+def _conj(t):
+    from .manip_ops import transpose
+
+    if t.shape.ndims is not None:
+        return transpose(t, list(range(t.shape.ndims)), conjugate=True)
+    return transpose(transpose(t, conjugate=True))  # unknown rank: reverse the axes twice
+
+
+@def_grad("MatMul", "BatchMatMulV2")
+def _matmul_grad(op, g):
+    """C = op_a(A) @ op_b(B): dA = g @ op_b(B)^T (and so on), written with transpose flags as TF1.
+    Broadcast batch dims are summed away."""
+    a, b = op.inputs
+    ta = op.get_attr("transpose_a") or op.get_attr("adjoint_a")
+    tb = op.get_attr("transpose_b") or op.get_attr("adjoint_b")
+    ca = a.dtype.is_complex and op.get_attr("adjoint_a")
+    cb = b.dtype.is_complex and op.get_attr("adjoint_b")
+    a_, b_ = (_conj(a) if ca else a), (_conj(b) if cb else b)  # now C = t_a(a_) @ t_b(b_)
+    if not ta and not tb:
+        ga, gb = matmul(g, b_, transpose_b=True), matmul(a_, g, transpose_a=True)
+    elif not ta:
+        ga, gb = matmul(g, b_), matmul(g, a_, transpose_a=True)
+    elif not tb:
+        ga, gb = matmul(b_, g, transpose_b=True), matmul(a_, g)
+    else:
+        ga = matmul(b_, g, transpose_a=True, transpose_b=True)
+        gb = matmul(g, a_, transpose_a=True, transpose_b=True)
+    ga, gb = (_conj(ga) if ca else ga), (_conj(gb) if cb else gb)
+    if op.type == "BatchMatMulV2":
+        ga, gb = unbroadcast(ga, a), unbroadcast(gb, b)
+    return _shaped([ga, gb], op.inputs)
+
+
+def _unpermute(t, order):
+    """`t`, whose axis k is axis order[k] of the input, with the input's axis order."""
+    from .manip_ops import transpose
+
+    perm = [int(i) for i in np.argsort(order)]
+    return t if perm == list(range(len(perm))) else transpose(t, perm)
+
+
+def _tensordot_grad_ranks(op):
+    ra, rb = (t.shape.ndims for t in op.inputs)
+    if ra is None or rb is None:
+        raise ValueError(f"Gradient of Tensordot {op.name!r} needs the ranks of both inputs, got shapes "
+                         f"{_shape_str(op.inputs[0].shape)} and {_shape_str(op.inputs[1].shape)}")
+    return ra, rb
+
+
+@def_grad("Tensordot")
+def _tensordot_grad(op, g):
+    """dA = g contracted with B over B's free axes; dB likewise; then each put in its input's order."""
+    a, b = op.inputs
+    ra, rb = _tensordot_grad_ranks(op)
+    ax_a, ax_b = _norm_axes(op.get_attr("axes")[0], ra, "a"), _norm_axes(op.get_attr("axes")[1], rb, "b")
+    free_a = [i for i in range(ra) if i not in ax_a]
+    free_b = [j for j in range(rb) if j not in ax_b]
+    nfa, nfb = len(free_a), len(free_b)
+    ga = tensordot(g, b, axes=(list(range(nfa, nfa + nfb)), free_b))
+    gb = tensordot(a, g, axes=(free_a, list(range(nfa))))
+    order_a = free_a + [ax_a[ax_b.index(j)] for j in sorted(ax_b)]
+    order_b = [ax_b[ax_a.index(i)] for i in sorted(ax_a)] + free_b
+    return _shaped([_unpermute(ga, order_a), _unpermute(gb, order_b)], op.inputs)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _explicit_labels(terms, out, inputs, eq):
+    """`terms` and `out` with each '...' spelled out in letters (aligned right, as broadcasting);
+    an input's '...' dim of static size 1 gets a letter of its own, so the gradient sums it."""
+    if not any("..." in t for t in terms):
+        return terms, out
+    n_ell = {}
+    for k, (t, x) in enumerate(zip(terms, inputs)):
+        if "..." in t:
+            if x.shape.ndims is None:
+                raise NotImplementedError(f"Gradient of einsum {eq!r}: input {k} has '...' and an unknown rank")
+            n_ell[k] = x.shape.ndims - (len(t) - 1)
+    n = max(n_ell.values())
+    fresh = iter(c for c in _LETTERS if c not in {c for t in terms + [out] for c in t})
+    try:
+        shared = [next(fresh) for _ in range(n)]
+        new_terms = []
+        for k, t in enumerate(terms):
+            if "..." not in t:
+                new_terms.append(list(t))
+                continue
+            p, dims = t.index("..."), inputs[k].shape.as_list()
+            ell = [next(fresh) if dims[p + i] == 1 else shared[n - n_ell[k] + i] for i in range(n_ell[k])]
+            new_terms.append(t[:p] + ell + t[p + 1:])
+    except StopIteration:
+        raise NotImplementedError(f"Gradient of einsum {eq!r}: more than 52 labels") from None
+    p = out.index("...") if "..." in out else None
+    return new_terms, (out if p is None else out[:p] + shared + out[p + 1:])
+
+
+def _diagonal(gk, kept, t, x, used, eq):
+    """(gk put on the diagonals of the labels `t` repeats, its labels): X[i, i] = gk[i]."""
+    from .array_ops import shape
+    from .manip_ops import expand_dims
+    from .manip_ops import range as range_
+    from .math_ops import cast, equal
+
+    fresh = iter(c for c in reversed(_LETTERS) if c not in used)
+    labels, deltas = [], []
+    for i, c in enumerate(t):
+        if c not in t[:i]:
+            labels.append(c)
+            continue
+        n = None if x.shape.ndims is None else x.shape.as_list()[i]
+        if n is None:  # after a '...' of unknown rank, count from the end
+            n = shape(x)[i - len(t) if "..." in t[:i] else i]
+        d = next(fresh)
+        idx = range_(n)
+        deltas.append((c + d, cast(equal(expand_dims(idx, 1), expand_dims(idx, 0)), x.dtype)))
+        labels.append(d)
+    on_diag = "".join(s for s, _ in deltas)
+    out = [c for c in labels if c in kept or c in on_diag]
+    spec = ",".join(["".join(kept)] + [s for s, _ in deltas]) + "->" + "".join(out)
+    return einsum(spec, gk, *(dl for _, dl in deltas)), labels, out
+
+
+@def_grad("Einsum")
+def _einsum_grad(op, g):
+    """dX_k = einsum(out, other terms -> term_k)(g, other inputs); labels summed in X_k alone are
+    broadcast back, repeated labels put on their diagonal, broadcast '...' dims summed.
+    NotImplementedError: '...' of unknown rank in several inputs, or absent from the output."""
+    from .array_ops import rank, reshape
+    from .manip_ops import range as range_
+    from .reduction_ops import _broadcast_like, _kept_shape, reduce_sum
+
+    eq = op.get_attr("equation")
+    inputs = list(op.inputs)
+    given, out, _ = _parse_equation(eq, len(inputs))
+    # '...' of unknown rank stays one block; with one input holding it, the output's '...' is its own
+    opaque = any("..." in t and x.shape.ndims is None for t, x in zip(given, inputs))
+    if opaque and (sum("..." in t for t in given) > 1 or "..." not in out):
+        raise NotImplementedError(f"Gradient of einsum {eq!r}: '...' of unknown rank is supported in one "
+                                  "input only, and with '...' in the output")
+    terms, out = (given, out) if opaque else _explicit_labels(given, out, inputs, eq)
+    used = {c for t in terms + [out] for c in t}
+    grads = []
+    for k, x in enumerate(inputs):
+        t = terms[k]
+        others = [j for j in range(len(inputs)) if j != k]
+        avail = set(out).union(*(terms[j] for j in others))
+        kept = [c for i, c in enumerate(t) if c in avail and c not in t[:i]]
+        summed = ["..."] if opaque and "..." not in t else []  # the '...' dims X_k was broadcast over
+        lhs = ",".join("".join(s) for s in [out] + [terms[j] for j in others])
+        gk = einsum(lhs + "->" + "".join(summed + kept), g, *(inputs[j] for j in others)) \
+            if others or summed + kept != out else g
+        if summed:
+            gk = reduce_sum(gk, axis=range_(rank(gk) - len(kept)))
+        if len(set(t)) < len(t):
+            gk, t, kept = _diagonal(gk, kept, t, x, used, eq)
+        if len(kept) < len(t):
+            p = t.index("...") if "..." in t else len(t)  # axes after a '...' of unknown rank count from the end
+            axes = np.array([i if i < p else i - len(t) for i, c in enumerate(t) if c not in kept], dtype=np.int32)
+            gk = _broadcast_like(reshape(gk, _kept_shape(x, constant(axes))), x)
+        if "..." in given[k] and not opaque and not x.shape.is_fully_defined():
+            gk = unbroadcast(gk, x)  # a '...' dim unknown when building may be broadcast at run time
+        grads.append(gk)
+    return _shaped(grads, inputs)

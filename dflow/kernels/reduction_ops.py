@@ -4,7 +4,7 @@ Each reduction op takes the tensor and, as a second input, its axes (`reduction_
 int32/int64 tensor whose value must be known when the plan is built: a constant or folded from
 static shapes). A reduction over all axes of a tensor of unknown rank has no axes input.
 Chunked lowerings are dask tree reductions (`da.sum`, `da.reduction`): memory stays bounded by a
-few chunks however many chunks the reduced axes span.
+few chunks however many chunks the reduced axes span. Gradient rules (TF1's) are at the end.
 """
 
 from __future__ import annotations
@@ -516,3 +516,110 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int6
         counts = reduce_sum(cast(not_equal(x, zero), dtypes.int64), axis=axis, keepdims=keepdims)
         return cast(counts, dtype)
 
+
+
+# ---- gradient rules (TF1's math_grad); the axes input gets None ------------------------------------
+
+from ..graph.registry import def_grad, not_differentiable  # noqa: E402
+
+not_differentiable("ArgMax", "ArgMin", "Any", "All")
+
+
+def _kept_shape(x, axes):
+    """The shape of `x` with `axes` (an int Tensor) set to 1: a list of ints when static, else an
+    int32 Tensor from `shape(x)` (axes unknown when building need only be known at run time)."""
+    from .array_ops import rank, reshape, shape
+    from .manip_ops import expand_dims
+    from .manip_ops import range as range_
+    from .math_ops import cast, equal, floormod, where
+
+    value = constant_value(axes)
+    if x.shape.ndims is not None and value is not None:
+        red = _normalize_axes(_host_ints(value), x.shape.ndims, "gradient")
+        dims = [1 if i in red else d for i, d in enumerate(x.shape.as_list())]
+        keep = np.array([i not in red for i in range(len(dims))], dtype=np.int32)
+        return dims if None not in dims else shape(x) * keep + (1 - keep)
+    ax = floormod(reshape(cast(axes, dtypes.int32), [-1]), rank(x))
+    return where(reduce_any(equal(expand_dims(range_(rank(x)), 1), expand_dims(ax, 0)), axis=1), 1, shape(x))
+
+
+def _keep_dims(op, t):
+    """`t` (shaped as `op`'s output) with the reduced axes kept as size 1, so it broadcasts against
+    the input (the scalar of an all-axes reduction of unknown rank does already)."""
+    from .array_ops import reshape
+
+    if op.get_attr("keep_dims") or len(op.inputs) == 1:
+        return t
+    return reshape(t, _kept_shape(op.inputs[0], op.inputs[1]))
+
+
+def _broadcast_like(t, x):
+    """`t` broadcast to the shape of `x`, by an elementwise product with ones: it fuses with its
+    neighbours and takes `x`'s chunks (Tile would cut one chunk per copy)."""
+    from .manip_ops import ones_like
+
+    if t.shape.is_fully_defined() and x.shape.is_fully_defined() and t.shape.as_list() == x.shape.as_list():
+        return t
+    return t * ones_like(x, dtype=t.dtype)
+
+
+def _axis(op):
+    return op.inputs[1] if len(op.inputs) > 1 else None
+
+
+def _axes_grad(op, grad_x):
+    """[the input's gradient, given the input's static shape; None for the axes]."""
+    grad_x.set_shape(op.inputs[0].shape)
+    return [grad_x] + [None] * (len(op.inputs) - 1)
+
+
+@def_grad("Sum", "Mean")
+def _sum_grad(op, g):
+    from .array_ops import size
+    from .math_ops import cast, maximum
+
+    x, y = op.inputs[0], op.outputs[0]
+    if op.type == "Mean" and x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        g = g / constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
+    elif op.type == "Mean":  # a count of 0 means an empty input: its gradient is empty whatever the divisor
+        g = g / cast(maximum(size(x) // maximum(size(y), 1), 1), g.dtype)
+    return _axes_grad(op, _broadcast_like(_keep_dims(op, g), x))
+
+
+@def_grad("Max", "Min")
+def _extreme_grad(op, g):
+    """Ties share the gradient equally (TF1): g * (x == y) / number of ties."""
+    from .math_ops import cast, equal
+
+    ties = cast(equal(op.inputs[0], _keep_dims(op, op.outputs[0])), g.dtype)
+    return _axes_grad(op, ties / reduce_sum(ties, axis=_axis(op), keepdims=True) * _keep_dims(op, g))
+
+
+@def_grad("Prod")
+def _prod_grad(op, g):
+    """d/dx_i = product of the other elements: y / x_i without zeros; with one zero in a slice, the
+    product of the rest at the zero and 0 elsewhere; 0 with several. Unlike TF1 (exclusive cumprods),
+    y / x_i can lose precision when the product under- or overflows, and second derivatives are
+    exact away from zeros only (the rule picks a branch by the count of zeros)."""
+    from .math_ops import cast, equal, where
+
+    is_zero = equal(op.inputs[0], 0)
+    safe_x = where(is_zero, 1, op.inputs[0])
+    others = reduce_prod(safe_x, axis=_axis(op), keepdims=True)  # the product of the non-zeros
+    zeros = reduce_sum(cast(is_zero, dtypes.int32), axis=_axis(op), keepdims=True)
+    d = where(is_zero, where(equal(zeros, 1), others, 0), where(equal(zeros, 0), others / safe_x, 0))
+    return _axes_grad(op, d * _keep_dims(op, g))
+
+
+@def_grad("ReduceLogSumExp")
+def _logsumexp_grad(op, g):
+    """g * exp(x - y): softmax weights, at most 1, so it cannot overflow."""
+    from .math_ops import exp
+
+    return _axes_grad(op, _keep_dims(op, g) * exp(op.inputs[0] - _keep_dims(op, op.outputs[0])))
+
+
+@def_grad("Cumsum")
+def _cumsum_grad(op, g):
+    rev = not op.get_attr("reverse")
+    return _axes_grad(op, cumsum(g, op.inputs[1], exclusive=op.get_attr("exclusive"), reverse=rev))

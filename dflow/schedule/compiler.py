@@ -30,8 +30,26 @@ _names = itertools.count()
 _dask_xp = array_api_compat.array_namespace(da.zeros(1))
 
 
-def prune(fetch_elements, fed):
+class HostDecision:
+    """What compile_plan returns when the Session must decide on the host first (a cond's branch,
+    a while loop's result) before a plan can be built."""
+
+    kind = "host"
+
+    def __init__(self, op):
+        self.op = op
+
+
+def inputs_of(op, resolved):
+    """An op's data inputs, where a cond resolved to a branch reads that branch's outputs."""
+    if op._opdef.state == "host" and op in resolved:
+        return op._attrs["true_outputs" if resolved[op] else "false_outputs"]
+    return op._inputs
+
+
+def prune(fetch_elements, fed, resolved=None):
     """The ops needed to compute `fetch_elements` given the fed tensors, in topological order."""
+    resolved = resolved or {}
     needed = set()
     stack = []
     for e in fetch_elements:
@@ -45,7 +63,7 @@ def prune(fetch_elements, fed):
         if op in needed:
             continue
         needed.add(op)
-        for t in op._inputs:
+        for t in (inputs_of(op, resolved) if resolved else op._inputs):
             if t not in fed and t._op not in needed:
                 stack.append(t._op)
         for c in op._control_inputs:
@@ -62,15 +80,23 @@ def check_feeds_complete(ops, fed):
         raise InvalidArgumentError(None, missing[0].op, f"You must feed a value for {lines}")
 
 
-def compile_plan(fetch_elements, feeds, options):
-    """Builds the Plan for these fetches; `feeds` maps Tensor -> FeedSpec (kind, shape, dtype, chunks)."""
+def compile_plan(fetch_elements, feeds, options, resolved=None):
+    """Builds the Plan for these fetches; `feeds` maps Tensor -> FeedSpec (kind, shape, dtype, chunks).
+
+    `resolved` maps cond ops to the branch taken (True/False). Returns a HostDecision instead
+    when an unresolved cond or a while loop is needed first.
+    """
+    resolved = resolved or {}
     fed = set(feeds)
-    ops = prune(fetch_elements, fed)
+    ops = prune(fetch_elements, fed, resolved)
+    pending = [op for op in ops if op._opdef.state == "host" and op not in resolved]
+    if pending:
+        return HostDecision(pending[0])  # topological: it depends on no other pending decision
     check_feeds_complete(ops, fed)
-    state = resolve_state(ops, fed, fetch_elements)
+    state = resolve_state(ops, fed, fetch_elements, lambda op: inputs_of(op, resolved))
     if _use_eager(ops, feeds, options):
-        return EagerPlan(ops, fetch_elements, fed, state)
-    return _lower_dask(ops, fetch_elements, feeds, options, state)
+        return EagerPlan(ops, fetch_elements, fed, state, resolved)
+    return _lower_dask(ops, fetch_elements, feeds, options, state, resolved)
 
 
 def _use_eager(ops, feeds, options):
@@ -199,7 +225,7 @@ def _placeholder_array(prefix, spec):
     return arr
 
 
-def _lower_dask(ops, fetch_elements, feeds, options, state):
+def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
     params = {}
     ctx = LowerContext(options, params)
     env = {}
@@ -212,8 +238,9 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
     fetched = {e for e in fetch_elements if isinstance(e, Tensor)} | set(commit_tensors.values())
     stateless = state.empty
     consumers = {}
+    resolved = resolved or {}
     for op in ops:
-        for i, t in enumerate(op._inputs):
+        for i, t in enumerate(inputs_of(op, resolved)):
             if not stateless:
                 t = _source(state, op, i, t)
             if t is not None:
@@ -233,6 +260,10 @@ def _lower_dask(ops, fetch_elements, feeds, options, state):
         if opdef.state == "variable" and op._name not in state.start_vars:
             continue  # only assigned in this run: its current value is never read
         ctx.op = op
+        if opdef.state == "host":  # a resolved cond: its outputs are the taken branch's
+            for t, b in zip(outs, inputs_of(op, resolved)):
+                env[t] = env[b]
+            continue
         if stateless:
             vals = [env[t] for t in op._inputs]
         else:

@@ -117,14 +117,23 @@ def _block_slices(chunks):
 class EagerPlan:
     kind = "eager"
 
-    def __init__(self, ops, fetch_elements, fed, state):
+    def __init__(self, ops, fetch_elements, fed, state, resolved=None):
         self.fetch_elements = list(fetch_elements)
         self.state = state
         steps = []
+        consts = {}
         for op in ops:
             if op.outputs and all(t in fed for t in op.outputs):
                 continue
             opdef = op.op_def
+            if op.type == "Const":  # preloaded: constants are not re-made every run
+                value = op.get_attr("value")
+                consts[op.outputs[0]] = value[()] if value.ndim == 0 else value  # scalars: faster numpy ops
+                continue
+            if opdef.state == "host":  # a resolved cond: its outputs are the taken branch's
+                branch = op._attrs["true_outputs" if resolved[op] else "false_outputs"]
+                steps.append((op, _select, list(branch), op.outputs, {}, False))
+                continue
             if opdef.state == "variable" and op.name not in state.start_vars:
                 continue  # only assigned in this run: its current value is never read
             inputs = []
@@ -133,17 +142,22 @@ class EagerPlan:
                 inputs.append(None if not reads_input(op, i) else src.outputs[0] if src is not None else t)
             steps.append((op, opdef.eager, inputs, op.outputs, op._attrs, opdef.run_state))
         self.steps = steps
+        self.consts = consts
+        self._fetch_tensors = [e if hasattr(e, "value_index") else None for e in self.fetch_elements]
         self.commit_tensors = {var: a.outputs[0] for var, a in state.commits.items()}
 
     def run(self, session, feed_values):
-        env = dict(feed_values)
+        env = dict(self.consts)
+        env.update(feed_values)
         env[None] = None
         xp = np_xp
-        if feed_values:
-            try:
-                xp = array_api_compat.array_namespace(*feed_values.values())
-            except TypeError:
-                xp = np_xp
+        for v in feed_values.values():
+            if not isinstance(v, (np.ndarray, np.generic)):  # cupy or another namespace
+                try:
+                    xp = array_api_compat.array_namespace(*feed_values.values())
+                except TypeError:
+                    xp = np_xp
+                break
         for op, fn, inputs, outputs, attrs, run_state in self.steps:
             args = [env[t] for t in inputs]
             try:
@@ -162,12 +176,16 @@ class EagerPlan:
             else:
                 for t, v in zip(outputs, out):
                     env[t] = v
-        values = [env[e] if hasattr(e, "value_index") else None for e in self.fetch_elements]
+        values = [env[e] if e is not None else None for e in self._fetch_tensors]
         return values, {var: env[t] for var, t in self.commit_tensors.items()}
 
 
 def _none(*_):
     return None
+
+
+def _select(xp, *values):
+    return values
 
 
 def _merged_culled(arrays, extra_keys=None):

@@ -13,6 +13,7 @@ from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
+from ..kernels.common import convert_to_tensor
 from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
 from .fetches import flatten_fetches
@@ -186,20 +187,97 @@ class Session:
         else:
             elements, rebuild = flatten_fetches(fetches, self._graph)
         feeds, values = self._normalize_feeds(feed_dict)
-        plan = self._cached_plan(elements, feeds)
+        results, commits = self._execute(elements, feeds, values)
+        for var, value in commits.items():  # only a run that succeeded gets here
+            self._var_values[var] = value if isinstance(value, RemoteValue) else _committed(value)
+        return rebuild([_to_host(r) for r in results])
+
+    def _execute(self, elements, feeds, values, resolved=None):
+        """Plans and runs `elements`; (values, variable commits). Decisions the compiler cannot
+        make (a cond's branch, a while loop) are made here on the host first, by nested runs
+        whose commits are dropped: only the outermost run commits."""
+        resolved = dict(resolved or {})
+        while True:
+            plan = self._cached_plan(elements, feeds, resolved)
+            if plan.kind != "host":
+                break
+            op = plan.op
+            if op.type == "Cond":
+                (choice,), _ = self._execute([op.inputs[0]], feeds, values, resolved)
+                resolved[op] = bool(choice)
+            else:
+                outs = self._run_while(op, feeds, values, resolved)
+                feeds, values = dict(feeds), dict(values)
+                for t, v in zip(op.outputs, outs):
+                    spec, v = self._feed_spec(t, v)
+                    feeds[t], values[t] = spec, v
+        return self._run_plan(plan, elements, values)
+
+    def _run_plan(self, plan, elements, values):
         self._check_initialized(plan.state)
         self._run_count += 1
         self._current_run = RunInfo(self._run_count, self._run_id_base + self._run_count)
         try:
-            results, commits = plan.run(self, values)
+            return plan.run(self, values)
         except OpError:
             raise
         except (ValueError, TypeError, IndexError, ArithmeticError) as e:
             names = ", ".join(getattr(e_, "name", "?") for e_ in elements)
             raise InvalidArgumentError(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
-        for var, value in commits.items():  # only a run that succeeded gets here
-            self._var_values[var] = value if isinstance(value, RemoteValue) else _committed(value)
-        return rebuild([_to_host(r) for r in results])
+
+    def _run_while(self, op, feeds, values, resolved):
+        """Runs a while loop on the host: its initial values, then one cached plan per iteration
+        computing body(v) and cond(body(v)) together."""
+        n = op.get_attr("n_loop_vars")
+        phs = list(op.get_attr("loop_vars"))
+        body = list(op.get_attr("body"))
+        limit = op.get_attr("maximum_iterations")
+        if limit is not None and not isinstance(limit, int):
+            (limit,), _ = self._execute([convert_to_tensor(limit)], feeds, values, resolved)
+        limit = None if limit is None else int(limit)
+        current, _ = self._execute(list(op.inputs[:n]), feeds, values, resolved)
+        current = [np.asarray(v) if not isinstance(v, np.ndarray) else v for v in current]
+        step_elements = body + [op.get_attr("cond_next")]
+        (go,), _ = self._execute([op.get_attr("cond")], *self._with(feeds, values, phs, current), resolved)
+        i = 0
+        plan, specs = None, None
+        loop_feeds, loop_values = self._with(feeds, values, phs, current)
+        first = self._cached_plan(step_elements, loop_feeds, resolved)
+        if first.kind == "eager" and all(loop_feeds[p].shape == tuple(v.shape) for p, v in zip(phs, current)):
+            # small state: iterate in this process, one eager plan run per iteration
+            fixed = all(p.shape.is_fully_defined() for p in phs)
+            if fixed:
+                self._check_initialized(first.state)
+                run = first.run
+                while go and (limit is None or i < limit):
+                    loop_values.update(zip(phs, current))
+                    out, _ = run(self, loop_values)
+                    current, go = out[:-1], out[-1]
+                    i += 1
+                return [np.asarray(v) for v in current]
+        while bool(go) and (limit is None or i < limit):
+            loop_feeds, loop_values = self._with(feeds, values, phs, current)
+            new_specs = tuple(loop_feeds[p] for p in phs)
+            if plan is None or new_specs != specs:
+                plan, specs = self._cached_plan(step_elements, loop_feeds, resolved), new_specs
+                if plan.kind == "host":  # a cond or loop inside the body: the general path
+                    out, _ = self._execute(step_elements, loop_feeds, loop_values, resolved)
+                    plan = None
+                else:
+                    out, _ = self._run_plan(plan, step_elements, loop_values)
+            else:
+                out, _ = self._run_plan(plan, step_elements, loop_values)
+            current = [np.asarray(v) for v in out[:-1]]
+            go = out[-1]
+            i += 1
+        return current
+
+    def _with(self, feeds, values, tensors, arrays):
+        feeds, values = dict(feeds), dict(values)
+        for t, v in zip(tensors, arrays):
+            spec, v = self._feed_spec(t, v)
+            feeds[t], values[t] = spec, v
+        return feeds, values
 
     def _check_initialized(self, state):
         missing = [v for v in state.start_vars if v not in self._var_values]
@@ -209,11 +287,12 @@ class Session:
                 "Attempting to use uninitialized value " + ", ".join(repr(m) for m in missing)
                 + " (run its initializer, e.g. global_variables_initializer(), first)")
 
-    def _cached_plan(self, elements, feeds):
-        key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()))
+    def _cached_plan(self, elements, feeds, resolved=None):
+        key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()),
+               tuple((id(op), c) for op, c in resolved.items()) if resolved else ())
         plan = self._plans.get(key)
         if plan is None:
-            plan = compile_plan(elements, feeds, self._options)
+            plan = compile_plan(elements, feeds, self._options, resolved)
             self._plans[key] = plan
         return plan
 
@@ -222,7 +301,11 @@ class Session:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
         elements, _ = flatten_fetches(fetches, self._graph)
         feeds, _ = self._normalize_feeds(feed_dict)
-        return self._cached_plan(elements, feeds), elements
+        plan = self._cached_plan(elements, feeds)
+        if plan.kind == "host":
+            raise InvalidArgumentError(None, plan.op, f"explain: the plan depends on {plan.op.type} op "
+                                       f"{plan.op.name!r}, decided when the graph runs")
+        return plan, elements
 
     def make_callable(self, fetches, feed_list=None):
         """A function running `fetches` with positional feeds for `feed_list` (TF1)."""

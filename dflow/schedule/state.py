@@ -42,7 +42,7 @@ def variable_of(t):
     return t.op if t.op.op_def.state == "variable" else None
 
 
-def resolve_state(ops, fed, fetch_elements):
+def resolve_state(ops, fed, fetch_elements, inputs_of=None):
     plan = StatePlan()
     assigns = {}  # var name -> [assign ops] in topological order
     for op in ops:
@@ -61,7 +61,8 @@ def resolve_state(ops, fed, fetch_elements):
     assign_set = {a for lst in assigns.values() for a in lst}
     anc = {}
     for op in ops:
-        parents = [t.op for t in op.inputs if t not in fed] + list(op.control_inputs)
+        ins = inputs_of(op) if inputs_of is not None else op._inputs
+        parents = [t.op for t in ins if t not in fed] + list(op.control_inputs)
         acc = _EMPTY
         for p in parents:
             pa = anc.get(p, _EMPTY)

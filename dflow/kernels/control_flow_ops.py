@@ -1,0 +1,266 @@
+"""Control flow: `cond`, `case` and `while_loop` (TF1 semantics, host-driven execution).
+
+Both branches of a `cond` and the body and condition of a `while_loop` are built as ordinary ops
+of the graph. The `Cond` and `While` ops carry them in their attrs, not their inputs, so pruning
+never reaches branch or body ops by itself. Their OpDefs have `state="host"`: the compiler stops
+at them and the Session decides on the host (dflow/schedule/session.py): it evaluates a cond's
+predicate and compiles a plan specialised to the taken branch (cached per choice), or runs a loop
+iteration by iteration, each iteration one run of a cached plan computing `body(v)` and
+`cond(body(v))` together. The ops of the branch not taken, assigns and asserts included, never run.
+"""
+
+from __future__ import annotations
+
+from ..graph.graph import control_dependencies, get_default_graph, name_scope
+from ..graph.ops import Operation, Tensor
+from ..graph.registry import register_op
+from ..graph.shape import TensorShape, as_shape
+from .array_ops import identity, placeholder
+from .common import convert_to_tensor
+
+__all__ = ["cond", "case", "while_loop"]
+
+
+# ---- nested structures ----------------------------------------------------------------------------
+
+
+def _flatten(x):
+    if isinstance(x, dict):
+        return [v for k in sorted(x) for v in _flatten(x[k])]
+    if isinstance(x, (list, tuple)):
+        return [v for e in x for v in _flatten(e)]
+    return [x]
+
+
+def _pack(structure, flat):
+    it = iter(flat)
+
+    def build(s):
+        if isinstance(s, dict):
+            return {k: build(s[k]) for k in sorted(s)}
+        if isinstance(s, tuple) and hasattr(s, "_fields"):
+            return type(s)(*[build(e) for e in s])
+        if isinstance(s, (list, tuple)):
+            return type(s)(build(e) for e in s)
+        return next(it)
+
+    return build(structure)
+
+
+def _same_structure(a, b):
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b) and all(
+            _same_structure(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(_same_structure(x, y) for x, y in zip(a, b)))
+    return True
+
+
+def _captures(graph, start, end, outputs):
+    """Tensors made before `start` that the ops [start, end) or the outputs use."""
+    made = set(graph._ops[start:end])
+    caps = []
+    seen = set()
+    for op in graph._ops[start:end]:
+        for t in op._inputs:
+            if t._op not in made and t not in seen:
+                seen.add(t)
+                caps.append(t)
+    for t in outputs:
+        if isinstance(t, Tensor) and t._op not in made and t not in seen:
+            seen.add(t)
+            caps.append(t)
+    return caps
+
+
+# ---- cond -----------------------------------------------------------------------------------------
+
+
+def _cond_infer(inputs, attrs):
+    return list(attrs["out_specs"])
+
+
+register_op("Cond", _cond_infer, eager=None, lower=None, must_feed=False, stateful=True, state="host",
+            num_outputs=None)
+
+
+def _branch(fn, scope_name):
+    g = get_default_graph()
+    start = len(g._ops)
+    with name_scope(scope_name):
+        out = fn()
+        flat = []
+        for v in _flatten(out):
+            if isinstance(v, Operation):
+                with control_dependencies([v]):
+                    v = identity(convert_to_tensor(True), name="op_done")
+            elif not isinstance(v, Tensor):
+                v = convert_to_tensor(v)
+            flat.append(v)
+    return out, flat, start, len(g._ops)
+
+
+def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
+    """`true_fn()` if `pred` else `false_fn()`; only the taken branch runs.
+
+    Both branches are built now; their outputs (nested structures of tensors, matching) get
+    merged static shapes. `pred`: a bool scalar tensor. ValueError/TypeError when the branches'
+    structures or dtypes differ.
+    """
+    true_fn = true_fn if true_fn is not None else fn1
+    false_fn = false_fn if false_fn is not None else fn2
+    if not callable(true_fn) or not callable(false_fn):
+        raise TypeError("cond: true_fn and false_fn must be callable.")
+    g = get_default_graph()
+    with name_scope(name, "cond", [pred]) as scope:
+        pred = convert_to_tensor(pred)
+        if not pred.dtype.is_bool or (pred.shape.ndims not in (None, 0)):
+            raise ValueError(f"cond: pred must be a bool scalar, got {pred.dtype.name} with shape {pred.shape}")
+        t_out, t_flat, t0, t1 = _branch(true_fn, "cond_true")
+        f_out, f_flat, f0, f1 = _branch(false_fn, "cond_false")
+        if not _same_structure(t_out, f_out) or len(t_flat) != len(f_flat):
+            raise ValueError(f"cond: the branches return different structures: {t_out!r} and {f_out!r}")
+        specs = []
+        for i, (a, b) in enumerate(zip(t_flat, f_flat)):
+            if a.dtype != b.dtype:
+                raise TypeError(f"cond: output {i} has dtype {a.dtype.name} in true_fn and {b.dtype.name} in "
+                                "false_fn")
+            shape = a.shape.merge_with(b.shape) if a.shape.is_compatible_with(b.shape) else \
+                _most_specific(a.shape, b.shape)
+            specs.append((shape, a.dtype))
+        caps = _captures(g, t0, f1, t_flat + f_flat)
+        op = g.create_op("Cond", [pred] + caps, {"true_outputs": tuple(t_flat), "false_outputs": tuple(f_flat),
+                                                 "out_specs": tuple(specs), "n_captures": len(caps)},
+                         name=scope)
+    outs = op.outputs
+    if not outs:
+        return op
+    if all(isinstance(v, Operation) for v in _flatten(t_out)) and not isinstance(t_out, (list, tuple, dict)):
+        return op
+    return _pack(t_out, outs) if isinstance(t_out, (list, tuple, dict)) else outs[0]
+
+
+def _most_specific(a, b):
+    if a.ndims is None or b.ndims is None or a.ndims != b.ndims:
+        return TensorShape(None)
+    return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
+
+
+def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
+    """The first fn whose predicate holds (TF1 `tf.case`), else `default`; nested conds."""
+    if isinstance(pred_fn_pairs, dict):
+        pred_fn_pairs = list(pred_fn_pairs.items())
+    pairs = list(pred_fn_pairs)
+    if not pairs and default is None:
+        raise ValueError("case: needs at least one (pred, fn) pair or a default")
+    with name_scope(name, "case", [p for p, _ in pairs]):
+        if exclusive and len(pairs) > 1:
+            from .check_ops import Assert
+            from .math_ops import cast
+            from .reduction_ops import reduce_sum
+
+            preds = [convert_to_tensor(p) for p, _ in pairs]
+            from .array_ops import stack
+
+            count = reduce_sum(cast(stack(preds), "int32"))
+            check = Assert(count <= 1, [count], name="Assert_exclusive")
+            with control_dependencies([check]):
+                pairs = [(identity(p), f) for p, f in zip(preds, [f for _, f in pairs])]
+        result = default
+        for p, f in reversed(pairs):
+            result = _chain(p, f, result)
+        return result() if callable(result) else result
+
+
+def _chain(pred, fn, rest):
+    if rest is None:
+        return lambda: fn()
+    return lambda: cond(pred, fn, rest)
+
+
+# ---- while_loop -------------------------------------------------------------------------------
+
+
+def _while_infer(inputs, attrs):
+    return list(attrs["out_specs"])
+
+
+register_op("While", _while_infer, eager=None, lower=None, stateful=True, state="host", num_outputs=None)
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
+               swap_memory=False, name=None, maximum_iterations=None, return_same_structure=False):
+    """Repeats `loop_vars = body(*loop_vars)` while `cond(*loop_vars)` (TF1 `tf.while_loop`).
+
+    loop_vars: a (nested) structure of tensors. Each body output must keep its loop var's shape
+    unless `shape_invariants` allows it (ValueError naming the var). The loop runs on the host,
+    one run of a cached plan per iteration (body and the next condition together).
+    """
+    if not callable(cond) or not callable(body):
+        raise TypeError("while_loop: cond and body must be callable")
+    single = not isinstance(loop_vars, (list, tuple, dict))
+    structure = [loop_vars] if single else loop_vars
+    g = get_default_graph()
+    with name_scope(name, "while", _flatten(structure)) as scope:
+        init = [convert_to_tensor(v) for v in _flatten(structure)]
+        if shape_invariants is None:
+            invariants = [t.shape for t in init]
+        else:
+            inv = [shape_invariants] if single else shape_invariants
+            invariants = [as_shape(s) for s in _flatten(inv)]
+            if len(invariants) != len(init):
+                raise ValueError("while_loop: shape_invariants must match loop_vars")
+        for t, s in zip(init, invariants):
+            if not s.is_compatible_with(t.shape):
+                raise ValueError(f"while_loop: the shape invariant {s} is not compatible with the initial shape "
+                                 f"{t.shape} of loop var {t.name!r}")
+        start = len(g._ops)
+        phs = [placeholder(t.dtype, s, name=f"loop_var_{i}") for i, (t, s) in enumerate(zip(init, invariants))]
+        args = _pack(structure, phs)
+        with name_scope("cond"):
+            c0 = _bool_scalar(cond(*args) if not single else cond(args[0]))
+        with name_scope("body"):
+            out = body(*args) if not single else body(args[0])
+        out_struct = [out] if single and not (isinstance(out, (list, tuple)) and len(out) == 1) else out
+        if single and isinstance(out, (list, tuple)) and len(out) == 1:
+            out_struct = list(out)
+        flat = [convert_to_tensor(v) for v in _flatten(out_struct)]
+        if len(flat) != len(phs):
+            raise ValueError(f"while_loop: body returned {len(flat)} values for {len(phs)} loop vars")
+        for i, (ph, o, s) in enumerate(zip(phs, flat, invariants)):
+            if o.dtype != ph.dtype:
+                raise TypeError(f"while_loop: loop var {i} ({init[i].name!r}) enters with dtype {ph.dtype.name} and "
+                                f"the body returns {o.dtype.name}")
+            if not s.is_compatible_with(o.shape) or (s.is_fully_defined() and o.shape != s and
+                                                    not o.shape.is_compatible_with(s)):
+                raise ValueError(f"Input tensor '{init[i].name}' enters the loop with shape {s}, but has shape "
+                                 f"{o.shape} after one iteration. To allow the shape to vary across iterations, "
+                                 "use the `shape_invariants` argument of tf.while_loop to specify a less-specific "
+                                 "shape.")
+        with name_scope("cond_next"):
+            next_args = _pack(structure, flat)
+            c1 = _bool_scalar(cond(*next_args) if not single else cond(next_args[0]))
+        for op in g._ops[start:]:
+            if op.op_def.state in ("assign", "update", "sink"):
+                from ..errors import UnimplementedError
+
+                raise UnimplementedError(None, op, f"while_loop: the body or condition creates {op.type} op "
+                                         f"{op.name!r}; state changes inside loops are not supported (run the "
+                                         "loop and assign its result afterwards)")
+        caps = [t for t in _captures(g, start, len(g._ops), flat + [c0, c1]) if t not in phs]
+        specs = tuple((s, t.dtype) for s, t in zip(invariants, init))
+        op = g.create_op("While", init + caps, {
+            "loop_vars": tuple(phs), "cond": c0, "body": tuple(flat), "cond_next": c1,
+            "maximum_iterations": maximum_iterations, "n_loop_vars": len(phs), "out_specs": specs}, name=scope)
+    outs = op.outputs
+    if single:
+        return outs[0]
+    return _pack(structure, outs)
+
+
+def _bool_scalar(c):
+    c = convert_to_tensor(c)
+    if not c.dtype.is_bool or c.shape.ndims not in (None, 0):
+        raise ValueError(f"while_loop: cond must return a bool scalar, got {c.dtype.name} {c.shape}")
+    return c
