@@ -264,3 +264,73 @@ def _bool_scalar(c):
     if not c.dtype.is_bool or c.shape.ndims not in (None, 0):
         raise ValueError(f"while_loop: cond must return a bool scalar, got {c.dtype.name} {c.shape}")
     return c
+
+
+# ---- gradients ------------------------------------------------------------------------------------
+
+from ..graph.gradients import differentiable, gradients  # noqa: E402
+from ..graph.registry import def_grad  # noqa: E402
+
+
+@def_grad("Cond")
+def _cond_grad(op, *grads):
+    """Gradients flow to the captured tensors through the branch taken: a cond on the same pred."""
+    pred, caps = op.inputs[0], list(op.inputs[1:])
+    diff_caps = [c for c in caps if differentiable(c.dtype)]
+    if not diff_caps:
+        return [None] * len(op.inputs)
+
+    def branch(outs):
+        def fn():
+            from .creation_ops import zeros_like
+
+            ys = [o for o, g in zip(outs, grads) if g is not None and differentiable(o.dtype)]
+            gys = [g for o, g in zip(outs, grads) if g is not None and differentiable(o.dtype)]
+            res = gradients(ys, diff_caps, grad_ys=gys) if ys else [None] * len(diff_caps)
+            return [r if r is not None else zeros_like(c) for r, c in zip(res, diff_caps)]
+        return fn
+
+    dcaps = cond(pred, branch(op.get_attr("true_outputs")), branch(op.get_attr("false_outputs")))
+    dcaps = list(dcaps) if isinstance(dcaps, (list, tuple)) else [dcaps]
+    it = iter(dcaps)
+    return [None] + [next(it) if differentiable(c.dtype) else None for c in caps]
+
+
+def _while_grad_infer(inputs, attrs):
+    return list(attrs["out_specs"])
+
+
+register_op("WhileGrad", _while_grad_infer, eager=None, lower=None, stateful=True, state="host", num_outputs=None)
+
+
+@def_grad("While")
+def _while_grad(op, *grads):
+    """Reverse pass on the host: the loop is re-run recording its (small) states, then one VJP graph
+    of the body, built here over placeholders, is run backwards once per iteration."""
+    n = op.get_attr("n_loop_vars")
+    phs = list(op.get_attr("loop_vars"))
+    body = list(op.get_attr("body"))
+    caps = list(op.inputs[n:])
+    idx = [i for i in range(n) if differentiable(phs[i].dtype)]
+    cap_idx = [j for j, c in enumerate(caps) if differentiable(c.dtype)]
+    if not idx:
+        return [None] * len(op.inputs)
+    g_phs = [placeholder(phs[i].dtype, phs[i].shape, name=f"grad_loop_var_{i}") for i in idx]
+    wrt = [phs[i] for i in idx] + [caps[j] for j in cap_idx]
+    vjp = gradients([body[i] for i in idx], wrt, grad_ys=g_phs)
+    from .creation_ops import zeros_like
+
+    vjp = [v if v is not None else zeros_like(w) for v, w in zip(vjp, wrt)]
+    out_grads = [grads[i] if grads[i] is not None else zeros_like(op.outputs[i]) for i in idx]
+    specs = tuple((op.inputs[i].shape, op.inputs[i].dtype) for i in idx) + tuple(
+        (caps[j].shape, caps[j].dtype) for j in cap_idx)
+    gop = op.graph.create_op("WhileGrad", list(op.inputs) + out_grads, {
+        "forward": op, "grad_vars": tuple(g_phs), "vjp": tuple(vjp), "var_index": tuple(idx),
+        "n_forward_inputs": len(op.inputs), "out_specs": specs}, name=op.name + "_grad/WhileGrad")
+    outs = gop.outputs
+    result = [None] * len(op.inputs)
+    for k, i in enumerate(idx):
+        result[i] = outs[k]
+    for k, j in enumerate(cap_idx):
+        result[n + j] = outs[len(idx) + k]
+    return result

@@ -206,7 +206,8 @@ class Session:
                 (choice,), _ = self._execute([op.inputs[0]], feeds, values, resolved)
                 resolved[op] = bool(choice)
             else:
-                outs = self._run_while(op, feeds, values, resolved)
+                run_loop = self._run_while if op.type == "While" else self._run_while_grad
+                outs = run_loop(op, feeds, values, resolved)
                 feeds, values = dict(feeds), dict(values)
                 for t, v in zip(op.outputs, outs):
                     spec, v = self._feed_spec(t, v)
@@ -225,7 +226,33 @@ class Session:
             names = ", ".join(getattr(e_, "name", "?") for e_ in elements)
             raise InvalidArgumentError(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
 
-    def _run_while(self, op, feeds, values, resolved):
+    def _run_while_grad(self, op, feeds, values, resolved):
+        """The reverse pass of a while loop: re-run it recording states, then apply the body's
+        VJP once per iteration, last to first, accumulating the captured tensors' gradients."""
+        fwd = op.get_attr("forward")
+        states = []
+        self._run_while(fwd, feeds, values, resolved, record=states)
+        phs = list(fwd.get_attr("loop_vars"))
+        idx = list(op.get_attr("var_index"))
+        g_phs = list(op.get_attr("grad_vars"))
+        vjp = list(op.get_attr("vjp"))
+        n_in = op.get_attr("n_forward_inputs")
+        g, _ = self._execute(list(op.inputs[n_in:]), feeds, values, resolved)
+        g = [np.asarray(v) for v in g]
+        cap_acc = None
+        for state in reversed(states):
+            f, v = self._with(feeds, values, phs + g_phs, list(state) + g)
+            out, _ = self._execute(vjp, f, v, resolved)
+            g = [np.asarray(x) for x in out[:len(idx)]]
+            caps = [np.asarray(x) for x in out[len(idx):]]
+            cap_acc = caps if cap_acc is None else [a + c for a, c in zip(cap_acc, caps)]
+        if cap_acc is None:
+            n_caps = len(op.outputs) - len(idx)
+            cap_acc = [np.zeros(t.shape.as_list() if t.shape.is_fully_defined() else (), t.dtype.np_dtype)
+                       for t in op.outputs[len(idx):len(idx) + n_caps]]
+        return g + cap_acc
+
+    def _run_while(self, op, feeds, values, resolved, record=None):
         """Runs a while loop on the host: its initial values, then one cached plan per iteration
         computing body(v) and cond(body(v)) together."""
         n = op.get_attr("n_loop_vars")
@@ -243,7 +270,8 @@ class Session:
         plan, specs = None, None
         loop_feeds, loop_values = self._with(feeds, values, phs, current)
         first = self._cached_plan(step_elements, loop_feeds, resolved)
-        if first.kind == "eager" and all(loop_feeds[p].shape == tuple(v.shape) for p, v in zip(phs, current)):
+        if record is None and first.kind == "eager" and all(
+                loop_feeds[p].shape == tuple(v.shape) for p, v in zip(phs, current)):
             # small state: iterate in this process, one eager plan run per iteration
             fixed = all(p.shape.is_fully_defined() for p in phs)
             if fixed:
@@ -256,6 +284,8 @@ class Session:
                     i += 1
                 return [np.asarray(v) for v in current]
         while bool(go) and (limit is None or i < limit):
+            if record is not None:
+                record.append(current)
             loop_feeds, loop_values = self._with(feeds, values, phs, current)
             new_specs = tuple(loop_feeds[p] for p in phs)
             if plan is None or new_specs != specs:
