@@ -59,6 +59,7 @@ from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.state_ops import *  # noqa: F403
+from .kernels.tensor_array_ops import *  # noqa: F403
 from .schedule.session import InteractiveSession, Session
 from .state.initializers import *  # noqa: F403
 from .state.scope import *  # noqa: F403

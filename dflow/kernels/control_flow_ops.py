@@ -17,6 +17,7 @@ from ..graph.registry import register_op
 from ..graph.shape import TensorShape, as_shape
 from .array_ops import identity, placeholder
 from .common import convert_to_tensor
+from .tensor_array_ops import TensorArray as _TA
 
 __all__ = ["cond", "case", "while_loop"]
 
@@ -25,6 +26,8 @@ __all__ = ["cond", "case", "while_loop"]
 
 
 def _flatten(x):
+    if isinstance(x, _TA):
+        return [x.flow]
     if isinstance(x, dict):
         return [v for k in sorted(x) for v in _flatten(x[k])]
     if isinstance(x, (list, tuple)):
@@ -42,6 +45,8 @@ def _pack(structure, flat):
             return type(s)(*[build(e) for e in s])
         if isinstance(s, (list, tuple)):
             return type(s)(build(e) for e in s)
+        if isinstance(s, _TA):
+            return s._with(next(it))
         return next(it)
 
     return build(structure)
