@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from .device import LogicalDevice, PhysicalDevice, list_logical_devices, list_physical_devices
+from .devices import LogicalDevice, PhysicalDevice, list_logical_devices, list_physical_devices
 
 __all__ = ["list_physical_devices", "list_logical_devices", "PhysicalDevice", "LogicalDevice",
            "experimental", "get_visible_devices"]

@@ -1,15 +1,21 @@
-"""`python -m dflow.demo`: standardize a Zarr dataset chunk by chunk with a TF1-style graph.
+"""`python -m dflow.demo`: standardize a Zarr array out of core, then train logistic regression on it.
 
-Writes an n×d float32 Zarr v3 array (`--mb`, default 200 MB, row chunks) to a temporary folder,
-builds one graph computing each column's mean and standard deviation and the standardized sum
-(the sum over all entries of (X - mean) / std, which is 0 up to rounding), runs it on the threaded
-Dask scheduler with a progress bar, and checks the figures against numpy streamed over the same
-chunks. Exits 1 when the check fails.
+The workload of issue 6 at `--gb` GB (default 1): X is an n×d float32 Zarr array (d = 1000, row
+chunks of 25,000 rows), y its n 0/1 labels, both written to a temporary folder. Then, as TF1
+programs with `import dflow as tf` on the threaded scheduler:
+1. Z = (X − mean(X, 0)) / std(X, 0), streamed to Zarr with `tf.io.write_zarr`;
+2. 3 full-batch gradient-descent steps (learning rate 0.5) of logistic regression on Z read back,
+   with `tf.train.GradientDescentOptimizer(0.5).minimize(mean sigmoid cross-entropy)`.
+It prints a progress bar, the loss per step, the time, the peak RSS and the memory budget, writes
+a PNG plot of the loss per step (when matplotlib is installed), and checks w, b and the losses
+against numpy (float64) streamed over the same chunks. Exits 1 when the check fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import multiprocessing
 import resource
 import sys
 import tempfile
@@ -18,138 +24,305 @@ from pathlib import Path
 
 import numpy as np
 
-_COLUMNS_SHOWN = 5
+STEPS = 3
+LEARNING_RATE = 0.5
+W_TOL = 1e-3  # dflow's float32 w against the float64 reference (the issue's tolerance)
+LOSS_TOL = 1e-4
 
 
-def write_dataset(path, mb, cols, chunk_mb, seed=0):
-    """Writes the demo array: column j ~ Normal(mean_j, std_j) with known means and stds.
+# ---- data ------------------------------------------------------------------------------------
+def write_dataset(folder, n, d=1000, chunk_rows=25_000, seed=0, workers=2):
+    """Writes `folder`/X.zarr (n×d float32, column j ~ Normal(mean_j, std_j), means in [-5, 5],
+    stds in [0.5, 3]) and `folder`/y.zarr (n×1 float32 labels of a noisy linear rule on the
+    standardized columns), in row chunks of `chunk_rows`. Returns (X path, y path).
 
-    Returns (zarr array, true means, true stds). Rows are chunked so each chunk is ~`chunk_mb` MB.
+    Each chunk is drawn from its own generator seeded by (seed, chunk index), so the data does not
+    depend on `workers` (threads writing chunks at once).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    import zarr
+
+    folder = Path(folder)
+    chunk_rows = max(1, min(chunk_rows, n))
+    x = zarr.create_array(str(folder / "X.zarr"), shape=(n, d), chunks=(chunk_rows, d), dtype="float32",
+                          overwrite=True)
+    y = zarr.create_array(str(folder / "y.zarr"), shape=(n, 1), chunks=(chunk_rows, 1), dtype="float32",
+                          overwrite=True)
+    means = np.linspace(-5.0, 5.0, d).astype(np.float32)
+    stds = np.linspace(0.5, 3.0, d).astype(np.float32)
+    w_true = (np.random.default_rng(seed).standard_normal((d, 1)) * 2 / np.sqrt(d)).astype(np.float32)
+
+    def write_chunk(i):
+        rng = np.random.default_rng([seed, i])
+        start, stop = i * chunk_rows, min(n, (i + 1) * chunk_rows)
+        z = rng.standard_normal((stop - start, d), dtype=np.float32)
+        score = z @ w_true + 0.5 * rng.standard_normal((stop - start, 1), dtype=np.float32)
+        y[start:stop] = (score > 0).astype(np.float32)
+        z *= stds
+        z += means
+        x[start:stop] = z
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(write_chunk, range(-(-n // chunk_rows))))
+    return str(folder / "X.zarr"), str(folder / "y.zarr")
+
+
+def rows_for(gb, d=1000):
+    """Rows n of an n×d float32 array of `gb` GB (10^9 bytes)."""
+    return max(2, int(round(gb * 1e9 / (4 * d))))
+
+
+# ---- the dflow programs ----------------------------------------------------------------------
+def session_kwargs(memory_budget):
+    """Session arguments: the threaded scheduler and `memory_budget` (when this dflow has it)."""
+    import dflow as tf
+
+    kw = {"scheduler": "threads"}
+    if memory_budget is not None and "memory_budget" in inspect.signature(tf.Session).parameters:
+        kw["memory_budget"] = memory_budget
+    return kw
+
+
+def standardize(x_path, z_path, session_kw, progress=False, on_plan=None):
+    """Writes Z = (X − mean(X, 0)) / std(X, 0) to `z_path`; returns the seconds it took.
+
+    `on_plan(text)`, if given, receives `Session.explain` of the write before it runs.
+    """
+    import dflow as tf
+
+    with tf.Graph().as_default():
+        X = tf.io.read_zarr(x_path)
+        mean = tf.reduce_mean(X, 0)
+        std = tf.sqrt(tf.reduce_mean(tf.square(X - mean), 0))
+        write = tf.io.write_zarr((X - mean) / std, z_path, overwrite=True)
+        with tf.Session(**session_kw) as sess:
+            if on_plan is not None and hasattr(sess, "explain"):
+                on_plan(sess.explain(write))
+            t0 = time.perf_counter()
+            with _task_bar("standardize", progress):
+                sess.run(write)
+            return time.perf_counter() - t0
+
+
+def train(z_path, y_path, session_kw, steps=STEPS, lr=LEARNING_RATE, progress=False, on_step=None):
+    """Full-batch gradient descent of logistic regression on Z (from w = 0, b = 0).
+
+    Returns (losses, w, b, seconds): losses[k] is the loss before step k's update (TF1's
+    `sess.run([train, loss])`), w the d×1 float32 weights after the last step.
+    """
+    import dflow as tf
+    import dflow.nn  # noqa: F401 - binds tf.nn
+
+    with tf.Graph().as_default():
+        Z = tf.io.read_zarr(z_path)
+        y = tf.io.read_zarr(y_path)
+        w = tf.Variable(tf.zeros([Z.shape[1], 1]), name="w")
+        b = tf.Variable(tf.zeros([1]), name="b")
+        logits = tf.matmul(Z, w) + b
+        loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
+        train_op = tf.train.GradientDescentOptimizer(lr).minimize(loss)
+        losses = []
+        with tf.Session(**session_kw) as sess:
+            sess.run(tf.global_variables_initializer())
+            t0 = time.perf_counter()
+            with _task_bar("train", progress) as bar:
+                for k in range(steps):
+                    _, value = sess.run([train_op, loss])
+                    losses.append(float(value))
+                    if on_step is not None:
+                        on_step(k, float(value), time.perf_counter() - t0, bar)
+            seconds = time.perf_counter() - t0
+            w_value, b_value = sess.run([w, b])
+    return losses, w_value, b_value, seconds
+
+
+# ---- the check -------------------------------------------------------------------------------
+def numpy_reference(x_path, y_path, steps=STEPS, lr=LEARNING_RATE):
+    """The same workload in float64 numpy, streamed chunk by chunk (Z is recomputed, never stored).
+
+    Returns (losses, w, b) as `train` does.
     """
     import zarr
 
-    rows = max(2, int(mb * 1e6) // (4 * cols))
-    chunk_rows = max(1, min(rows, int(chunk_mb * 1e6) // (4 * cols)))
-    arr = zarr.create_array(store=str(path), shape=(rows, cols), chunks=(chunk_rows, cols),
-                            dtype="float32", overwrite=True)
-    means = np.linspace(-5.0, 5.0, cols)
-    stds = np.linspace(0.5, 3.0, cols)
-    rng = np.random.default_rng(seed)
-    for start in range(0, rows, chunk_rows):
-        stop = min(rows, start + chunk_rows)
-        block = rng.standard_normal((stop - start, cols), dtype=np.float32)
-        arr[start:stop] = (block * stds + means).astype(np.float32)
-    return arr, means, stds
+    X = zarr.open_array(x_path, mode="r")
+    Y = zarr.open_array(y_path, mode="r")
+    n, d = X.shape
+    step = X.chunks[0]
+    blocks = [(s, min(n, s + step)) for s in range(0, n, step)]
+    s1, s2 = np.zeros(d), np.zeros(d)
+    for a, b_ in blocks:
+        x = X[a:b_].astype(np.float64)
+        s1 += x.sum(axis=0)
+        s2 += np.square(x).sum(axis=0)
+    mean = s1 / n
+    std = np.sqrt(np.maximum(s2 / n - mean * mean, 0.0))
+    w, b = np.zeros((d, 1)), 0.0
+    losses = []
+    for _ in range(steps):
+        total, gw, gb = 0.0, np.zeros((d, 1)), 0.0
+        for a, b_ in blocks:
+            z = (X[a:b_].astype(np.float64) - mean) / std
+            yy = Y[a:b_].astype(np.float64)
+            logits = z @ w + b
+            total += float(np.sum(np.maximum(logits, 0) - logits * yy + np.log1p(np.exp(-np.abs(logits)))))
+            err = 1 / (1 + np.exp(-logits)) - yy
+            gw += z.T @ err
+            gb += float(err.sum())
+        losses.append(total / n)
+        w, b = w - lr * gw / n, b - lr * gb / n
+    return losses, w, b
 
 
-def build_graph(cols):
-    """The standardization graph: returns (X placeholder, mean, std, standardized sum).
+def plot_losses(losses, path, reference=None):
+    """Writes a PNG of the loss per step to `path`; returns the path, or None without matplotlib."""
+    try:
+        import matplotlib
 
-    Statistics accumulate in float64 (the data is float32): the standardized sum cancels to 0, and
-    float32 accumulation over ~10^8 entries would leave rounding noise larger than the answer.
-    """
-    import dflow as tf
-
-    x = tf.placeholder(tf.float32, [None, cols], name="X")
-    x64 = tf.cast(x, tf.float64)
-    mean = tf.reduce_mean(x64, axis=0, name="mean")
-    centered = x64 - mean
-    std = tf.sqrt(tf.reduce_mean(tf.square(centered), axis=0), name="std")
-    total = tf.reduce_sum(centered / std, name="standardized_sum")
-    return x, mean, std, total
-
-
-def numpy_check(arr):
-    """The same three figures with numpy, streaming the Zarr chunks (two passes, float64)."""
-    rows, cols = arr.shape
-    step = arr.chunks[0]
-    sums = np.zeros(cols)
-    for start in range(0, rows, step):
-        sums += np.sum(arr[start:start + step], axis=0, dtype=np.float64)
-    mean = sums / rows
-    sq = np.zeros(cols)
-    centered_sums = np.zeros(cols)
-    for start in range(0, rows, step):
-        c = arr[start:start + step].astype(np.float64) - mean
-        sq += np.sum(c * c, axis=0)
-        centered_sums += np.sum(c, axis=0)
-    std = np.sqrt(sq / rows)
-    return mean, std, float(np.sum(centered_sums / std))
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    steps = range(1, len(losses) + 1)
+    ax.plot(steps, losses, "o-", label="dflow")
+    if reference is not None:
+        ax.plot(steps, reference, "x--", label="numpy (float64)")
+    ax.set_xlabel("gradient-descent step")
+    ax.set_ylabel("mean sigmoid cross-entropy")
+    ax.set_xticks(list(steps))
+    ax.set_title("logistic regression on standardized Z")
+    ax.legend()
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
 
 
-def _fmt(values):
-    return "[" + ", ".join(f"{v:8.4f}" for v in values[:_COLUMNS_SHOWN]) + (", ...]" if len(values) >
-                                                                           _COLUMNS_SHOWN else "]")
-
-
-def run(mb=200.0, cols=100, chunk_mb=16.0, workdir=None, progress=True, check=True):
+# ---- running ---------------------------------------------------------------------------------
+def run(gb=1.0, d=1000, chunk_rows=25_000, memory_budget="1GB", workdir=None, out_dir=None, progress=True,
+        check=True):
     """Runs the demo; returns True when the numpy check passes (or is skipped)."""
-    import dask.diagnostics
-
-    import dflow as tf
-
+    session_kw = session_kwargs(memory_budget)
+    out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.gettempdir()) / "dflow-demo"
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-        path = Path(tmp) / "data.zarr"
+        n = rows_for(gb, d)
         t0 = time.perf_counter()
-        arr, true_means, true_stds = write_dataset(path, mb, cols, chunk_mb)
-        rows = arr.shape[0]
-        nbytes = rows * cols * 4
-        n_chunks = -(-rows // arr.chunks[0])
-        print(f"wrote {path}: {rows:,} × {cols} float32 = {nbytes / 1e6:.0f} MB in {n_chunks} row "
-              f"chunks of {arr.chunks[0]:,} rows ({time.perf_counter() - t0:.1f} s)")
+        # generated in a child process, so that this one's peak RSS is dflow's alone
+        gen = multiprocessing.get_context("spawn").Process(target=write_dataset, args=(tmp, n, d, chunk_rows))
+        gen.start()
+        gen.join()
+        if gen.exitcode != 0:
+            raise RuntimeError(f"generating the data failed (exit {gen.exitcode})")
+        x_path, y_path = str(Path(tmp) / "X.zarr"), str(Path(tmp) / "y.zarr")
+        z_path = str(Path(tmp) / "Z.zarr")
+        rows = min(chunk_rows, n)
+        print(f"wrote {x_path}: {n:,} × {d} float32 = {n * d * 4 / 1e9:.2f} GB in {-(-n // rows)} row chunks "
+              f"of {rows:,} rows, and y.zarr ({time.perf_counter() - t0:.1f} s)")
+        budget = session_kw.get("memory_budget")
+        print(f"Session(scheduler='threads', memory_budget={budget!r})" if budget is not None else
+              "Session(scheduler='threads'); memory budget: none")
 
-        x, mean, std, total = build_graph(cols)
-        print("graph: mean = reduce_mean(X, 0); std = sqrt(reduce_mean(square(X - mean), 0)); "
-              "standardized_sum = reduce_sum((X - mean) / std)")
-        with tf.Session(scheduler="threads") as sess:
+        print("1. standardize: Z = (X - reduce_mean(X, 0)) / sqrt(reduce_mean(square(X - mean), 0)) "
+              "-> io.write_zarr")
+        t_std = standardize(x_path, z_path, session_kw, progress, on_plan=lambda text: print(_indent(text)))
+        print(f"   standardized in {t_std:.1f} s")
+
+        print(f"2. train: {STEPS} steps of GradientDescentOptimizer({LEARNING_RATE}).minimize(mean sigmoid "
+              "cross-entropy) on Z read back")
+
+        def on_step(k, value, elapsed, bar):
+            (bar.write if bar is not None else print)(f"   step {k + 1}/{STEPS}: loss {value:.6f}  "
+                                                      f"({elapsed:.1f} s)")
+
+        losses, w, b, t_train = train(z_path, y_path, session_kw, progress=progress, on_step=on_step)
+        total = t_std + t_train
+        rss = peak_rss_mb()
+        print(f"time: {total:.1f} s ({t_std:.1f} s standardize + {t_train:.1f} s train), "
+              f"{n * d * 4 / 1e6 / total:.0f} MB/s of X")
+        print(f"peak RSS: {rss:.0f} MiB for {n * d * 4 / 2**20:.0f} MiB of data; memory budget: "
+              + (f"{budget}" if budget is not None else "none"))
+
+        reference, ok = None, True
+        if check:
             t0 = time.perf_counter()
-            bar = dask.diagnostics.ProgressBar(dt=0.2) if progress else _nothing()
-            with bar:
-                m, s, z = sess.run([mean, std, total], feed_dict={x: arr})
-            elapsed = time.perf_counter() - t0
-        print(f"mean (first {_COLUMNS_SHOWN} columns):      {_fmt(m)}  (generated with {_fmt(true_means)})")
-        print(f"std  (first {_COLUMNS_SHOWN} columns):      {_fmt(s)}  (generated with {_fmt(true_stds)})")
-        print(f"standardized sum: {z:.6g}  (0 up to rounding over {rows * cols:,} entries)")
-        print(f"time: {elapsed:.2f} s on the threaded scheduler ({nbytes / 1e6 / elapsed:.0f} MB/s); "
-              f"peak RSS {_peak_rss_mb():.0f} MiB")
-
-        if not check:
-            return True
-        t0 = time.perf_counter()
-        np_mean, np_std, np_z = numpy_check(arr)
-        err_mean = float(np.max(np.abs(m - np_mean) / np.maximum(np.abs(np_mean), 1.0)))
-        err_std = float(np.max(np.abs(s - np_std) / np_std))
-        # Each of the n·d terms is O(1) and accumulates float64 rounding: allow 1e-9 per term.
-        z_tol = 1e-9 * rows * cols
-        ok = err_mean < 1e-9 and err_std < 1e-9 and abs(z - np_z) <= z_tol
-        print(f"check against numpy over all {rows:,} rows ({time.perf_counter() - t0:.1f} s): "
-              f"mean rel err {err_mean:.1e}, std rel err {err_std:.1e}, standardized sum numpy "
-              f"{np_z:.6g} (|diff| ≤ {z_tol:.1g}): {'OK' if ok else 'MISMATCH'}")
+            reference, w_ref, b_ref = numpy_reference(x_path, y_path)
+            err_w = float(max(np.max(np.abs(w.ravel() - w_ref.ravel())), abs(float(b[0]) - b_ref)))
+            err_loss = float(np.max(np.abs(np.array(losses) - np.array(reference))))
+            ok = err_w <= W_TOL and err_loss <= LOSS_TOL
+            print(f"check against numpy (float64, streamed; {time.perf_counter() - t0:.1f} s): max |w - w_numpy| "
+                  f"{err_w:.1e} (≤ {W_TOL:g}), max loss diff {err_loss:.1e} (≤ {LOSS_TOL:g}): "
+                  f"{'OK' if ok else 'MISMATCH'}")
+        png = plot_losses(losses, out_dir / "loss.png", reference)
+        print(f"plot: {png}" if png else "plot: skipped (matplotlib is not installed: pip install matplotlib)")
         return ok
 
 
-class _nothing:
+def _task_bar(desc, enabled):
+    """A tqdm bar of Dask tasks done across every scheduler call (stage) inside the block."""
+    if not enabled:
+        return _Nothing()
+    from dask.callbacks import Callback
+    from tqdm import tqdm
+
+    class TaskBar(Callback):
+        def __enter__(self):
+            self.bar = tqdm(desc=f"   {desc}", total=0, unit="task", file=sys.stdout, leave=True)
+            return super().__enter__()
+
+        def __exit__(self, *exc):
+            self.bar.close()
+            return super().__exit__(*exc)
+
+        def write(self, text):
+            self.bar.write(text, file=sys.stdout)
+
+        def _start_state(self, dsk, state):
+            self.bar.total += len(state["ready"]) + len(state["waiting"])
+            self.bar.refresh()
+
+        def _posttask(self, key, result, dsk, state, worker_id):
+            self.bar.update(1)
+
+    return TaskBar()
+
+
+def _indent(text, prefix="   "):
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+class _Nothing:
     def __enter__(self):
-        return self
+        return None
 
     def __exit__(self, *exc):
         return False
 
 
-def _peak_rss_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def peak_rss_mb():
+    """This process's peak resident set size in MiB (Linux reports ru_maxrss in KiB)."""
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb / (1 << 20) if sys.platform == "darwin" else kb / 1024
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m dflow.demo", description=__doc__.splitlines()[0])
-    p.add_argument("--mb", type=float, default=200.0, help="dataset size in MB (default 200)")
-    p.add_argument("--cols", type=int, default=100, help="columns (default 100)")
-    p.add_argument("--chunk-mb", type=float, default=16.0, help="MB per row chunk (default 16)")
-    p.add_argument("--dir", default=None, help="where to make the temporary folder (default: system temp)")
+    p.add_argument("--gb", type=float, default=None, help="size of X in GB (default 1)")
+    p.add_argument("--mb", type=float, default=None, help=argparse.SUPPRESS)  # older spelling of the size
+    p.add_argument("--d", type=int, default=1000, help="columns (default 1000)")
+    p.add_argument("--chunk-rows", type=int, default=25_000, help="rows per chunk (default 25,000)")
+    p.add_argument("--memory-budget", default="1GB", help="Session(memory_budget=...), 'none' for no budget "
+                   "(default 1GB)")
+    p.add_argument("--dir", default=None, help="where to make the temporary data folder (default: system temp)")
+    p.add_argument("--out", default=None, help="folder for loss.png (default: <system temp>/dflow-demo)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-check", action="store_true", help="skip the numpy check")
     args = p.parse_args(argv)
-    ok = run(args.mb, args.cols, args.chunk_mb, args.dir, progress=not args.no_progress,
+    gb = args.gb if args.gb is not None else (args.mb / 1000 if args.mb is not None else 1.0)
+    budget = None if str(args.memory_budget).lower() == "none" else args.memory_budget
+    ok = run(gb, args.d, args.chunk_rows, budget, args.dir, args.out, progress=not args.no_progress,
              check=not args.no_check)
     return 0 if ok else 1
 

@@ -260,8 +260,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             "maximum_iterations": maximum_iterations, "n_loop_vars": len(phs), "out_specs": specs}, name=scope)
     outs = op.outputs
     if single:
-        return outs[0]
-    return _pack(structure, outs)
+        return _pack([out_struct[0] if isinstance(out_struct, (list, tuple)) else out_struct], outs)[0]
+    # the body's structure: TensorArrays there carry the element shapes their writes inferred
+    return _pack(out_struct if _same_structure(out_struct, structure) else structure, outs)
 
 
 def _bool_scalar(c):

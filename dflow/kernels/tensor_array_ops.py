@@ -41,11 +41,11 @@ def _on_host(fn):
     """An eager kernel and a lowering running it in one task (TensorArray states are small)."""
     def lower(ctx, *args, **attrs):
         out = ctx.op.outputs[0]
-        shape = out.shape.as_list() if out.shape.is_fully_defined() else None
-        if shape is None:
+        if out.shape.ndims is None:
             raise InvalidArgumentError(None, ctx.op, f"{ctx.op.type} op {ctx.op.name!r}: on the Dask path the "
-                                       "element shape must be known; pass element_shape= to the TensorArray")
-        return ctx.delayed(_call, fn, attrs, *args, shape=tuple(shape), dtype=out.dtype.np_dtype)
+                                       "element rank must be known; pass element_shape= to the TensorArray")
+        shape = tuple(np.nan if d is None else d for d in out.shape.as_list())  # unknown: sized in the run
+        return ctx.delayed(_call, fn, attrs, *args, shape=shape, dtype=out.dtype.np_dtype)
 
     return (lambda xp, *args, **attrs: fn(*args, **attrs)), lower
 

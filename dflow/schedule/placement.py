@@ -8,8 +8,9 @@ through the `dflow.placement` logger; otherwise the plan is refused with Invalid
 naming the op and the device, as TF1's placer does. Unplaced ops get "" (the host, numpy chunks).
 
 The rest is what lowering needs at placement boundaries: `needs_transfer`, `to_device`/`to_host`
-(per-chunk copies between numpy and cupy, the only places data crosses), and `gpu_resources`
-(the `{"GPU": 1}` annotation that sends a GPU task to GPU workers of a distributed cluster).
+(per-chunk copies between numpy and cupy, the only places data crosses), and `gpu_resources`,
+`annotate`, `with_resources` (the `{"GPU": 1}` annotation that sends a GPU task to the GPU workers
+of a distributed cluster).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import logging
 
 import numpy as np
 
-from ..device import DeviceSpec, canonical_device
+from ..devices import DeviceSpec, canonical_device
 from ..errors import InvalidArgumentError
 
 logger = logging.getLogger("dflow.placement")
@@ -136,6 +137,25 @@ def annotate(device):
     import dask
 
     return dask.annotate(resources=resources)
+
+
+def with_resources(dsk, gpu_keys):
+    """`dsk` (a task dict) as a HighLevelGraph whose `gpu_keys` tasks carry {"GPU": 1}.
+
+    A distributed scheduler reads resources from layer annotations; a flat dict has none. Pass
+    the result to `Client.get` after the keys are final (renamed), so each GPU task runs only on
+    a worker started with `--resources GPU=1`.
+    """
+    from dask.highlevelgraph import HighLevelGraph, MaterializedLayer
+
+    gpu = {k: v for k, v in dsk.items() if k in gpu_keys}
+    host = {k: v for k, v in dsk.items() if k not in gpu_keys}
+    layers = {"dflow-host": MaterializedLayer(host)}
+    deps = {"dflow-host": set()}
+    if gpu:
+        layers["dflow-gpu"] = MaterializedLayer(gpu, annotations={"resources": {"GPU": 1}})
+        deps["dflow-gpu"] = set()
+    return HighLevelGraph(layers, deps)
 
 
 def chunk_to_device(chunk):

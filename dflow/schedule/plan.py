@@ -184,6 +184,10 @@ def _none(*_):
     return None
 
 
+def _token(block):
+    return np.empty((0,) * np.ndim(block), dtype=np.int8)
+
+
 def _select(xp, *values):
     return values
 
@@ -251,8 +255,12 @@ class DaskPlan:
                 self.out_index.append(("none", None))
             else:
                 self.out_index.append(("host", np.asarray(v)))
-        arrays_extra = list({id(a): a for a in extra}.values()) if extra else []
         commit_arrays = list(commits.values())
+        computed = {id(a) for a in arrays + commit_arrays}
+        # arrays reached only through control inputs: computed, then reduced to empty tokens per
+        # chunk, so the barrier waiting for them moves no data between workers
+        arrays_extra = [a.map_blocks(_token, dtype=np.int8, chunks=tuple((0,) * len(c) for c in a.chunks))
+                        for a in ({id(a): a for a in extra}.values() if extra else []) if id(a) not in computed]
         self.out_keys = [a.__dask_keys__() for a in arrays]
         self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
         self.commit_chunks = [a.chunks for a in commit_arrays]

@@ -84,8 +84,9 @@ class VariableScope:
         full = f"{self._name}/{name}" if self._name else name
         reuse = self._reuse if reuse is None else reuse
         return _store(get_default_graph()).get(
-            full, shape, dtype or self._dtype, initializer or self._initializer,
-            regularizer or self._regularizer, reuse, trainable, collections, kwargs)
+            full, shape, dtype if dtype is not None else self._dtype,
+            initializer if initializer is not None else self._initializer,
+            regularizer if regularizer is not None else self._regularizer, reuse, trainable, collections, kwargs)
 
 
 class _VariableStore:

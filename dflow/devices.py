@@ -5,6 +5,9 @@ Every field is optional; "/gpu:0", "gpu:0" and "/device:GPU:0" are the same devi
 `canonical_device` writes them all as TF1 does ("/device:GPU:0"). Ops placed on a GPU get cupy
 chunks (cupy is the optional extra `dflow[gpu]`); the compiler checks placements against the
 devices the executor has (`dflow/schedule/placement.py`), honouring `ConfigProto`.
+
+(The module is `devices`, not `device`: importing a submodule `dflow.device` would replace the
+public function `dflow.device(...)` with the module.)
 """
 
 from __future__ import annotations

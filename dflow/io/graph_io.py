@@ -1,0 +1,783 @@
+"""Graph files: `import_graph_def`, `write_graph` / `read_graph_def`, `export_meta_graph` /
+`import_meta_graph` (graph + collections + saver: a training job restarts from files alone).
+
+Documents are the JSON of dflow/graph/serialize.py. A file at PATH keeps arrays of at least
+`LARGE_CONST_ELEMENTS` elements (Const values, frozen variables) in a Zarr v3 group `PATH.consts`
+beside it, one array per value, referenced from the JSON by name, dtype, shape and sha256 (never
+inline); `GraphDef.SerializeToString()` in memory keeps them inline as base64. Both are written to
+temporary names and renamed into place, the group first. Reading verifies every checksum.
+
+Loading runs no code: no pickle, eval or exec; Zarr arrays are opened only with an allow-list of
+codecs (no pickle filters) and numeric dtypes. A malformed or hostile document raises
+DataLossError (cannot be read) or InvalidArgumentError (read, but not a valid graph); the graph
+is left as it was. Running an imported graph still reads and writes the Zarr paths its
+ZarrSource/ZarrSink ops name: import graphs from people you trust before running them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import uuid
+import warnings
+
+import numpy as np
+import zarr
+
+from ..errors import DataLossError, InvalidArgumentError, NotFoundError
+from ..graph import serialize
+from ..graph.dtypes import as_dtype
+from ..graph.graph import get_default_graph
+from ..graph.keys import GraphKeys
+from ..graph.ops import Operation, Tensor
+from ..graph.registry import get_opdef, get_registered_gradient, is_registered
+from ..graph.serialize import ExternalArray, GraphDef, MetaGraphDef, NodeDef, ObjectRef, parse_input
+from ..graph.shape import TensorShape
+from .zarr_io import Target
+
+__all__ = ["import_graph_def", "write_graph", "read_graph_def", "export_meta_graph", "import_meta_graph",
+           "read_meta_graph_file", "GraphDef", "NodeDef", "MetaGraphDef"]
+
+LARGE_CONST_ELEMENTS = 1024
+CONSTS_FORMAT = "dflow.graph_consts"
+_UNBOUND = "$unbound_inputs_"
+# Attrs holding op names (not tensors): renamed with their ops on import and export_scope.
+_NAME_ATTRS = {"IsVariableInitialized": "var", "ReportUninitializedVariables": "names"}
+
+
+class GraphImportError(InvalidArgumentError, ValueError):
+    """A GraphDef that cannot be imported (ValueError, as TF1's import_graph_def raises)."""
+
+
+def _fail(message, node=None):
+    return GraphImportError(None, None, f"Node {node!r}: {message}" if node else message)
+
+
+# ---- object attrs: Zarr arrays and write targets -----------------------------------------------
+
+_V3_CODECS = {"BytesCodec", "ZstdCodec", "GzipCodec", "BloscCodec", "TransposeCodec", "Crc32cCodec",
+              "ShardingCodec"}
+_V2_COMPRESSORS = {"zstd", "blosc", "gzip", "zlib", "bz2", "lzma", "lz4"}
+
+
+def _check_codecs(codecs, where):
+    for c in codecs:
+        if type(c).__name__ not in _V3_CODECS:
+            raise InvalidArgumentError(None, None, f"{where}: Zarr codec {type(c).__name__} is not allowed in "
+                                       f"a graph file (allowed: {sorted(_V3_CODECS)})")
+        for inner in ("codecs", "index_codecs"):
+            _check_codecs(getattr(c, inner, ()) or (), where)
+
+
+def open_zarr_safely(path, where):
+    """A read-only zarr.Array at `path` with a numeric dtype and allow-listed codecs only (no
+    pickle or other code-carrying filters); NotFoundError if absent, InvalidArgumentError if unsafe."""
+    try:
+        arr = zarr.open_array(path, mode="r")
+    except Exception as e:  # noqa: BLE001 - zarr raises many types for a missing or foreign node
+        raise NotFoundError(None, None, f"{where}: no readable Zarr array at {path!r} ({type(e).__name__})") \
+            from None
+    meta = arr.metadata
+    if meta.zarr_format == 3:
+        _check_codecs(meta.codecs, where)
+        if getattr(meta, "storage_transformers", ()):
+            raise InvalidArgumentError(None, None, f"{where}: Zarr storage transformers are not allowed")
+    else:
+        if meta.filters:
+            raise InvalidArgumentError(None, None, f"{where}: Zarr v2 filters are not allowed in a graph file")
+        cid = getattr(meta.compressor, "codec_id", None)
+        if meta.compressor is not None and cid not in _V2_COMPRESSORS:
+            raise InvalidArgumentError(None, None, f"{where}: Zarr compressor {cid!r} is not allowed")
+    if arr.dtype.kind not in "biufc":
+        raise InvalidArgumentError(None, None, f"{where}: Zarr array of dtype {arr.dtype} is not allowed")
+    return arr
+
+
+def _encode_zarr_array(arr, where):
+    root = getattr(arr.store, "root", None)
+    if type(arr.store).__name__ != "LocalStore" or root is None:
+        raise InvalidArgumentError(None, None, f"{where}: a Zarr array on a {type(arr.store).__name__} cannot be "
+                                   "serialized; only arrays in a local directory can")
+    return {"store": os.path.abspath(os.fspath(root)), "path": arr.path}
+
+
+def _encode_target(target, where):
+    if not target.local:
+        raise InvalidArgumentError(None, None, f"{where}: a Zarr target on a {type(target.root).__name__} "
+                                   "cannot be serialized; only local directories can")
+    return {"root": os.path.abspath(target.root), "path": target.path, "grouped": bool(target.grouped)}
+
+
+serialize.register_object_attr(zarr.Array, "zarr.Array", _encode_zarr_array)
+serialize.register_object_attr(Target, "zarr.Target", _encode_target)
+
+
+def _resolve_object(ref, where):
+    f = ref.fields
+    if ref.type == "zarr.Array" and set(f) == {"store", "path"} and all(isinstance(f[k], str) for k in f):
+        if not f["store"] or "\0" in f["store"] + f["path"]:
+            raise _fail(f"{where}: bad Zarr array location")
+        return open_zarr_safely(os.path.join(f["store"], f["path"]) if f["path"] else f["store"], where)
+    if ref.type == "zarr.Target" and set(f) == {"root", "path", "grouped"} and isinstance(f["root"], str) \
+            and isinstance(f["path"], str) and isinstance(f["grouped"], bool) and f["root"] \
+            and "\0" not in f["root"] + f["path"]:
+        return Target(f["root"], f["path"], f["grouped"])
+    raise _fail(f"{where}: unknown or malformed object attr of type {ref.type!r}")
+
+
+def _resolve_attr(value, where):
+    if isinstance(value, ObjectRef):
+        return _resolve_object(value, where)
+    if isinstance(value, ExternalArray):
+        raise _fail(f"{where}: its array {value.group}/{value.array} lives in the Zarr group beside the file the "
+                    "document came from; read the file with dflow read_graph_def(path) or import_meta_graph(path)")
+    if type(value) in (list, tuple):
+        return type(value)(_resolve_attr(v, where) for v in value)
+    if type(value) is dict:
+        return {k: _resolve_attr(v, where) for k, v in value.items()}
+    return value
+
+
+# ---- import_graph_def ----------------------------------------------------------------------------
+
+
+def import_graph_def(graph_def, input_map=None, return_elements=None, name=None, op_dict=None,
+                     producer_op_list=None):
+    """Imports the ops of `graph_def` into the default graph (TF1's `tf.import_graph_def`).
+
+    Names get the prefix `name/` ("import" by default, made unique; "" for none). `input_map`
+    {"op:0": Tensor, "^op": Operation} replaces those tensors; `return_elements` names ops ("op")
+    or tensors ("op:0") to return (in order); returns None without it. All or nothing: on error
+    the graph is unchanged. Raises TypeError for a non-GraphDef, InvalidArgumentError (also a
+    ValueError) for unknown ops, dangling inputs, cycles, bad attrs or shape/dtype conflicts.
+    """
+    graph = get_default_graph()
+    created, _ = _import(graph, graph_def, input_map, "import" if name is None else name)
+    if return_elements is None:
+        return None
+    if isinstance(return_elements, str):
+        raise TypeError("return_elements must be a list of strings")
+    out = []
+    for r in return_elements:
+        parsed = parse_input(r) if isinstance(r, str) else None
+        if parsed is None or parsed[1] < 0 or parsed[0] not in created:
+            raise _fail(f"Requested return node {r!r} not found in graph def")
+        op = created[parsed[0]]
+        if ":" not in r:
+            out.append(op)
+        elif parsed[1] >= len(op.outputs):
+            raise _fail(f"Invalid return output {parsed[1]} of node {parsed[0]!r}, which has "
+                        f"{len(op.outputs)} output(s)")
+        else:
+            out.append(op.outputs[parsed[1]])
+    return out
+
+
+def _import(graph, graph_def, input_map, name, clear_devices=False):
+    """Creates the ops; returns ({node name: Operation}, scope). Rolls the graph back on error."""
+    if not isinstance(graph_def, GraphDef):
+        raise TypeError(f"graph_def must be a dflow GraphDef, got {type(graph_def).__name__}")
+    if graph.finalized:
+        raise RuntimeError("Graph is finalized and cannot be modified.")
+    if not isinstance(name, str) or (name and not serialize.NODE_NAME.match(name.rstrip("/"))):
+        raise ValueError(f"{name!r} is not a valid import name scope")
+    nodes = _check_nodes(graph_def)
+    mapping = _check_input_map(graph, input_map, nodes)
+    order = _topological_order(nodes, mapping)
+    with graph._lock:
+        n_ops, names = len(graph._ops), dict(graph._names_in_use)
+        try:
+            return _create_ops(graph, nodes, order, mapping, name, clear_devices)
+        except BaseException:
+            _rollback(graph, n_ops, names)
+            raise
+
+
+def _check_nodes(graph_def):
+    nodes = {}
+    for n in graph_def.node:
+        if not isinstance(n, NodeDef):
+            raise TypeError(f"graph_def.node must hold NodeDefs, got {type(n).__name__}")
+        if not isinstance(n.name, str) or not serialize.NODE_NAME.match(n.name):
+            raise _fail(f"invalid node name {n.name!r}")
+        if n.name in nodes:
+            raise _fail(f"Duplicate node name in graph: {n.name!r}")
+        if not isinstance(n.op, str) or not is_registered(n.op):
+            raise _fail(f"Op type not registered {n.op!r}", n.name)
+        if not isinstance(n.attr, dict) or not isinstance(n.device, str) or not isinstance(n.input, list):
+            raise _fail("attr must be a dict, device a string and input a list", n.name)
+        for s in n.input:
+            if parse_input(s) is None:
+                raise _fail(f"malformed input {s!r}", n.name)
+        nodes[n.name] = n
+    return nodes
+
+
+def _check_input_map(graph, input_map, nodes):
+    """{(node name, index or -1): Tensor/Operation}; ValueError for unknown keys or foreign values."""
+    if input_map is not None and not isinstance(input_map, dict):
+        raise TypeError(f"input_map must be a dict, got {type(input_map).__name__}")
+    mapping, missing = {}, []
+    used = {parse_input(s) for n in nodes.values() for s in n.input}
+    for key, value in (input_map or {}).items():
+        parsed = parse_input(key) if isinstance(key, str) else None
+        if parsed is None:
+            raise _fail(f"input_map key {key!r} is not a tensor name")
+        if parsed[0] not in nodes and (_UNBOUND + parsed[0], parsed[1]) in used:
+            parsed = (_UNBOUND + parsed[0], parsed[1])  # an input from outside an export_scope
+        if hasattr(value, "_as_graph_element"):
+            value = value._as_graph_element()
+        if parsed[1] < 0:
+            value = value.op if isinstance(value, Tensor) else value
+            ok = isinstance(value, Operation)
+        else:
+            ok = isinstance(value, Tensor)
+        if not ok or value.graph is not graph:
+            raise _fail(f"input_map[{key!r}] must be a {'Operation' if parsed[1] < 0 else 'Tensor'} of the "
+                        f"graph imported into, got {value!r}")
+        mapping[parsed] = value
+        if parsed[0] not in nodes and parsed not in used:
+            missing.append(key)
+    if missing:
+        raise _fail(f"Attempted to map inputs that were not found in graph_def: [{', '.join(missing)}]")
+    return mapping
+
+
+def _topological_order(nodes, mapping):
+    deps, users = {}, {n: [] for n in nodes}
+    for n in nodes.values():
+        d = set()
+        for s in n.input:
+            src = parse_input(s)
+            if src in mapping:
+                continue
+            if src[0] not in nodes:
+                raise _fail(f"Unknown input node {s!r}", n.name)
+            d.add(src[0])
+        deps[n.name] = d
+        for s in d:
+            users[s].append(n.name)
+    ready = [n for n in nodes if not deps[n]]
+    order = []
+    pending = {n: len(d) for n, d in deps.items()}
+    while ready:
+        nxt = []
+        for n in ready:
+            order.append(n)
+            for u in users[n]:
+                pending[u] -= 1
+                if pending[u] == 0:
+                    nxt.append(u)
+        ready = nxt
+    if len(order) != len(nodes):
+        stuck = sorted(n for n, c in pending.items() if c > 0)[:5]
+        raise _fail(f"graph_def has a cycle (through nodes {stuck})")
+    return order
+
+
+def _create_ops(graph, nodes, order, mapping, name, clear_devices):
+    scope = name[:-1] if name.endswith("/") else (graph.unique_name(name) if name else "")
+    created = {}
+    for node_name in order:
+        node = nodes[node_name]
+        full = f"{scope}/{node_name}" if scope else node_name
+        saved, graph._name_stack = graph._name_stack, ""
+        try:
+            op_name = graph.unique_name(full)
+        finally:
+            graph._name_stack = saved
+        inputs, controls = [], []
+        for s in node.input:
+            src = parse_input(s)
+            if src in mapping:
+                (controls if src[1] < 0 else inputs).append(mapping[src])
+                continue
+            op = created[src[0]]
+            if src[1] < 0:
+                controls.append(op)
+            elif src[1] >= len(op.outputs):
+                raise _fail(f"input {s!r}: node {src[0]!r} has {len(op.outputs)} output(s)", node_name)
+            else:
+                inputs.append(op.outputs[src[1]])
+        _check_input_dtypes(node, nodes, inputs)
+        attrs = {k: _resolve_attr(v, f"attr {k!r} of node {node_name!r}") for k, v in node.attr.items()}
+        _rename_name_attrs(node.op, attrs, created, scope)
+        _check_attrs(node, attrs)
+        try:
+            op = graph.create_op(node.op, inputs, attrs, name=op_name + "/")
+        except Exception as e:  # noqa: BLE001 - whatever an op's inference raises, it is a bad node
+            raise _fail(f"cannot create op {node.op!r}: {type(e).__name__}: {e}", node_name) from None
+        for c in controls:
+            op._add_control_input(c)
+        if node.device and not clear_devices:
+            op._set_device(node.device)
+        elif clear_devices:
+            op._set_device("")
+        if node.gradient_op_type and get_registered_gradient(node.gradient_op_type) is not None:
+            op._gradient_override = node.gradient_op_type
+        _check_outputs(node, op)
+        created[node_name] = op
+    return created, scope
+
+
+def _check_input_dtypes(node, nodes, inputs):
+    for i, t in enumerate(inputs):
+        src = parse_input([s for s in node.input if not s.startswith("^")][i])
+        dts = nodes[src[0]].output_dtypes if src[0] in nodes else None
+        if dts and src[1] < len(dts) and as_dtype(dts[src[1]]) != t.dtype:
+            raise _fail(f"input {i} was passed {t.dtype.name} from {t.name!r}, incompatible with the expected "
+                        f"{dts[src[1]]}", node.name)
+
+
+def _rename_name_attrs(op_type, attrs, created, scope):
+    key = _NAME_ATTRS.get(op_type)
+    if key is None or key not in attrs:
+        return
+
+    def rename(n):
+        if not isinstance(n, str):
+            raise _fail(f"attr {key!r} must hold op names")
+        return created[n].name if n in created else (f"{scope}/{n}" if scope else n)
+
+    v = attrs[key]
+    attrs[key] = [rename(n) for n in v] if isinstance(v, (list, tuple)) else rename(v)
+
+
+def _check_attrs(node, attrs):
+    if node.op == "Const":
+        v, dt = attrs.get("value"), attrs.get("dtype")
+        if not isinstance(v, np.ndarray) or dt is None or not hasattr(dt, "np_dtype") or v.dtype != dt.np_dtype:
+            raise _fail("a Const needs an array 'value' of its 'dtype'", node.name)
+    elif node.op == "VariableV2":
+        shape = attrs.get("shape")
+        if not isinstance(shape, TensorShape) or not shape.is_fully_defined():
+            raise _fail("a VariableV2 needs a fully defined TensorShape 'shape'", node.name)
+    elif node.op == "ZarrSource":
+        arr = attrs.get("array")
+        if not isinstance(arr, zarr.Array) or tuple(arr.shape) != tuple(attrs.get("shape") or ()) or \
+                as_dtype(arr.dtype) != attrs.get("dtype"):
+            raise _fail("the Zarr array's shape or dtype differs from the node's", node.name)
+
+
+def _check_outputs(node, op):
+    dts, shapes = node.output_dtypes, node.output_shapes
+    if dts is not None:
+        if len(dts) != len(op.outputs):
+            raise _fail(f"recorded {len(dts)} outputs, the op has {len(op.outputs)}", node.name)
+        for t, d in zip(op.outputs, dts):
+            if t.dtype != as_dtype(d):
+                raise _fail(f"output {t.value_index} has dtype {t.dtype.name}, the document says {d}", node.name)
+    if shapes is not None:
+        if len(shapes) != len(op.outputs):
+            raise _fail(f"recorded {len(shapes)} output shapes, the op has {len(op.outputs)}", node.name)
+        for t, s in zip(op.outputs, shapes):
+            try:
+                t.set_shape(TensorShape(s))
+            except ValueError as e:
+                raise _fail(str(e), node.name) from None
+
+
+def _rollback(graph, n_ops, names):
+    for op in graph._ops[n_ops:]:
+        graph._ops_by_name.pop(op.name, None)
+        for t in op.inputs:
+            t._consumers[:] = [c for c in t._consumers if c is not op]
+    del graph._ops[n_ops:]
+    graph._names_in_use = names
+
+
+# ---- files ---------------------------------------------------------------------------------------
+
+
+def _checksum(arr):
+    data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
+    return "sha256:" + hashlib.sha256(data.tobytes()).hexdigest()
+
+
+def _write_document(path, to_json, large):
+    """Writes to_json(external) to `path`, arrays of >= `large` elements into `path.consts`."""
+    path = os.fspath(path)
+    group = os.path.basename(path) + ".consts"
+    group_path = os.path.join(os.path.dirname(os.path.abspath(path)), group)
+    arrays = []
+
+    def external(node, key, arr):
+        if arr.dtype == object or arr.dtype.kind not in "biufc" or arr.size < large:
+            return None
+        ref = ExternalArray(group, f"c{len(arrays)}", as_dtype(arr.dtype).name, arr.shape, _checksum(arr))
+        arrays.append((ref, arr, node.name, key))
+        return ref
+
+    data = serialize._dumps(to_json(external))
+    if arrays:
+        tmp = f"{group_path}.dflow-tmp-{uuid.uuid4().hex}"
+        try:
+            g = zarr.open_group(tmp, mode="w")
+            for ref, arr, node, key in arrays:
+                z = g.create_array(ref.array, shape=arr.shape, dtype=arr.dtype, chunks="auto")
+                z[...] = arr
+                z.attrs.update({"node": node, "attr": key, "checksum": ref.checksum})
+            g.attrs.update({"format": CONSTS_FORMAT, "version": serialize.VERSION})
+            _replace_dir(tmp, group_path)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    tmp = f"{path}.dflow-tmp-{uuid.uuid4().hex}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    if not arrays and os.path.isdir(group_path) and _is_consts_group(group_path):
+        shutil.rmtree(group_path, ignore_errors=True)  # stale arrays of an earlier version of the file
+
+
+def _is_consts_group(path):
+    try:
+        return zarr.open_group(path, mode="r").attrs.get("format") == CONSTS_FORMAT
+    except Exception:  # noqa: BLE001 - not a group of ours
+        return False
+
+
+def _replace_dir(src, dst):
+    if os.path.exists(dst):
+        trash = f"{dst}.dflow-old-{uuid.uuid4().hex}"
+        os.rename(dst, trash)
+        os.rename(src, dst)
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        os.rename(src, dst)
+
+
+def _read_document(path, cls):
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise NotFoundError(None, None, f"No graph file at {path!r}") from None
+    obj = cls()
+    obj.ParseFromString(data)
+    graph_def = obj.graph_def if isinstance(obj, MetaGraphDef) else obj
+    base = os.path.dirname(os.path.abspath(path))
+    cache = {}
+    for node in graph_def.node:
+        for k, v in node.attr.items():
+            node.attr[k] = _load_external(v, base, cache, f"{path}: node {node.name!r} attr {k!r}")
+    return obj
+
+
+def _load_external(value, base, cache, where):
+    if isinstance(value, ExternalArray):
+        key = (value.group, value.array)
+        if key not in cache:
+            try:
+                arr = open_zarr_safely(os.path.join(base, value.group, value.array), where)
+            except NotFoundError as e:
+                raise DataLossError(None, None, f"{e} (the constants group beside the file is missing or "
+                                    "incomplete)") from None
+            if list(arr.shape) != list(value.shape) or str(arr.dtype) != value.dtype:
+                raise DataLossError(None, None, f"{where}: stored array is {arr.dtype}{list(arr.shape)}, the "
+                                    f"document says {value.dtype}{list(value.shape)}")
+            out = np.asarray(arr[...])
+            if _checksum(out) != value.checksum:
+                raise DataLossError(None, None, f"{where}: checksum mismatch: the stored constant is corrupted")
+            out.setflags(write=False)
+            cache[key] = out
+        return cache[key]
+    if type(value) in (list, tuple):
+        return type(value)(_load_external(v, base, cache, where) for v in value)
+    if type(value) is dict:
+        return {k: _load_external(v, base, cache, where) for k, v in value.items()}
+    return value
+
+
+def write_graph(graph_or_graph_def, logdir, name, as_text=True, large_constant_elements=LARGE_CONST_ELEMENTS):
+    """Writes a Graph or GraphDef to `logdir/name` (JSON; `as_text` is ignored: always text);
+    returns the path. Arrays of >= `large_constant_elements` go to the Zarr group `name.consts`
+    beside it. InvalidArgumentError for ops that cannot be serialized (Python callables)."""
+    if hasattr(graph_or_graph_def, "as_graph_def"):
+        graph_or_graph_def = graph_or_graph_def.as_graph_def()
+    if not isinstance(graph_or_graph_def, GraphDef):
+        raise TypeError(f"write_graph needs a Graph or GraphDef, got {type(graph_or_graph_def).__name__}")
+    logdir = os.fspath(logdir)
+    if logdir:
+        os.makedirs(logdir, exist_ok=True)
+    path = os.path.join(logdir, name)
+    _write_document(path, graph_or_graph_def.to_json, large_constant_elements)
+    return path
+
+
+def read_graph_def(path):
+    """The GraphDef in a file written by `write_graph`, its external constants loaded and verified.
+
+    NotFoundError for a missing file, DataLossError for a malformed one."""
+    return _read_document(path, GraphDef)
+
+
+def read_meta_graph_file(filename):
+    """The MetaGraphDef in a file written by `export_meta_graph` (constants loaded and verified)."""
+    return _read_document(filename, MetaGraphDef)
+
+
+# ---- meta graphs -------------------------------------------------------------------------------------
+
+
+def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None, collection_list=None,
+                      as_text=False, graph=None, export_scope=None, clear_devices=False,
+                      clear_extraneous_savers=False, strip_default_attrs=False, saver=None, **kwargs):
+    """The MetaGraphDef of a graph (default graph): ops, collections and saver; written to
+    `filename` when given (JSON whatever `as_text`; large arrays in `filename.consts`).
+
+    `export_scope` keeps only ops under that scope, with the scope stripped (inputs from outside
+    become "$unbound_inputs_<name>", to be given in `input_map` on import). Collection items that
+    cannot be described (Python objects) drop their collection with a warning, as TF1.
+    InvalidArgumentError for ops that cannot be serialized (Python callables).
+    """
+    large = kwargs.pop("large_constant_elements", LARGE_CONST_ELEMENTS)
+    kwargs.pop("save_debug_info", None)
+    if kwargs:
+        raise TypeError(f"export_meta_graph got unexpected arguments {sorted(kwargs)}")
+    graph = graph if graph is not None else get_default_graph()
+    source = graph_def if graph_def is not None else graph.as_graph_def()
+    if not isinstance(source, GraphDef):
+        raise TypeError(f"graph_def must be a dflow GraphDef, got {type(source).__name__}")
+    rename = _scope_renamer(export_scope)
+    nodes = []
+    for n in source.node:
+        new_name = rename(n.name)
+        if new_name is None:
+            continue
+        n = n.copy()
+        n.name = new_name
+        n.input = [_rename_input(s, rename) for s in n.input]
+        if n.op in _NAME_ATTRS and _NAME_ATTRS[n.op] in n.attr:
+            v = n.attr[_NAME_ATTRS[n.op]]
+            n.attr[_NAME_ATTRS[n.op]] = [rename(x) or x for x in v] if isinstance(v, (list, tuple)) else \
+                (rename(v) or v if isinstance(v, str) else v)
+        if clear_devices:
+            n.device = ""
+        nodes.append(n)
+    out_def = GraphDef(nodes, source.versions)
+    names = {n.name for n in nodes}
+    info = {"meta_graph_version": "", "tags": [], "dflow_version": _version(),
+            "stripped_op_list": sorted({n.op for n in nodes})}
+    if meta_info_def is not None:
+        if not isinstance(meta_info_def, dict) or not serialize._plain(meta_info_def):
+            raise TypeError("meta_info_def must be a dict of plain JSON data")
+        info.update(meta_info_def)
+    meta = MetaGraphDef(out_def, info, _saver_def(saver, saver_def, rename, names),
+                        _export_collections(graph, collection_list, rename, names))
+    if filename is not None:
+        _write_document(filename, meta.to_json, large)
+    return meta
+
+
+def _version():
+    from .. import __version__
+
+    return __version__
+
+
+def _scope_renamer(scope):
+    if not scope:
+        return lambda n: n
+    prefix = scope.rstrip("/") + "/"
+    return lambda n: n[len(prefix):] if n.startswith(prefix) else None
+
+
+def _rename_input(s, rename):
+    ctrl = "^" if s.startswith("^") else ""
+    base = s[len(ctrl):]
+    op_name, colon, idx = base.partition(":")
+    new = rename(op_name)
+    if new is None:
+        return f"{ctrl}{_UNBOUND}{op_name}{colon}{idx}"
+    return f"{ctrl}{new}{colon}{idx}"
+
+
+def _saver_def(saver, saver_def, rename, names):
+    if saver is None and saver_def is None:
+        return None
+    if saver_def is not None and not isinstance(saver_def, dict):
+        raise TypeError(f"saver_def must be a dict (Saver.as_saver_def()), got {type(saver_def).__name__}")
+    base = dict(saver_def or {})
+    if saver is not None:
+        base = {**saver.as_saver_def(), **base}
+    out = {"name": str(base.get("name") or "save"), "max_to_keep": base.get("max_to_keep", 5),
+           "keep_checkpoint_every_n_hours": float(base.get("keep_checkpoint_every_n_hours", 10000.0)),
+           "var_list": None}
+    if out["max_to_keep"] is not None:
+        out["max_to_keep"] = int(out["max_to_keep"])
+    if saver is not None:
+        var_list = {}
+        for ckpt_name, v in saver._vars().items():
+            handle = rename(v.op.name)
+            if handle is not None and handle in names:
+                var_list[ckpt_name] = handle
+        out["var_list"] = var_list
+    return out
+
+
+def _export_collections(graph, collection_list, rename, names):
+    from ..state.variables import Variable
+
+    keys = graph.get_all_collection_keys() if collection_list is None else list(collection_list)
+    out = {}
+    for key in keys:
+        if not isinstance(key, str):
+            continue
+        items, ok = [], True
+        for v in graph.get_collection(key):
+            if isinstance(v, Variable):
+                refs = [rename(v.op.name), rename(getattr(v._initializer_op, "name", "")),
+                        _rename_tensor(v._snapshot, rename), _rename_tensor(v._initial_value, rename)]
+                if not all(refs) or not all(r.rpartition(":")[0] in names if ":" in r else r in names
+                                            for r in refs):
+                    continue  # a variable whose ops are not all exported
+                items.append({"variable": {"handle": refs[0], "initializer": refs[1], "snapshot": refs[2],
+                                           "initial_value": refs[3], "trainable": bool(v.trainable)}})
+            elif isinstance(v, Tensor):
+                n = _rename_tensor(v, rename)
+                if n is not None and n.rpartition(":")[0] in names:
+                    items.append({"tensor": n})
+            elif isinstance(v, Operation):
+                n = rename(v.name)
+                if n is not None and n in names:
+                    items.append({"operation": n})
+            elif isinstance(v, np.generic):
+                items.append({"value": v.item()})
+            elif v is None or isinstance(v, (str, bool, int)) or (isinstance(v, float) and np.isfinite(v)):
+                items.append({"value": v})
+            else:
+                warnings.warn(f"export_meta_graph: collection {key!r} holds a {type(v).__name__}, which a meta "
+                              "graph cannot describe; the collection is not exported", stacklevel=3)
+                ok = False
+                break
+        if ok and items:
+            out[key] = items
+    return out
+
+
+def _rename_tensor(t, rename):
+    if not isinstance(t, Tensor):
+        return None
+    n = rename(t.op.name)
+    return None if n is None else f"{n}:{t.value_index}"
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
+    """Imports a meta graph (a MetaGraphDef or the path of an exported file) into the default
+    graph, rebuilding its collections and variables; returns a `Saver` restoring the imported
+    variables, or None when there are none (TF1's `tf.train.import_meta_graph`).
+
+    kwargs: `input_map`, `restore_collections_predicate(key) -> bool`.
+    NotFoundError / DataLossError for missing or malformed files, InvalidArgumentError for
+    documents that do not describe a valid graph.
+    """
+    input_map = kwargs.pop("input_map", None)
+    predicate = kwargs.pop("restore_collections_predicate", None) or (lambda key: True)
+    kwargs.pop("unbound_inputs_col_name", None)
+    if kwargs:
+        raise TypeError(f"import_meta_graph got unexpected arguments {sorted(kwargs)}")
+    if isinstance(meta_graph_or_file, MetaGraphDef):
+        meta = meta_graph_or_file
+    elif isinstance(meta_graph_or_file, (str, os.PathLike)):
+        meta = read_meta_graph_file(meta_graph_or_file)
+    else:
+        raise TypeError(f"import_meta_graph needs a MetaGraphDef or a file name, got "
+                        f"{type(meta_graph_or_file).__name__}")
+    graph = get_default_graph()
+    n_ops, names = len(graph._ops), dict(graph._names_in_use)
+    created, _ = _import(graph, meta.graph_def, input_map, import_scope or "", clear_devices)
+    try:
+        variables = {}
+        staged = []
+        for key, items in meta.collection_def.items():
+            if predicate(key):
+                staged.append((key, [_rebuild_item(graph, it, created, variables) for it in items]))
+        saver_vars = _saver_variables(graph, meta, created, variables)
+    except BaseException:
+        with graph._lock:
+            _rollback(graph, n_ops, names)
+        raise
+    for key, values in staged:
+        for v in values:
+            graph.add_to_collection(key, v)
+    for v in variables.values():
+        graph._variables_by_handle = getattr(graph, "_variables_by_handle", {})
+        graph._variables_by_handle[v.op.name] = v
+    if not saver_vars:
+        return None
+    from .checkpoint import Saver
+
+    sd = meta.saver_def or {}
+    return Saver(var_list=saver_vars, max_to_keep=sd.get("max_to_keep", 5), name=sd.get("name"),
+                 keep_checkpoint_every_n_hours=sd.get("keep_checkpoint_every_n_hours", 10000.0))
+
+
+def _lookup(created, name, what, tensor=False):
+    parsed = parse_input(name)
+    op = created.get(parsed[0]) if parsed else None
+    if op is None:
+        raise _fail(f"meta graph {what} names {name!r}, which is not among the imported ops")
+    if not tensor:
+        return op
+    if parsed[1] >= len(op.outputs):
+        raise _fail(f"meta graph {what} names {name!r}, but {parsed[0]!r} has {len(op.outputs)} output(s)")
+    return op.outputs[parsed[1]]
+
+
+def _rebuild_item(graph, item, created, variables):
+    (kind, v), = item.items()
+    if kind == "variable":
+        return _rebuild_variable(graph, v, created, variables)
+    if kind == "tensor":
+        return _lookup(created, v, "collection item", tensor=True)
+    if kind == "operation":
+        return _lookup(created, v, "collection item")
+    return v
+
+
+def _rebuild_variable(graph, d, created, variables):
+    """A `dflow.Variable` bound to the imported ops (no op is added), as Variable.__init__ leaves it."""
+    from ..state.variables import Variable
+
+    handle = _lookup(created, d["handle"], "variable")
+    if handle in variables:
+        return variables[handle]
+    if get_opdef(handle.type).state != "variable":
+        raise _fail(f"meta graph variable {d['handle']!r} is a {handle.type} op, not a variable")
+    v = Variable.__new__(Variable)
+    v._handle = handle.outputs[0]
+    v._initializer_op = _lookup(created, d["initializer"], "variable initializer")
+    v._snapshot = _lookup(created, d["snapshot"], "variable snapshot", tensor=True)
+    v._initial_value = _lookup(created, d["initial_value"], "variable initial value", tensor=True)
+    v._trainable = d["trainable"]
+    v._graph = graph
+    variables[handle] = v
+    return v
+
+
+def _saver_variables(graph, meta, created, variables):
+    """{checkpoint name: Variable} of the saver to return (the saver_def's, else every variable)."""
+    sd = meta.saver_def
+    if sd is not None and sd.get("var_list") is not None:
+        out = {}
+        for ckpt_name, handle_name in sd["var_list"].items():
+            op = _lookup(created, handle_name, "saver variable")
+            if op not in variables:
+                if get_opdef(op.type).state != "variable":
+                    raise _fail(f"saver variable {handle_name!r} is a {op.type} op, not a variable")
+                from ..state.variables import Variable
+
+                v = Variable.__new__(Variable)
+                v._handle, v._initializer_op, v._snapshot = op.outputs[0], None, op.outputs[0]
+                v._initial_value, v._trainable, v._graph = None, False, graph
+                variables[op] = v
+            out[ckpt_name] = variables[op]
+        return out
+    globals_ = [it["variable"]["handle"] for it in meta.collection_def.get(GraphKeys.GLOBAL_VARIABLES, [])
+                if "variable" in it]
+    return {h: variables[created[h]] for h in globals_ if h in created and created[h] in variables}
