@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import dtypes
+from ..graph.ops import constant_value
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape
 from .common import apply_op
@@ -58,3 +59,32 @@ def unbroadcast(grad, x):
         return grad
     rx, _ = apply_op("BroadcastGradientArgs", [shape(x), shape(grad)])
     return reshape(reduce_sum(grad, axis=rx), shape(x))
+
+
+def kept_shape(x, axes):
+    """The shape of `x` with `axes` (an int Tensor) set to 1: a list of ints when static, else an
+    int32 Tensor from `shape(x)` (axes unknown when building need only be known at run time)."""
+    from .array_ops import rank, reshape, shape
+    from .manip_ops import expand_dims
+    from .manip_ops import range as range_
+    from .math_ops import cast, equal, floormod, where
+    from .reduction_ops import _host_ints, _normalize_axes, reduce_any
+
+    value = constant_value(axes)
+    if x.shape.ndims is not None and value is not None:
+        red = _normalize_axes(_host_ints(value), x.shape.ndims, "gradient")
+        dims = [1 if i in red else d for i, d in enumerate(x.shape.as_list())]
+        keep = np.array([i not in red for i in range(len(dims))], dtype=np.int32)
+        return dims if None not in dims else shape(x) * keep + (1 - keep)
+    ax = floormod(reshape(cast(axes, dtypes.int32), [-1]), rank(x))
+    return where(reduce_any(equal(expand_dims(range_(rank(x)), 1), expand_dims(ax, 0)), axis=1), 1, shape(x))
+
+
+def broadcast_like(t, x):
+    """`t` broadcast to the shape of `x`, by an elementwise product with ones: it fuses with its
+    neighbours and takes `x`'s chunks (Tile would cut one chunk per copy)."""
+    from .manip_ops import ones_like
+
+    if t.shape.is_fully_defined() and x.shape.is_fully_defined() and t.shape.as_list() == x.shape.as_list():
+        return t
+    return t * ones_like(x, dtype=t.dtype)

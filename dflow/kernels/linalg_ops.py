@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnimplementedError
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import register_op
@@ -468,7 +469,7 @@ def _explicit_labels(terms, out, inputs, eq):
     for k, (t, x) in enumerate(zip(terms, inputs)):
         if "..." in t:
             if x.shape.ndims is None:
-                raise NotImplementedError(f"Gradient of einsum {eq!r}: input {k} has '...' and an unknown rank")
+                raise UnimplementedError(None, None, f"Gradient of einsum {eq!r}: input {k} has '...' and an unknown rank")
             n_ell[k] = x.shape.ndims - (len(t) - 1)
     n = max(n_ell.values())
     fresh = iter(c for c in _LETTERS if c not in {c for t in terms + [out] for c in t})
@@ -483,7 +484,7 @@ def _explicit_labels(terms, out, inputs, eq):
             ell = [next(fresh) if dims[p + i] == 1 else shared[n - n_ell[k] + i] for i in range(n_ell[k])]
             new_terms.append(t[:p] + ell + t[p + 1:])
     except StopIteration:
-        raise NotImplementedError(f"Gradient of einsum {eq!r}: more than 52 labels") from None
+        raise UnimplementedError(None, None, f"Gradient of einsum {eq!r}: more than 52 labels") from None
     p = out.index("...") if "..." in out else None
     return new_terms, (out if p is None else out[:p] + shared + out[p + 1:])
 
@@ -518,10 +519,11 @@ def _diagonal(gk, kept, t, x, used, eq):
 def _einsum_grad(op, g):
     """dX_k = einsum(out, other terms -> term_k)(g, other inputs); labels summed in X_k alone are
     broadcast back, repeated labels put on their diagonal, broadcast '...' dims summed.
-    NotImplementedError: '...' of unknown rank in several inputs, or absent from the output."""
+    UnimplementedError: '...' of unknown rank in several inputs, or absent from the output."""
     from .array_ops import rank, reshape
+    from .grad_util import broadcast_like, kept_shape
     from .manip_ops import range as range_
-    from .reduction_ops import _broadcast_like, _kept_shape, reduce_sum
+    from .reduction_ops import reduce_sum
 
     eq = op.get_attr("equation")
     inputs = list(op.inputs)
@@ -529,7 +531,7 @@ def _einsum_grad(op, g):
     # '...' of unknown rank stays one block; with one input holding it, the output's '...' is its own
     opaque = any("..." in t and x.shape.ndims is None for t, x in zip(given, inputs))
     if opaque and (sum("..." in t for t in given) > 1 or "..." not in out):
-        raise NotImplementedError(f"Gradient of einsum {eq!r}: '...' of unknown rank is supported in one "
+        raise UnimplementedError(None, None, f"Gradient of einsum {eq!r}: '...' of unknown rank is supported in one "
                                   "input only, and with '...' in the output")
     terms, out = (given, out) if opaque else _explicit_labels(given, out, inputs, eq)
     used = {c for t in terms + [out] for c in t}
@@ -550,7 +552,7 @@ def _einsum_grad(op, g):
         if len(kept) < len(t):
             p = t.index("...") if "..." in t else len(t)  # axes after a '...' of unknown rank count from the end
             axes = np.array([i if i < p else i - len(t) for i, c in enumerate(t) if c not in kept], dtype=np.int32)
-            gk = _broadcast_like(reshape(gk, _kept_shape(x, constant(axes))), x)
+            gk = broadcast_like(reshape(gk, kept_shape(x, constant(axes))), x)
         if "..." in given[k] and not opaque and not x.shape.is_fully_defined():
             gk = unbroadcast(gk, x)  # a '...' dim unknown when building may be broadcast at run time
         grads.append(gk)

@@ -521,26 +521,9 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int6
 # ---- gradient rules (TF1's math_grad); the axes input gets None ------------------------------------
 
 from ..graph.registry import def_grad, not_differentiable  # noqa: E402
+from .grad_util import broadcast_like, kept_shape  # noqa: E402
 
 not_differentiable("ArgMax", "ArgMin", "Any", "All")
-
-
-def _kept_shape(x, axes):
-    """The shape of `x` with `axes` (an int Tensor) set to 1: a list of ints when static, else an
-    int32 Tensor from `shape(x)` (axes unknown when building need only be known at run time)."""
-    from .array_ops import rank, reshape, shape
-    from .manip_ops import expand_dims
-    from .manip_ops import range as range_
-    from .math_ops import cast, equal, floormod, where
-
-    value = constant_value(axes)
-    if x.shape.ndims is not None and value is not None:
-        red = _normalize_axes(_host_ints(value), x.shape.ndims, "gradient")
-        dims = [1 if i in red else d for i, d in enumerate(x.shape.as_list())]
-        keep = np.array([i not in red for i in range(len(dims))], dtype=np.int32)
-        return dims if None not in dims else shape(x) * keep + (1 - keep)
-    ax = floormod(reshape(cast(axes, dtypes.int32), [-1]), rank(x))
-    return where(reduce_any(equal(expand_dims(range_(rank(x)), 1), expand_dims(ax, 0)), axis=1), 1, shape(x))
 
 
 def _keep_dims(op, t):
@@ -550,17 +533,7 @@ def _keep_dims(op, t):
 
     if op.get_attr("keep_dims") or len(op.inputs) == 1:
         return t
-    return reshape(t, _kept_shape(op.inputs[0], op.inputs[1]))
-
-
-def _broadcast_like(t, x):
-    """`t` broadcast to the shape of `x`, by an elementwise product with ones: it fuses with its
-    neighbours and takes `x`'s chunks (Tile would cut one chunk per copy)."""
-    from .manip_ops import ones_like
-
-    if t.shape.is_fully_defined() and x.shape.is_fully_defined() and t.shape.as_list() == x.shape.as_list():
-        return t
-    return t * ones_like(x, dtype=t.dtype)
+    return reshape(t, kept_shape(op.inputs[0], op.inputs[1]))
 
 
 def _axis(op):
@@ -583,7 +556,7 @@ def _sum_grad(op, g):
         g = g / constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
     elif op.type == "Mean":  # a count of 0 means an empty input: its gradient is empty whatever the divisor
         g = g / cast(maximum(size(x) // maximum(size(y), 1), 1), g.dtype)
-    return _axes_grad(op, _broadcast_like(_keep_dims(op, g), x))
+    return _axes_grad(op, broadcast_like(_keep_dims(op, g), x))
 
 
 @def_grad("Max", "Min")
