@@ -366,11 +366,12 @@ def test_distributed_ships_a_value_once_per_change(new_session, monkeypatch):
 
 
 @pytest.mark.parametrize("any_mode", ["distributed"])
-def test_distributed_scheduler_state_stays_bounded(new_session, dask_client):
+def test_distributed_scheduler_state_stays_bounded(new_session, dask_client, monkeypatch):
     """Each run's value depends on the previous one and the scheduler keeps that history; the
     session re-ships the value every _LINEAGE_LIMIT commits, so the task table stays bounded."""
     from dflow.schedule.session import Session
 
+    monkeypatch.setattr(Session, "_LINEAGE_LIMIT", 8)
     v = tf.Variable(np.zeros(4, np.float32), name="v")
     inc = tf.assign_add(v, 1.0)
     s = new_session()
