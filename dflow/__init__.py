@@ -4,7 +4,7 @@
 program runs in memory, out of core and on a Dask cluster.
 """
 
-from . import errors, io, test, train  # noqa: E402
+from . import errors, io, losses, nn, regularizers, test, train  # public submodules
 from .graph import dtypes
 from .graph.dtypes import (
     DType,
