@@ -1,0 +1,41 @@
+"""The public namespace keeps TF1's names (`import dflow as tf` must find them)."""
+
+import pytest
+
+import dflow as tf
+
+NAMES = [
+    "placeholder", "placeholder_with_default", "constant", "Variable", "get_variable", "variable_scope",
+    "name_scope", "Session", "InteractiveSession", "Graph", "get_default_graph", "reset_default_graph",
+    "control_dependencies", "group", "no_op", "tuple", "identity", "stop_gradient", "gradients",
+    "RegisterGradient", "custom_gradient", "cond", "case", "while_loop", "TensorArray", "reduce_sum",
+    "reduce_mean", "reduce_max", "reduce_logsumexp", "matmul", "einsum", "tensordot", "reshape",
+    "transpose", "concat", "stack", "unstack", "split", "tile", "pad", "gather", "one_hot", "top_k",
+    "where", "cast", "shape", "size", "rank", "zeros", "ones", "fill", "range", "random_normal",
+    "random_uniform", "truncated_normal", "set_random_seed", "global_variables_initializer", "assign",
+    "assign_add", "scatter_update", "clip_by_value", "clip_by_norm", "clip_by_global_norm", "GraphKeys",
+    "float32", "int32", "bool", "errors", "nn", "losses", "train", "io", "test", "regularizers",
+    "AUTO_REUSE", "make_template", "unsorted_segment_sum",
+]
+SUB = {
+    "nn": ["softmax", "log_softmax", "relu", "sigmoid_cross_entropy_with_logits",
+           "softmax_cross_entropy_with_logits_v2", "sparse_softmax_cross_entropy_with_logits", "moments",
+           "dropout", "l2_loss"],
+    "train": ["GradientDescentOptimizer", "AdamOptimizer", "MomentumOptimizer", "Saver", "latest_checkpoint",
+              "exponential_decay", "ExponentialMovingAverage", "get_or_create_global_step"],
+    "losses": ["mean_squared_error", "softmax_cross_entropy", "get_total_loss"],
+    "io": ["read_zarr", "write_zarr"],
+    "errors": ["InvalidArgumentError", "FailedPreconditionError", "NotFoundError", "ResourceExhaustedError",
+               "DataLossError", "OutOfRangeError", "UnimplementedError"],
+    "test": ["compute_gradient", "compute_gradient_error", "is_gpu_available"],
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_top_level_name(name):
+    assert hasattr(tf, name), f"dflow.{name} is missing"
+
+
+@pytest.mark.parametrize("module,name", [(m, n) for m, names in SUB.items() for n in names])
+def test_submodule_name(module, name):
+    assert hasattr(getattr(tf, module), name), f"dflow.{module}.{name} is missing"
