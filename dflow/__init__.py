@@ -4,7 +4,20 @@
 program runs in memory, out of core and on a Dask cluster.
 """
 
-from . import errors, io, losses, nn, regularizers, test, train  # public submodules
+from . import (
+    config,
+    debugging,
+    errors,
+    graph_util,
+    io,
+    losses,
+    nn,
+    parallel,
+    regularizers,
+    test,
+    train,
+)
+from .devices import ConfigProto, DeviceSpec, GPUOptions, GraphOptions
 from .graph import dtypes
 from .graph.dtypes import (
     DType,
@@ -45,16 +58,21 @@ from .graph.graph import (
 from .graph.keys import GraphKeys
 from .graph.ops import Operation, Tensor
 from .graph.registry import RegisterGradient, def_grad, not_differentiable
+from .graph.serialize import GraphDef
 from .graph.shape import Dimension, TensorShape
+from .io.graph_io import import_graph_def
 from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is public
+from .kernels.check_ops import *  # noqa: F403
 from .kernels.common import constant, convert_to_tensor
 from .kernels.control_flow_ops import *  # noqa: F403
 from .kernels.control_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
+from .kernels.data_dependent_ops import *  # noqa: F403
 from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
+from .kernels.py_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403

@@ -56,6 +56,8 @@ class Graph:
         with self._lock:
             if name and name.endswith("/"):
                 op_name = name[:-1]
+                if op_name in self._ops_by_name:
+                    raise ValueError(f"Duplicate node name in graph: '{op_name}'")
             else:
                 if name and not _VALID_OP_NAME.match(name):
                     raise ValueError(f"'{name}' is not a valid node name")
@@ -67,6 +69,8 @@ class Graph:
             if isinstance(outs, tuple) and len(outs) == 2 and not isinstance(outs[0], tuple):
                 outs = [outs]
             op._outputs = tuple(Tensor(op, i, as_dtype(dt), as_shape(sh)) for i, (sh, dt) in enumerate(outs))
+            if any(callable(d) for d in self._device_stack):
+                op._set_device(self._current_device(op))
             for t in inputs:
                 t._consumers.append(op)
             override = self._gradient_override_stack[-1].get(op_type)
@@ -157,22 +161,38 @@ class Graph:
 
     @contextlib.contextmanager
     def device(self, device_name_or_function):
-        """Ops created inside are placed on this device (string or function of the op); None clears."""
-        self._device_stack.append(device_name_or_function)
+        """Ops created inside are placed on this device (a string, DeviceSpec, or function of the
+        op); None clears. Strings are put in TF1's canonical form; ValueError if malformed."""
+        d = device_name_or_function
+        if d is not None and not callable(d):
+            from ..devices import canonical_device
+
+            d = canonical_device(d)
+        self._device_stack.append(d)
         try:
             yield
         finally:
             self._device_stack.pop()
 
-    def _current_device(self):
+    def _current_device(self, op=None):
         merged = ""
         for d in self._device_stack:
             if d is None:
                 merged = ""
             elif callable(d):
-                merged = d(None) or merged
+                if op is None:
+                    continue  # device functions are applied to the op once it exists
+                chosen = d(op)
+                if chosen:
+                    from ..devices import canonical_device
+
+                    merged = _merge_device(merged, canonical_device(chosen))
             else:
                 merged = _merge_device(merged, str(d))
+        if merged:
+            from ..devices import canonical_device
+
+            merged = canonical_device(merged)
         return merged
 
     @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Graph ⇄ a versioned JSON document: `GraphDef`, `NodeDef`, `MetaGraphDef`. Loading never runs code.
+"""Graph ⇄ a versioned JSON document: `GraphDef`, `NodeDef`. Loading never runs code.
 
 In memory a `GraphDef` is a list of `NodeDef`s whose attrs are plain Python values (numpy arrays,
 `DType`, `TensorShape`, numbers, strings, lists, tuples, dicts, slices, Ellipsis), so it can be
@@ -33,7 +33,6 @@ from .dtypes import DType, as_dtype
 from .shape import TensorShape
 
 FORMAT = "dflow.GraphDef"
-META_FORMAT = "dflow.MetaGraphDef"
 VERSION = 1
 _MAX_DEPTH = 64
 _MAX_RANK = 32
@@ -330,8 +329,7 @@ class NodeDef:
 
     def CopyFrom(self, other):  # noqa: N802 - protobuf name
         for f in self._FIELDS:
-            v = getattr(other, f)
-            setattr(self, f, list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+            setattr(self, f, copy_attr(getattr(other, f)))
 
     def copy(self):
         n = NodeDef()
@@ -437,7 +435,10 @@ def _loads(data, what):
 
 
 def _dumps(doc):
-    return json.dumps(doc, sort_keys=True, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    try:
+        return json.dumps(doc, sort_keys=True, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as e:  # hand-built documents holding non-JSON values
+        raise InvalidArgumentError(None, None, f"cannot serialize the document: {e}") from None
 
 
 def _check_header(doc, fmt, keys, what):
@@ -510,119 +511,16 @@ class GraphDef:
         return f"<dflow.GraphDef with {len(self.node)} nodes>"
 
 
-class MetaGraphDef:
-    """A graph with its collections and saver (TF1's `tf.MetaGraphDef`).
-
-    `collection_def`: {key: [item]}, each item one of {"variable": {handle, initializer, snapshot,
-    initial_value, trainable}}, {"tensor": name}, {"operation": name}, {"value": scalar}.
-    `saver_def`: None or {name, max_to_keep, keep_checkpoint_every_n_hours, var_list: {ckpt name:
-    variable op name} | null}. `meta_info_def`: plain JSON data (version, tags, op types used).
-    """
-
-    def __init__(self, graph_def=None, meta_info_def=None, saver_def=None, collection_def=None):
-        self.graph_def = graph_def if graph_def is not None else GraphDef()
-        self.meta_info_def = dict(meta_info_def or {})
-        self.saver_def = saver_def
-        self.collection_def = dict(collection_def or {})
-
-    def HasField(self, name):  # noqa: N802 - protobuf name
-        return bool(getattr(self, name, None))
-
-    def to_json(self, external=None):
-        return {"format": META_FORMAT, "version": VERSION, "meta_info_def": self.meta_info_def,
-                "graph_def": self.graph_def.to_json(external), "saver_def": self.saver_def,
-                "collection_def": self.collection_def}
-
-    @classmethod
-    def from_json(cls, doc):
-        _check_header(doc, META_FORMAT, {"format", "version", "meta_info_def", "graph_def", "saver_def",
-                                         "collection_def"}, "MetaGraphDef")
-        info = doc.get("meta_info_def", {})
-        if type(info) is not dict or not _plain(info):
-            raise DataLossError(None, None, "MetaGraphDef: meta_info_def must be plain JSON data")
-        graph_def = GraphDef.from_json(doc.get("graph_def"))
-        return cls(graph_def, info, _check_saver_def(doc.get("saver_def")),
-                   _check_collections(doc.get("collection_def", {})))
-
-    def SerializeToString(self, deterministic=None):  # noqa: N802 - TF1 name
-        return _dumps(self.to_json())
-
-    def ParseFromString(self, data):  # noqa: N802 - TF1 name
-        other = MetaGraphDef.from_json(_loads(data, "MetaGraphDef"))
-        self.graph_def, self.meta_info_def = other.graph_def, other.meta_info_def
-        self.saver_def, self.collection_def = other.saver_def, other.collection_def
-        return len(data)
-
-    def CopyFrom(self, other):  # noqa: N802 - protobuf name
-        self.graph_def = GraphDef()
-        self.graph_def.CopyFrom(other.graph_def)
-        self.meta_info_def = dict(other.meta_info_def)
-        self.saver_def = None if other.saver_def is None else dict(other.saver_def)
-        self.collection_def = {k: list(v) for k, v in other.collection_def.items()}
-
-    def __repr__(self):
-        return f"<dflow.MetaGraphDef with {len(self.graph_def.node)} nodes, collections " \
-               f"{sorted(self.collection_def)}>"
-
-
-def _plain(x, depth=0):
-    if depth > 16:
-        return False
-    if x is None or isinstance(x, (str, bool, int)) or (type(x) is float and math.isfinite(x)):
-        return True
-    if type(x) is list:
-        return all(_plain(v, depth + 1) for v in x)
-    if type(x) is dict:
-        return all(_plain(v, depth + 1) for v in x.values())
-    return False
-
-
-def _is_name(s, tensor=False):
-    if not isinstance(s, str) or len(s) > 4200:
-        return False
-    m = _INPUT.match(s)
-    return bool(m) and not m.group(1) and not m.group(2) and (m.group(4) is not None) == tensor
-
-
-_VAR_KEYS = {"handle", "initializer", "snapshot", "initial_value", "trainable"}
-
-
-def _check_collections(doc):
-    if type(doc) is not dict:
-        raise DataLossError(None, None, "MetaGraphDef: collection_def must be an object")
-    for key, items in doc.items():
-        where = f"MetaGraphDef collection {key!r}"
-        if type(items) is not list:
-            raise DataLossError(None, None, f"{where} must be a list")
-        for it in items:
-            if type(it) is not dict or len(it) != 1:
-                raise DataLossError(None, None, f"{where}: bad item {_short(it)}")
-            (kind, v), = it.items()
-            ok = {
-                "variable": lambda v: type(v) is dict and set(v) == _VAR_KEYS and _is_name(v["handle"]) and
-                _is_name(v["initializer"]) and _is_name(v["snapshot"], True) and
-                _is_name(v["initial_value"], True) and isinstance(v["trainable"], bool),
-                "tensor": lambda v: _is_name(v, True),
-                "operation": lambda v: _is_name(v),
-                "value": lambda v: v is None or isinstance(v, (str, bool, int)) or
-                (type(v) is float and math.isfinite(v)),
-            }.get(kind)
-            if ok is None or not ok(v):
-                raise DataLossError(None, None, f"{where}: bad item {_short(it)}")
-    return doc
-
-
-def _check_saver_def(doc):
-    if doc is None:
-        return None
-    ok = type(doc) is dict and set(doc) == {"name", "max_to_keep", "keep_checkpoint_every_n_hours", "var_list"}
-    ok = ok and isinstance(doc["name"], str) and (doc["max_to_keep"] is None or type(doc["max_to_keep"]) is int)
-    ok = ok and type(doc["keep_checkpoint_every_n_hours"]) in (int, float)
-    vl = doc.get("var_list") if ok else None
-    ok = ok and (vl is None or (type(vl) is dict and all(isinstance(k, str) and _is_name(v) for k, v in vl.items())))
-    if not ok:
-        raise DataLossError(None, None, "MetaGraphDef: malformed saver_def")
-    return doc
+def copy_attr(value):
+    """A copy of an attr value deep enough that editing it leaves the original alone (read-only
+    arrays and other immutable values are shared)."""
+    if type(value) in (list, tuple):
+        return type(value)(copy_attr(v) for v in value)
+    if type(value) is dict:
+        return {k: copy_attr(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray) and value.flags.writeable:
+        return value.copy()
+    return value
 
 
 # ---- graph → GraphDef ----------------------------------------------------------------------------
@@ -636,7 +534,7 @@ def graph_to_def(graph):
         nodes.append(NodeDef(
             name=op.name, op=op.type,
             input=[t.name for t in op.inputs] + ["^" + c.name for c in op.control_inputs],
-            device=op.device, attr=dict(op._attrs),
+            device=op.device, attr={k: copy_attr(v) for k, v in op._attrs.items()},
             output_shapes=[None if t.shape.ndims is None else t.shape.as_list() for t in op.outputs],
             output_dtypes=[t.dtype.name for t in op.outputs],
             gradient_op_type=override if isinstance(override, str) else None))

@@ -20,7 +20,6 @@ import hashlib
 import os
 import shutil
 import uuid
-import warnings
 
 import numpy as np
 import zarr
@@ -29,10 +28,9 @@ from ..errors import DataLossError, InvalidArgumentError, NotFoundError
 from ..graph import serialize
 from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
-from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
-from ..graph.registry import get_opdef, get_registered_gradient, is_registered
-from ..graph.serialize import ExternalArray, GraphDef, MetaGraphDef, NodeDef, ObjectRef, parse_input
+from ..graph.registry import get_registered_gradient, is_registered
+from ..graph.serialize import ExternalArray, GraphDef, NodeDef, ObjectRef, parse_input
 from ..graph.shape import TensorShape
 from .zarr_io import Target
 
@@ -118,7 +116,10 @@ def _resolve_object(ref, where):
     if ref.type == "zarr.Array" and set(f) == {"store", "path"} and all(isinstance(f[k], str) for k in f):
         if not f["store"] or "\0" in f["store"] + f["path"]:
             raise _fail(f"{where}: bad Zarr array location")
-        return open_zarr_safely(os.path.join(f["store"], f["path"]) if f["path"] else f["store"], where)
+        try:
+            return open_zarr_safely(os.path.join(f["store"], f["path"]) if f["path"] else f["store"], where)
+        except NotFoundError as e:
+            raise _fail(str(e)) from None
     if ref.type == "zarr.Target" and set(f) == {"root", "path", "grouped"} and isinstance(f["root"], str) \
             and isinstance(f["path"], str) and isinstance(f["grouped"], bool) and f["root"] \
             and "\0" not in f["root"] + f["path"]:
@@ -459,7 +460,7 @@ def _read_document(path, cls):
         raise NotFoundError(None, None, f"No graph file at {path!r}") from None
     obj = cls()
     obj.ParseFromString(data)
-    graph_def = obj.graph_def if isinstance(obj, MetaGraphDef) else obj
+    graph_def = getattr(obj, "graph_def", obj)  # a MetaGraphDef holds one
     base = os.path.dirname(os.path.abspath(path))
     cache = {}
     for node in graph_def.node:
@@ -516,268 +517,4 @@ def read_graph_def(path):
     return _read_document(path, GraphDef)
 
 
-def read_meta_graph_file(filename):
-    """The MetaGraphDef in a file written by `export_meta_graph` (constants loaded and verified)."""
-    return _read_document(filename, MetaGraphDef)
-
-
-# ---- meta graphs -------------------------------------------------------------------------------------
-
-
-def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None, collection_list=None,
-                      as_text=False, graph=None, export_scope=None, clear_devices=False,
-                      clear_extraneous_savers=False, strip_default_attrs=False, saver=None, **kwargs):
-    """The MetaGraphDef of a graph (default graph): ops, collections and saver; written to
-    `filename` when given (JSON whatever `as_text`; large arrays in `filename.consts`).
-
-    `export_scope` keeps only ops under that scope, with the scope stripped (inputs from outside
-    become "$unbound_inputs_<name>", to be given in `input_map` on import). Collection items that
-    cannot be described (Python objects) drop their collection with a warning, as TF1.
-    InvalidArgumentError for ops that cannot be serialized (Python callables).
-    """
-    large = kwargs.pop("large_constant_elements", LARGE_CONST_ELEMENTS)
-    kwargs.pop("save_debug_info", None)
-    if kwargs:
-        raise TypeError(f"export_meta_graph got unexpected arguments {sorted(kwargs)}")
-    graph = graph if graph is not None else get_default_graph()
-    source = graph_def if graph_def is not None else graph.as_graph_def()
-    if not isinstance(source, GraphDef):
-        raise TypeError(f"graph_def must be a dflow GraphDef, got {type(source).__name__}")
-    rename = _scope_renamer(export_scope)
-    nodes = []
-    for n in source.node:
-        new_name = rename(n.name)
-        if new_name is None:
-            continue
-        n = n.copy()
-        n.name = new_name
-        n.input = [_rename_input(s, rename) for s in n.input]
-        if n.op in _NAME_ATTRS and _NAME_ATTRS[n.op] in n.attr:
-            v = n.attr[_NAME_ATTRS[n.op]]
-            n.attr[_NAME_ATTRS[n.op]] = [rename(x) or x for x in v] if isinstance(v, (list, tuple)) else \
-                (rename(v) or v if isinstance(v, str) else v)
-        if clear_devices:
-            n.device = ""
-        nodes.append(n)
-    out_def = GraphDef(nodes, source.versions)
-    names = {n.name for n in nodes}
-    info = {"meta_graph_version": "", "tags": [], "dflow_version": _version(),
-            "stripped_op_list": sorted({n.op for n in nodes})}
-    if meta_info_def is not None:
-        if not isinstance(meta_info_def, dict) or not serialize._plain(meta_info_def):
-            raise TypeError("meta_info_def must be a dict of plain JSON data")
-        info.update(meta_info_def)
-    meta = MetaGraphDef(out_def, info, _saver_def(saver, saver_def, rename, names),
-                        _export_collections(graph, collection_list, rename, names))
-    if filename is not None:
-        _write_document(filename, meta.to_json, large)
-    return meta
-
-
-def _version():
-    from .. import __version__
-
-    return __version__
-
-
-def _scope_renamer(scope):
-    if not scope:
-        return lambda n: n
-    prefix = scope.rstrip("/") + "/"
-    return lambda n: n[len(prefix):] if n.startswith(prefix) else None
-
-
-def _rename_input(s, rename):
-    ctrl = "^" if s.startswith("^") else ""
-    base = s[len(ctrl):]
-    op_name, colon, idx = base.partition(":")
-    new = rename(op_name)
-    if new is None:
-        return f"{ctrl}{_UNBOUND}{op_name}{colon}{idx}"
-    return f"{ctrl}{new}{colon}{idx}"
-
-
-def _saver_def(saver, saver_def, rename, names):
-    if saver is None and saver_def is None:
-        return None
-    if saver_def is not None and not isinstance(saver_def, dict):
-        raise TypeError(f"saver_def must be a dict (Saver.as_saver_def()), got {type(saver_def).__name__}")
-    base = dict(saver_def or {})
-    if saver is not None:
-        base = {**saver.as_saver_def(), **base}
-    out = {"name": str(base.get("name") or "save"), "max_to_keep": base.get("max_to_keep", 5),
-           "keep_checkpoint_every_n_hours": float(base.get("keep_checkpoint_every_n_hours", 10000.0)),
-           "var_list": None}
-    if out["max_to_keep"] is not None:
-        out["max_to_keep"] = int(out["max_to_keep"])
-    if saver is not None:
-        var_list = {}
-        for ckpt_name, v in saver._vars().items():
-            handle = rename(v.op.name)
-            if handle is not None and handle in names:
-                var_list[ckpt_name] = handle
-        out["var_list"] = var_list
-    return out
-
-
-def _export_collections(graph, collection_list, rename, names):
-    from ..state.variables import Variable
-
-    keys = graph.get_all_collection_keys() if collection_list is None else list(collection_list)
-    out = {}
-    for key in keys:
-        if not isinstance(key, str):
-            continue
-        items, ok = [], True
-        for v in graph.get_collection(key):
-            if isinstance(v, Variable):
-                refs = [rename(v.op.name), rename(getattr(v._initializer_op, "name", "")),
-                        _rename_tensor(v._snapshot, rename), _rename_tensor(v._initial_value, rename)]
-                if not all(refs) or not all(r.rpartition(":")[0] in names if ":" in r else r in names
-                                            for r in refs):
-                    continue  # a variable whose ops are not all exported
-                items.append({"variable": {"handle": refs[0], "initializer": refs[1], "snapshot": refs[2],
-                                           "initial_value": refs[3], "trainable": bool(v.trainable)}})
-            elif isinstance(v, Tensor):
-                n = _rename_tensor(v, rename)
-                if n is not None and n.rpartition(":")[0] in names:
-                    items.append({"tensor": n})
-            elif isinstance(v, Operation):
-                n = rename(v.name)
-                if n is not None and n in names:
-                    items.append({"operation": n})
-            elif isinstance(v, np.generic):
-                items.append({"value": v.item()})
-            elif v is None or isinstance(v, (str, bool, int)) or (isinstance(v, float) and np.isfinite(v)):
-                items.append({"value": v})
-            else:
-                warnings.warn(f"export_meta_graph: collection {key!r} holds a {type(v).__name__}, which a meta "
-                              "graph cannot describe; the collection is not exported", stacklevel=3)
-                ok = False
-                break
-        if ok and items:
-            out[key] = items
-    return out
-
-
-def _rename_tensor(t, rename):
-    if not isinstance(t, Tensor):
-        return None
-    n = rename(t.op.name)
-    return None if n is None else f"{n}:{t.value_index}"
-
-
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
-    """Imports a meta graph (a MetaGraphDef or the path of an exported file) into the default
-    graph, rebuilding its collections and variables; returns a `Saver` restoring the imported
-    variables, or None when there are none (TF1's `tf.train.import_meta_graph`).
-
-    kwargs: `input_map`, `restore_collections_predicate(key) -> bool`.
-    NotFoundError / DataLossError for missing or malformed files, InvalidArgumentError for
-    documents that do not describe a valid graph.
-    """
-    input_map = kwargs.pop("input_map", None)
-    predicate = kwargs.pop("restore_collections_predicate", None) or (lambda key: True)
-    kwargs.pop("unbound_inputs_col_name", None)
-    if kwargs:
-        raise TypeError(f"import_meta_graph got unexpected arguments {sorted(kwargs)}")
-    if isinstance(meta_graph_or_file, MetaGraphDef):
-        meta = meta_graph_or_file
-    elif isinstance(meta_graph_or_file, (str, os.PathLike)):
-        meta = read_meta_graph_file(meta_graph_or_file)
-    else:
-        raise TypeError(f"import_meta_graph needs a MetaGraphDef or a file name, got "
-                        f"{type(meta_graph_or_file).__name__}")
-    graph = get_default_graph()
-    n_ops, names = len(graph._ops), dict(graph._names_in_use)
-    created, _ = _import(graph, meta.graph_def, input_map, import_scope or "", clear_devices)
-    try:
-        variables = {}
-        staged = []
-        for key, items in meta.collection_def.items():
-            if predicate(key):
-                staged.append((key, [_rebuild_item(graph, it, created, variables) for it in items]))
-        saver_vars = _saver_variables(graph, meta, created, variables)
-    except BaseException:
-        with graph._lock:
-            _rollback(graph, n_ops, names)
-        raise
-    for key, values in staged:
-        for v in values:
-            graph.add_to_collection(key, v)
-    for v in variables.values():
-        graph._variables_by_handle = getattr(graph, "_variables_by_handle", {})
-        graph._variables_by_handle[v.op.name] = v
-    if not saver_vars:
-        return None
-    from .checkpoint import Saver
-
-    sd = meta.saver_def or {}
-    return Saver(var_list=saver_vars, max_to_keep=sd.get("max_to_keep", 5), name=sd.get("name"),
-                 keep_checkpoint_every_n_hours=sd.get("keep_checkpoint_every_n_hours", 10000.0))
-
-
-def _lookup(created, name, what, tensor=False):
-    parsed = parse_input(name)
-    op = created.get(parsed[0]) if parsed else None
-    if op is None:
-        raise _fail(f"meta graph {what} names {name!r}, which is not among the imported ops")
-    if not tensor:
-        return op
-    if parsed[1] >= len(op.outputs):
-        raise _fail(f"meta graph {what} names {name!r}, but {parsed[0]!r} has {len(op.outputs)} output(s)")
-    return op.outputs[parsed[1]]
-
-
-def _rebuild_item(graph, item, created, variables):
-    (kind, v), = item.items()
-    if kind == "variable":
-        return _rebuild_variable(graph, v, created, variables)
-    if kind == "tensor":
-        return _lookup(created, v, "collection item", tensor=True)
-    if kind == "operation":
-        return _lookup(created, v, "collection item")
-    return v
-
-
-def _rebuild_variable(graph, d, created, variables):
-    """A `dflow.Variable` bound to the imported ops (no op is added), as Variable.__init__ leaves it."""
-    from ..state.variables import Variable
-
-    handle = _lookup(created, d["handle"], "variable")
-    if handle in variables:
-        return variables[handle]
-    if get_opdef(handle.type).state != "variable":
-        raise _fail(f"meta graph variable {d['handle']!r} is a {handle.type} op, not a variable")
-    v = Variable.__new__(Variable)
-    v._handle = handle.outputs[0]
-    v._initializer_op = _lookup(created, d["initializer"], "variable initializer")
-    v._snapshot = _lookup(created, d["snapshot"], "variable snapshot", tensor=True)
-    v._initial_value = _lookup(created, d["initial_value"], "variable initial value", tensor=True)
-    v._trainable = d["trainable"]
-    v._graph = graph
-    variables[handle] = v
-    return v
-
-
-def _saver_variables(graph, meta, created, variables):
-    """{checkpoint name: Variable} of the saver to return (the saver_def's, else every variable)."""
-    sd = meta.saver_def
-    if sd is not None and sd.get("var_list") is not None:
-        out = {}
-        for ckpt_name, handle_name in sd["var_list"].items():
-            op = _lookup(created, handle_name, "saver variable")
-            if op not in variables:
-                if get_opdef(op.type).state != "variable":
-                    raise _fail(f"saver variable {handle_name!r} is a {op.type} op, not a variable")
-                from ..state.variables import Variable
-
-                v = Variable.__new__(Variable)
-                v._handle, v._initializer_op, v._snapshot = op.outputs[0], None, op.outputs[0]
-                v._initial_value, v._trainable, v._graph = None, False, graph
-                variables[op] = v
-            out[ckpt_name] = variables[op]
-        return out
-    globals_ = [it["variable"]["handle"] for it in meta.collection_def.get(GraphKeys.GLOBAL_VARIABLES, [])
-                if "variable" in it]
-    return {h: variables[created[h]] for h in globals_ if h in created and created[h] in variables}
+from .meta_graph import MetaGraphDef, export_meta_graph, import_meta_graph, read_meta_graph_file  # noqa: E402,I001

@@ -55,9 +55,9 @@ class Target:
         return zarr.open_array(self.root, path=path, mode=mode)
 
     def exists(self):
+        """True for a complete array (the remnant of a failed write does not count)."""
         try:
-            self.open("r")
-            return True
+            return self.open("r").attrs.get(COMPLETE_ATTR, True) is not False
         except (FileNotFoundError, KeyError, ValueError, zarr.errors.NodeTypeValidationError):
             return False
 
@@ -159,6 +159,7 @@ def _create_array(target, shape, dtype, chunks, token):
         os.makedirs(target.root, exist_ok=True)
         _ensure_groups(target)
         z = zarr.create_array(target.fs_path(path), shape=shape, dtype=dtype, chunks=chunks, overwrite=True)
+        z.attrs[COMPLETE_ATTR] = False  # a temporary array left by a killed run is refused by read_zarr
     else:
         z = zarr.create_array(target.root, name=path or None, shape=shape, dtype=dtype, chunks=chunks,
                               overwrite=True)
@@ -243,6 +244,7 @@ def _commit(target, tmp, overwrite):
             trash = final.rstrip("/") + ".dflow-old"
             shutil.rmtree(trash, ignore_errors=True)
             os.rename(final, trash)
+        zarr.open_array(src, mode="r+").attrs[COMPLETE_ATTR] = True
         os.rename(src, final)
         if trash:
             shutil.rmtree(trash, ignore_errors=True)

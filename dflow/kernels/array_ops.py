@@ -141,7 +141,7 @@ def _size_fold(op):
 def _size_lower(ctx, x, out_type):
     if all(d == d for d in x.shape):
         return np.array(int(np.prod(x.shape)), dtype=out_type.np_dtype)
-    return data_shape(ctx, x, out_type.np_dtype).prod()
+    return data_shape(ctx, x, out_type.np_dtype).prod(dtype=out_type.np_dtype)
 
 
 register_op("Size", lambda inputs, attrs: (TensorShape([]), attrs["out_type"]),

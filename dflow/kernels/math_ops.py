@@ -251,12 +251,12 @@ register_op("SelectV2", _select_infer, eager=lambda xp, c, x, y: xp.where(c, x, 
 
 
 def where(condition, x=None, y=None, name=None):
-    """Elementwise `x if condition else y` with numpy broadcasting (op `SelectV2`)."""
-    if x is None and y is None:
-        from ..errors import UnimplementedError
+    """Elementwise `x if condition else y` with numpy broadcasting (op `SelectV2`); with one
+    argument, the int64 coordinates of the true elements of `condition`, shape [None, rank]."""
+    if x is None and y is None:  # coordinates of the true elements (a data-dependent shape)
+        from .data_dependent_ops import where_coordinates
 
-        raise UnimplementedError(None, None, "where(condition) with one argument (coordinates of true "
-                                 "elements, a data-dependent shape) is not available yet; pass x and y.")
+        return where_coordinates(condition, name=name)
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
     condition = convert_to_tensor(condition)

@@ -112,8 +112,7 @@ def _check_outputs(result, tout, label):
     """
     values = list(result) if isinstance(result, (list, tuple)) else ([] if result is None and not tout else [result])
     if len(values) != len(tout):
-        raise ValueError(f"{label} returned {len(values)} values, but expects to "
-                                   f"see {len(tout)} values.")
+        raise ValueError(f"{label} returned {len(values)} values, but expects to see {len(tout)} values.")
     out = []
     for i, (v, dt) in enumerate(zip(values, tout)):
         arr = np.asarray(_to_host(v) if not isinstance(v, (int, float, bool, complex, list)) else v)
@@ -206,21 +205,29 @@ def _py_lower(ctx, *inputs, func, Tout, token, Tin):
     return outs
 
 
-_WHOLE_VALUE_CONSUMERS = {"PyFunc", "PyFuncStateless", "Identity", "IdentityN"}
+_WHOLE_VALUE_CONSUMERS = {"PyFunc", "PyFuncStateless"}
+_PASS_THROUGH = {"Identity", "IdentityN"}  # their outputs are the same values: look at their users
 
 
 def _check_known_rank(op):
-    """A Dask plan needs each output's rank: an unknown-rank output may only feed ops that take
-    whole values (another py_func), or be fetched."""
+    """A Dask plan needs each output's rank: an unknown-rank output may only be fetched or feed
+    ops that take whole values (another py_func), possibly through identities."""
     for t in op.outputs:
         if t.shape.ndims is not None:
             continue
-        users = [c for c in t.consumers() if c.type not in _WHOLE_VALUE_CONSUMERS]
-        if users:
-            raise InvalidArgumentError(
-                None, op, f"{op.type} op {op.name!r}: output {t.name!r} has an unknown rank and feeds "
-                f"{users[0].type} op {users[0].name!r}, which is lowered chunk by chunk. Give it a static "
-                f"shape first, e.g. `y.set_shape([None, 3])` (TF1's py_func outputs have unknown shapes).")
+        stack, seen = [t], set()
+        while stack:
+            u = stack.pop()
+            for c in u.consumers():
+                if c.type in _PASS_THROUGH and c not in seen:
+                    seen.add(c)
+                    stack.extend(o for o in c.outputs if o.shape.ndims is None)
+                elif c.type not in _WHOLE_VALUE_CONSUMERS and c.type not in _PASS_THROUGH:
+                    raise InvalidArgumentError(
+                        None, op, f"{op.type} op {op.name!r}: output {t.name!r} has an unknown rank and "
+                        f"feeds {c.type} op {c.name!r}, which is lowered chunk by chunk. Give it a static "
+                        "shape first, e.g. `y.set_shape([None, 3])` (TF1's py_func outputs have unknown "
+                        "shapes; small in-memory plans run without one).")
 
 
 for _type in ("PyFunc", "PyFuncStateless"):

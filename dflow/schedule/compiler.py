@@ -93,6 +93,10 @@ def compile_plan(fetch_elements, feeds, options, resolved=None):
     if pending:
         return HostDecision(pending[0])  # topological: it depends on no other pending decision
     check_feeds_complete(ops, fed)
+    if options.config is not None or any(op._device for op in ops):
+        from .placement import check_placement
+
+        check_placement(ops, options.config, options.gpus)  # refuses ops on missing devices
     state = resolve_state(ops, fed, fetch_elements, lambda op: inputs_of(op, resolved))
     if _use_eager(ops, feeds, options):
         return EagerPlan(ops, fetch_elements, fed, state, resolved)

@@ -50,6 +50,7 @@ class ThreadsExecutor(Executor):
 
     def __init__(self, num_workers=None):
         self.num_workers = num_workers
+        self._pools = {}
 
     def workers(self):
         import os
@@ -57,8 +58,25 @@ class ThreadsExecutor(Executor):
         return self.num_workers or os.cpu_count() or 1
 
     def get(self, dsk, keys, num_workers=None):
-        n = min(self.workers(), num_workers) if num_workers else self.num_workers
-        return dask.threaded.get(dsk, keys, num_workers=n)
+        from concurrent.futures import ThreadPoolExecutor
+
+        n = min(self.workers(), num_workers) if num_workers else self.workers()
+        pool = self._pools.get(n)
+        if pool is None:
+            pool = self._pools[n] = ThreadPoolExecutor(n)
+        try:
+            return dask.threaded.get(dsk, keys, pool=pool)
+        except BaseException:
+            # dask returns at the first error while other tasks still run: wait for them, so the
+            # run's failure hooks (deleting a half-written array) come after its last write
+            self._pools.pop(n, None)
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+    def close(self):
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+        self._pools.clear()
 
 
 class ProcessesExecutor(Executor):
@@ -83,7 +101,12 @@ class ProcessesExecutor(Executor):
 
             ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
             self._pool = ProcessPoolExecutor(self.num_workers or os.cpu_count(), mp_context=ctx)
-        return dask.multiprocessing.get(dsk, keys, pool=self._pool)
+        try:
+            return dask.multiprocessing.get(dsk, keys, pool=self._pool)
+        except BaseException:
+            pool, self._pool = self._pool, None  # let in-flight tasks finish before failure hooks
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
 
     def close(self):
         if self._pool is not None:

@@ -41,6 +41,8 @@ class Options:
     stage_bytes: int = 128 << 20  # inputs this large are re-read by later stages, not held
     memory_budget: int | None = None  # bytes; a plan whose largest task exceeds it is refused
     workers: int = 1  # tasks the scheduler runs at once (for the projected peak)
+    config: object = None  # a ConfigProto: soft placement, device placement logging
+    gpus: object = 0  # GPUs the executor has (True: a cluster, count unknown)
 
 
 @dataclass(frozen=True)
@@ -85,8 +87,11 @@ class Session:
             small_plan_bytes = _DEFAULT_SMALL_PLAN_BYTES if (scheduler is None and not target) else 0
         budget = _parse_bytes(memory_budget)
         stage_bytes = Options.stage_bytes if budget is None else min(Options.stage_bytes, max(1, budget // 4))
+        from ..devices import gpu_count
+
+        gpus = True if not self._executor.is_local else gpu_count
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
-                                memory_budget=budget, workers=self._executor.workers())
+                                memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus)
         self._plans = {}
         self._chunk_cache = {}
         self._counters = {}

@@ -82,9 +82,9 @@ class Optimizer:
                         raise TypeError(f"Gradient for {v.name!r} has dtype {g.dtype.name}, the variable "
                                         f"{v.dtype.name}")
                     updates.append(self._apply_dense(g, v))
-            finish = self._finish(updates, scope)
             if global_step is None:
-                return finish
+                return self._finish(updates, scope)
+            finish = self._finish(updates, "update")  # TF1: the step increment takes the scope's name
             with control_dependencies([finish]):
                 return state_ops.assign_add(global_step, 1, name=scope).op
 

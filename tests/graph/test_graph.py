@@ -308,8 +308,6 @@ def test_device_stack():
     assert e.op.device == "/device:GPU:1"
 
 
-@pytest.mark.xfail(strict=True, reason="device strings are not canonicalized/merged as TF1 does "
-                   "('/cpu:0' stays '/cpu:0'; nested '/job:w/task:1' gives '/cpu:0/job:w/task:1')")
 def test_device_strings_are_canonical():
     with tf.device("/cpu:0"):
         a = tf.constant(1.0)
