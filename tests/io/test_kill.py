@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import dflow as tf
 

@@ -11,7 +11,6 @@ import pytest
 import zarr
 
 import dflow as tf
-from dflow.schedule.memory import max_chunk_bytes
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
