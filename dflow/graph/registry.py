@@ -45,6 +45,7 @@ class OpDef:
     fold: Callable | None = None  # fold(op) -> build-time value (numpy) or None
     must_feed: bool = False  # a Placeholder: running it unfed is an error
     state: str | None = None  # "variable" | "assign" | "update": see the module doc
+    shape_only: bool = False  # reads only its input's shape (OnesLike, Shape): not a value dependency
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -74,6 +75,12 @@ def def_grad(*op_types):
         return fn
 
     return deco
+
+
+def shape_only(*op_types):
+    """Declares op types that read only their inputs' shapes, never their values."""
+    for t in op_types:
+        _REGISTRY[t] = replace(get_opdef(t), shape_only=True)
 
 
 def not_differentiable(*op_types):

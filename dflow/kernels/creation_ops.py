@@ -20,7 +20,7 @@ from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
-from ..graph.registry import def_grad, not_differentiable, register_op
+from ..graph.registry import def_grad, not_differentiable, register_op, shape_only
 from ..graph.shape import Dimension, TensorShape, unknown_shape
 from .array_ops import partial_shape_value, stack
 from .common import apply_op, convert_to_tensor, to_numpy
@@ -339,3 +339,4 @@ def _fill_grad(op, g):
 
 
 not_differentiable("ZerosLike", "OnesLike", "Range", "LinSpace")  # as TF1: the values depend on shapes only
+shape_only("ZerosLike", "OnesLike")

@@ -250,6 +250,10 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
             if t is not None:
                 consumers[t] = consumers.get(t, 0) + 1
 
+    succ = {}  # op -> ops reading its outputs (data edges), for the staging decision
+    for op in ops:
+        for t in inputs_of(op, resolved):
+            succ.setdefault(t._op, []).append(op)
     memory = MemoryReport(workers=options.workers)
     fusion_log = []  # fused chains materialized while lowering: (root name, leaves, array)
     ctx.fusion_log = fusion_log
@@ -287,7 +291,9 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
         for t, v in zip(outs, outs_vals):
             if t in env:
                 continue
-            if stage_bytes and _is_stage_boundary(opdef, vals, v, stage_bytes):
+            if stage_bytes and _is_stage_boundary(opdef, vals, v, stage_bytes) and _value_meets_source(
+                    op, [t_in._op for t_in, val in zip(inputs_of(op, resolved), vals)
+                         if (_nbytes(val) or 0) >= stage_bytes], succ):
                 spec = FeedSpec("numpy", tuple(int(d) for d in v.shape), t.dtype, tuple((int(d),) for d in v.shape))
                 ph = _placeholder_array(f"stage-{t.name.replace('/', '.').replace(':', '_')}", spec)
                 boundaries.append((lvl, FeedSlot(t, ph.name, spec), v))
@@ -362,6 +368,38 @@ def _nbytes(v):
     return int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize
 
 
+def _value_meets_source(op, sources, succ):
+    """True if an op depending on `op`'s value also depends on one of its large `sources` by another
+    path (as `X - mean(X)`): only then does computing `op` first save holding the source. Ops that
+    read only shapes (OnesLike of a loss, in a gradient) are not value dependencies."""
+    fwd, stack = set(), [c for c in succ.get(op, ()) if not c._opdef.shape_only]
+    while stack:
+        o = stack.pop()
+        if o not in fwd:
+            fwd.add(o)
+            stack.extend(c for c in succ.get(o, ()) if not c._opdef.shape_only)
+    if not fwd:
+        return False
+    # the large inputs' own sources: back through elementwise producers (a fused chain feeding only
+    # this reduction still reads X, which other ops may read too)
+    roots, stack = set(), list(sources)
+    while stack:
+        o = stack.pop()
+        if o not in roots:
+            roots.add(o)
+            if o._opdef.elementwise:
+                stack.extend(t._op for t in o._inputs)
+    dep, stack = set(), [c for p in roots for c in succ.get(p, ()) if c is not op]
+    while stack:
+        o = stack.pop()
+        if o not in dep and o is not op:
+            dep.add(o)
+            if o in fwd:
+                return True
+            stack.extend(succ.get(o, ()))
+    return False
+
+
 def _is_stage_boundary(opdef, vals, out, stage_bytes):
     """A small result of a large dask input (a reduction): later ops read it from an earlier stage,
     so their large inputs are re-read instead of held between the two passes."""
@@ -370,7 +408,13 @@ def _is_stage_boundary(opdef, vals, out, stage_bytes):
     out_bytes = _nbytes(out)
     if out_bytes is None or out_bytes > stage_bytes // 16:
         return False
-    return any((_nbytes(v) or 0) >= stage_bytes for v in vals)
+    # a global reduction: fewer output chunks than the large input has (a row-wise result such as
+    # X @ w keeps X's chunks and is computed chunk by chunk alongside X: no second pass needed)
+    for v in vals:
+        arr = v._array if isinstance(v, Expr) else v
+        if (_nbytes(v) or 0) >= stage_bytes and isinstance(arr, da.Array) and out.npartitions < arr.npartitions:
+            return True
+    return False
 
 
 def _source(state, op, i, t):
