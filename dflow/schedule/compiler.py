@@ -293,8 +293,10 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
                 continue
             if stage_bytes and _is_stage_boundary(opdef, vals, v, stage_bytes) and _value_meets_source(
                     op, [t_in._op for t_in, val in zip(inputs_of(op, resolved), vals)
-                         if (_nbytes(val) or 0) >= stage_bytes], succ):
-                spec = FeedSpec("numpy", tuple(int(d) for d in v.shape), t.dtype, tuple((int(d),) for d in v.shape))
+                         if (_nbytes(val) or 0) >= stage_bytes], succ, stage_bytes):
+                # the result keeps its chunks: later stages read it without rechunking
+                spec = FeedSpec("numpy", tuple(int(d) for d in v.shape), t.dtype,
+                                tuple(tuple(int(c) for c in dim) for dim in v.chunks))
                 ph = _placeholder_array(f"stage-{t.name.replace('/', '.').replace(':', '_')}", spec)
                 boundaries.append((lvl, FeedSlot(t, ph.name, spec), v))
                 env[t], level[t] = ph, lvl + 1
@@ -368,7 +370,7 @@ def _nbytes(v):
     return int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize
 
 
-def _value_meets_source(op, sources, succ):
+def _value_meets_source(op, sources, succ, stage_bytes):
     """True if an op depending on `op`'s value also depends on one of its large `sources` by another
     path (as `X - mean(X)`): only then does computing `op` first save holding the source. Ops that
     read only shapes (OnesLike of a loss, in a gradient) are not value dependencies."""
@@ -387,17 +389,22 @@ def _value_meets_source(op, sources, succ):
         o = stack.pop()
         if o not in roots:
             roots.add(o)
-            if o._opdef.elementwise:
-                stack.extend(t._op for t in o._inputs)
-    dep, stack = set(), [c for p in roots for c in succ.get(p, ()) if c is not op]
+            if o._opdef.elementwise:  # follow only inputs that may be large (not a bias, not a scalar)
+                stack.extend(t._op for t in o._inputs if not _statically_small(t, stage_bytes))
+    dep, stack = set(), [c for p in roots for c in succ.get(p, ()) if c is not op and not c._opdef.shape_only]
     while stack:
         o = stack.pop()
         if o not in dep and o is not op:
             dep.add(o)
             if o in fwd:
                 return True
-            stack.extend(succ.get(o, ()))
+            stack.extend(c for c in succ.get(o, ()) if not c._opdef.shape_only)
     return False
+
+
+def _statically_small(t, stage_bytes):
+    n = t.shape.num_elements()
+    return n is not None and n * t.dtype.size < stage_bytes
 
 
 def _is_stage_boundary(opdef, vals, out, stage_bytes):
