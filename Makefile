@@ -1,7 +1,7 @@
 # dflow's commands. Each target creates .venv (Python 3.11, else python3) and installs the package
 # into it when missing or when pyproject.toml changed since the last install (stamp files).
 #
-#   make demo    standardize a ~200 MB Zarr dataset on the threaded scheduler (MB=... to resize)
+#   make demo    standardize a ~1 GB Zarr dataset and train a logistic regression on it (GB=... to resize)
 #   make test    the test suite (slow tests are deselected by pyproject's addopts)
 #   make bench   benchmarks/bench_*.py, each appending its figures to benchmarks/RESULTS.md
 #   make lint    ruff
@@ -10,13 +10,13 @@ SHELL := /bin/bash
 VENV ?= .venv
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 PY := $(VENV)/bin/python
-MB ?= 200
+GB ?= 1
 PYTEST_ARGS ?=
 
 .PHONY: demo test bench lint clean-venv
 
 demo: $(VENV)/.stamp-demo
-	$(PY) -m dflow.demo --mb $(MB)
+	$(PY) -m dflow.demo --gb $(GB)
 
 # pytest exits 5 when it collected no test; a test run that ran nothing is a failure here.
 test: $(VENV)/.stamp-test

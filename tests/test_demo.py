@@ -1,4 +1,4 @@
-"""`python -m dflow.demo` at a tiny size: it runs, prints its figures and passes its numpy check."""
+"""`python -m dflow.demo` at a tiny size: it runs, prints its figures, plots and passes its check."""
 
 import subprocess
 import sys
@@ -8,14 +8,47 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_demo_runs_and_checks(tmp_path):
+    out_dir = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "dflow.demo", "--mb", "2", "--chunk-mb", "0.5", "--dir", str(tmp_path)],
+        [sys.executable, "-m", "dflow.demo", "--gb", "0.004", "--d", "50", "--chunk-rows", "5000",
+         "--dir", str(tmp_path), "--out", str(out_dir), "--memory-budget", "64MB"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
-    assert "in 4 row chunks" in out
-    for line in ("mean (first 5 columns)", "std  (first 5 columns)", "standardized sum:", "time:"):
+    assert "20,000 × 50 float32" in out and "in 4 row chunks of 5,000 rows" in out, out
+    for step in (1, 2, 3):
+        assert f"step {step}/3: loss" in out, out
+    for line in ("time:", "peak RSS:", "memory budget: 64MB"):
         assert line in out, out
     assert "check against numpy" in out and ": OK" in out, out
-    assert "100% Completed" in out, out  # the progress bar ran
+    assert "100%" in out, out  # the progress bars ran to the end
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "plot: skipped" in out
+    else:
+        png = out_dir / "loss.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list(tmp_path.glob("tmp*")), "the data folder is removed"
+
+
+def test_demo_without_budget_or_progress(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "dflow.demo", "--gb", "0.001", "--d", "20", "--chunk-rows", "4000",
+         "--dir", str(tmp_path), "--out", str(tmp_path), "--memory-budget", "none", "--no-progress"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "memory budget: none" in proc.stdout and "task/s" not in proc.stdout
+
+
+def test_demo_refuses_a_budget_below_one_task(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "dflow.demo", "--gb", "0.001", "--d", "20", "--chunk-rows", "4000",
+         "--dir", str(tmp_path), "--out", str(tmp_path), "--memory-budget", "100KB", "--no-progress"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "refused:" in proc.stdout and "memory budget" in proc.stdout, proc.stdout
+    assert not (tmp_path / "loss.png").exists()
