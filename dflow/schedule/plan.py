@@ -52,8 +52,9 @@ class FeedSlot:
         """The placeholder keys of this feed mapped to the run's data (views or aliases)."""
         if isinstance(value, RemoteValue):
             if value.chunks == self.spec.chunks:
+                futures = value.futures if isinstance(value.futures, list) else [value.futures]  # 0-d: one
                 return {(self.name,) + idx: f for idx, f in zip(_block_indices(self.spec.chunks),
-                                                                flatten(value.futures))}
+                                                                flatten(futures))}
             value = value.to_host()
         if self.spec.kind == "numpy":
             if not self.spec.shape:
@@ -264,6 +265,7 @@ class DaskPlan:
         self.out_keys = [a.__dask_keys__() for a in arrays]
         self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
         self.commit_chunks = [a.chunks for a in commit_arrays]
+        self.commit_dtypes = [a.dtype for a in commit_arrays]
         self.barrier_key = None
         barrier = {}
         if arrays_extra:
@@ -330,9 +332,9 @@ class DaskPlan:
                     pass
             raise
         commits = {}
-        for var, r, arr_chunks in zip(self.commit_vars, kept, self.commit_chunks):
+        for var, r, arr_chunks, dtype in zip(self.commit_vars, kept, self.commit_chunks, self.commit_dtypes):
             if not executor.is_local:
-                commits[var] = RemoteValue(executor.client, r, arr_chunks, None)
+                commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype)
             else:
                 commits[var] = finalize(r) if isinstance(r, (list, tuple)) else r
         out = []

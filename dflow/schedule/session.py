@@ -96,7 +96,7 @@ class Session:
         self._chunk_cache = {}
         self._counters = {}
         self._var_values = {}  # variable op name -> numpy array (the committed value)
-        self._remote_age = {}  # variable op name -> commits since its value was last shipped whole
+        self._remote_age = {}  # variable op name -> (commits, bytes fed) since it was last shipped whole
         self._run_count = 0
         self._run_id_base = secrets.randbits(40) << 20
         self._current_run = None
@@ -194,23 +194,27 @@ class Session:
             elements, rebuild = flatten_fetches(fetches, self._graph)
         feeds, values = self._normalize_feeds(feed_dict)
         results, commits = self._execute(elements, feeds, values)
+        fed = sum(spec.nbytes for spec in feeds.values() if spec.kind == "numpy")
         for var, value in commits.items():  # only a run that succeeded gets here
-            self._var_values[var] = self._remote_commit(var, value) if isinstance(value, RemoteValue) \
+            self._var_values[var] = self._remote_commit(var, value, fed) if isinstance(value, RemoteValue) \
                 else _committed(value)
         return rebuild([_to_host(r) for r in results])
 
     _LINEAGE_LIMIT = 64
 
-    def _remote_commit(self, var, value):
+    def _remote_commit(self, var, value, fed_bytes=0):
         """A value kept on the cluster depends on the previous run's value, and the scheduler keeps
-        that whole history; every _LINEAGE_LIMIT commits the value is re-shipped (gather and
-        scatter: no history) so the scheduler's state stays bounded."""
-        age = self._remote_age.get(var, 0) + 1
-        if age >= self._LINEAGE_LIMIT:
+        that whole history, fed data included; every _LINEAGE_LIMIT commits, or once the data fed
+        since the last cut outweighs the variable, the value is re-shipped (gather and scatter: no
+        history) so the scheduler's state stays bounded."""
+        age, fed = self._remote_age.get(var, (0, 0))
+        age, fed = age + 1, fed + fed_bytes
+        size = int(np.prod(value.shape, dtype=np.int64)) * np.dtype(value.dtype or np.float64).itemsize
+        if age >= self._LINEAGE_LIMIT or fed > size:
             host = value.to_host()
             value = RemoteValue.scatter(value.client, host, value.chunks)
-            age = 0
-        self._remote_age[var] = age
+            age, fed = 0, 0
+        self._remote_age[var] = (age, fed)
         return value
 
     def _execute(self, elements, feeds, values, resolved=None):
