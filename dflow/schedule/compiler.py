@@ -314,24 +314,17 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
                                            f"inputs: {err}") from err
         else:
             outputs.append(None)
-    # Ops reached only through control inputs still run; their values are computed and dropped.
+    # Ops reached only through control inputs, and fetched ops, still run: their values are
+    # computed and dropped.
+    run_only = [c for op in ops for c in op.control_inputs] + [e for e in fetch_elements if isinstance(e, Operation)]
     extra = []
-    for op in ops:
-        for c in op.control_inputs:
-            for t in c.outputs:
-                v = env.get(t)
-                if isinstance(v, Expr):
-                    v = v.materialize(ctx.fusion_log)
-                if isinstance(v, da.Array):
-                    extra.append(v)
-    for e in fetch_elements:
-        if isinstance(e, Operation):
-            for t in e.outputs:
-                v = env.get(t)
-                if isinstance(v, Expr):
-                    v = v.materialize(ctx.fusion_log)
-                if isinstance(v, da.Array):
-                    extra.append(v)
+    for op in run_only:
+        for t in op.outputs:
+            v = env.get(t)
+            if isinstance(v, Expr):
+                v = v.materialize(ctx.fusion_log)
+            if isinstance(v, da.Array):
+                extra.append(v)
     commits = {}
     for var, t in commit_tensors.items():
         v = env[t]
