@@ -1,7 +1,7 @@
 """The control-flow benchmarks of issue #7: a scalar while_loop's cost per iteration, power iteration.
 
-    python benchmarks/bench_control_flow.py [--iters 10000] [--size 4000] [--record]
-    python benchmarks/bench_control_flow.py --size 20000 --record     # the issue's matrix (1.6 GB)
+    python benchmarks/bench_control_flow.py [--iters 10000] [--size 4000] [--repeat 1] [--only ab] [--record]
+    python benchmarks/bench_control_flow.py --size 20000 --repeat 3 --record   # the issue's matrix (1.6 GB)
     TF_PYTHON=/path/to/python ...                                     # adds the TF1 peers to a)
 
 a) `tf.while_loop(lambda i, acc: i < n, lambda i, acc: (i + 1, acc + 2), [0, 0])`, n = `--iters`,
@@ -17,8 +17,10 @@ b) Power iteration, `--steps` (20) steps of `v = A v / |A v|` on a `--size`² fl
    that shape is 4096²). Peers: dflow (`read_zarr` + `while_loop`, Session(scheduler="threads"))
    and a hand-written dask.array loop (`(A @ v).compute()` per step, threaded scheduler). The
    store is read from the page cache (it is read once before the peers run).
-   Targets: dflow peak RSS ≤ 512 MiB and throughput ≥ 0.8× dask.array's; the two estimates of
-   the eigenvector agree to 1e-4.
+   Targets: dflow peak RSS ≤ 512 MiB and throughput ≥ 0.8× dask.array's (the median over rounds
+   of the ratio between dflow's run and the dask run right after it); the two estimates of the
+   eigenvector agree to 1e-4. The store goes to a temporary folder under /tmp (or `--dir`) and is
+   deleted at the end unless `--keep`.
 
 Every case runs in its own interpreter (benchmarks/harness.py): the peak RSS is that case's, and
 includes the interpreter and its imports (shown apart). Module-level imports are standard

@@ -262,7 +262,10 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if single:
         return _pack([out_struct[0] if isinstance(out_struct, (list, tuple)) else out_struct], outs)[0]
     # the body's structure: TensorArrays there carry the element shapes their writes inferred
-    return _pack(out_struct if _same_structure(out_struct, structure) else structure, outs)
+    packed = _pack(out_struct if _same_structure(out_struct, structure) else structure, outs)
+    if isinstance(packed, (list, tuple)) and len(packed) == 1 and not return_same_structure:
+        return packed[0]  # TF1: a single loop var comes back bare
+    return packed
 
 
 def _bool_scalar(c):

@@ -17,7 +17,7 @@ from ..graph.registry import register_op
 from ..graph.shape import Dimension, TensorShape, broadcast_static_shape, unknown_shape
 from .common import apply_op, check_dtype, constant, convert_pair, convert_to_tensor
 
-__all__ = ["matmul", "tensordot", "einsum"]
+__all__ = ["norm", "matmul", "tensordot", "einsum"]
 
 # TF1's MatMul/BatchMatMulV2/Einsum type lists: no bool, int8 or int16
 _CONTRACT_DTYPES = {"float16", "float32", "float64", "int32", "int64", "uint8", "uint16", "uint32",
@@ -557,3 +557,24 @@ def _einsum_grad(op, g):
             gk = unbroadcast(gk, x)  # a '...' dim unknown when building may be broadcast at run time
         grads.append(gk)
     return _shaped(grads, inputs)
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims=None):  # noqa: A002
+    """The vector norm of `tensor` over `axis` (all elements by default): "euclidean"/2, 1 or
+    np.inf (TF1's `tf.norm` for vectors)."""
+    import numpy as np
+
+    from ..graph.graph import name_scope
+    from . import math_ops as m
+    from .reduction_ops import reduce_max, reduce_sum
+
+    keep = bool(keepdims if keepdims is not None else keep_dims)
+    with name_scope(name, "norm", [tensor]):
+        t = convert_to_tensor(tensor)
+        if ord in ("euclidean", "fro", 2, 2.0):
+            return m.sqrt(reduce_sum(m.square(m.abs(t) if t.dtype.is_complex else t), axis=axis, keepdims=keep))
+        if ord in (1, 1.0):
+            return reduce_sum(m.abs(t), axis=axis, keepdims=keep)
+        if ord == np.inf:
+            return reduce_max(m.abs(t), axis=axis, keepdims=keep)
+        raise ValueError(f"norm: ord must be 'euclidean', 1, 2 or np.inf, got {ord!r}")

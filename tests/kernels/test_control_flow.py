@@ -139,3 +139,19 @@ def test_state_changes_inside_loops_are_refused():
     v = tf.Variable(0.0)
     with pytest.raises(tf.errors.UnimplementedError, match="state changes inside loops"):
         tf.while_loop(lambda i: i < 3, lambda i: i + tf.cast(tf.assign_add(v, 1.0), tf.int32), [tf.constant(0)])
+
+
+def test_single_loop_var_in_a_list_comes_back_bare_as_tf1():
+    r = tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0])
+    assert isinstance(r, tf.Tensor)
+    assert isinstance(tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0], return_same_structure=True), list)
+    with tf.Session() as s:
+        assert s.run(r) == 3
+
+
+def test_norm():
+    x = tf.constant([[3.0, -4.0], [1.0, 0.0]])
+    with tf.Session() as s:
+        assert s.run(tf.norm(x)) == pytest.approx(np.sqrt(26.0))
+        np.testing.assert_allclose(s.run(tf.norm(x, ord=1, axis=1)), [7.0, 1.0])
+        np.testing.assert_allclose(s.run(tf.norm(x, ord=np.inf, axis=0)), [3.0, 4.0])
