@@ -26,7 +26,6 @@ Module-level imports are standard library only so that a TF interpreter can load
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import statistics
@@ -36,7 +35,7 @@ import time
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from harness import (  # noqa: E402 - the script's own folder must be on the path first
+from harness import (  # noqa: E402
     Report,
     case_main,
     fmt_ratio,
@@ -46,6 +45,7 @@ from harness import (  # noqa: E402 - the script's own folder must be on the pat
     run_case,
     table,
 )
+from harness import tf_python as find_tf_python  # noqa: E402
 
 LR_N, LR_D, LR_CHUNKS = 1_000_000, 100, 16
 MLP_N, MLP_D, MLP_H, MLP_CHUNKS = 200_000, 100, 256, 8
@@ -381,13 +381,6 @@ CASES = {
 
 
 # ---- parent: run every case, print tables with ratios and the targets ------------------------------
-def _tf_python():
-    """The interpreter for the TF1 peer: $TF_PYTHON, else this one if it has tensorflow, else None."""
-    env = os.environ.get("TF_PYTHON", "").strip()
-    if env:
-        return env
-    return sys.executable if importlib.util.find_spec("tensorflow") else None
-
 
 UNSTAGED = "dflow, stage_bytes=0 (diagnostic)"
 
@@ -484,7 +477,7 @@ def main(argv):
     if "--case" in argv:
         case_main(CASES, argv)
         return 0
-    tf_python = _tf_python()
+    tf_python = find_tf_python()
     for var in BLAS_THREAD_VARS:  # inherited by every case's interpreter
         os.environ.setdefault(var, "1")
     report = Report()

@@ -30,7 +30,6 @@ library only so that the TF1 interpreter can load this file.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
 import statistics
@@ -39,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from harness import (  # noqa: E402 - the script's own folder must be on the path first
+from harness import (  # noqa: E402
     Report,
     case_main,
     fmt_ratio,
@@ -51,6 +50,7 @@ from harness import (  # noqa: E402 - the script's own folder must be on the pat
     time_calls,
     timed,
 )
+from harness import tf_python as find_tf_python  # noqa: E402
 
 FIB_MOD = 1_000_003  # keeps a + b inside int32
 LOOP_TARGET_US = 10.0
@@ -328,12 +328,6 @@ CASES = {**_loop_cases(), "profile:dflow": _dflow_loop_profile, "power:generate"
 
 # ---- parent ---------------------------------------------------------------------------------------
 
-def _tf_python():
-    env = os.environ.get("TF_PYTHON", "").strip()
-    if env:
-        return env
-    return sys.executable if importlib.util.find_spec("tensorflow") else None
-
 
 def _run(name, python=None, timeout=900):
     r = run_case(__file__, name, python=python, timeout=timeout)
@@ -479,7 +473,7 @@ def main(argv):
     chunk = args.chunk or max(1, args.size // 5)
     report = Report()
     report(machine_line())
-    tf_python = _tf_python()
+    tf_python = find_tf_python()
     if "a" in args.only:
         report(f"TF1 peer: {tf_python or 'not measured (set TF_PYTHON to an interpreter with tensorflow)'}")
         os.environ["BENCH_ITERS"] = str(args.iters)

@@ -11,13 +11,11 @@ py_func are measured beside them. Every case runs in its own interpreter (benchm
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from harness import (  # noqa: E402 - the script's own folder must be on the path first
+from harness import (  # noqa: E402
     Report,
     case_main,
     fmt_ratio,
@@ -28,6 +26,7 @@ from harness import (  # noqa: E402 - the script's own folder must be on the pat
     table,
     time_calls,
 )
+from harness import tf_python as find_tf_python  # noqa: E402
 
 SHAPE = (100, 100)
 
@@ -105,12 +104,6 @@ def tf1_py_func():
 CASES["tf1"] = tf1_py_func
 
 
-def _tf_python():
-    env = os.environ.get("TF_PYTHON", "").strip()
-    if env:
-        return env
-    return sys.executable if importlib.util.find_spec("tensorflow") else None
-
 
 def _run(name, python=None):
     r = run_case(__file__, name, python=python)
@@ -122,7 +115,7 @@ def _run(name, python=None):
 def main(argv):
     report = Report()
     report(machine_line())
-    tf_python = _tf_python()
+    tf_python = find_tf_python()
     results = {name: _run(name) for name in CASES if name != "tf1"}
     if tf_python:
         results["tf1"] = _run("tf1", tf_python)

@@ -15,14 +15,13 @@ import tensorflow. Module-level imports are standard library only so that interp
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
 
 # The harness beside this file, and the checkout's dflow even when it is not installed.
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from harness import (  # noqa: E402 - the script's own folder must be on the path first
+from harness import (  # noqa: E402
     Report,
     case_main,
     fmt_ratio,
@@ -34,6 +33,7 @@ from harness import (  # noqa: E402 - the script's own folder must be on the pat
     time_calls,
     timed,
 )
+from harness import tf_python as find_tf_python  # noqa: E402
 
 TINY_SHAPE = (100, 100)
 CHAIN_SHAPE, CHAIN_CHUNKS, CHAIN_DEPTH = (1000, 100), (250, 100), 1000
@@ -196,13 +196,6 @@ CASES = {
 
 
 # ---- parent: run every case, print tables with ratios and the targets --------------------------
-def _tf_python():
-    """The interpreter for the TF1 peer: $TF_PYTHON, else this one if it has tensorflow, else None."""
-    env = os.environ.get("TF_PYTHON", "").strip()
-    if env:
-        return env
-    return sys.executable if importlib.util.find_spec("tensorflow") else None
-
 
 def _run(name, python=None):
     r = run_case(__file__, name, python=python)
@@ -285,7 +278,7 @@ def main(argv):
     if "--case" in argv:
         case_main(CASES, argv)
         return 0
-    tf_python = _tf_python()
+    tf_python = find_tf_python()
     report = Report()
     report(machine_line())
     report(f"TF1 peer: {tf_python or 'not measured (set TF_PYTHON to an interpreter with tensorflow)'}")

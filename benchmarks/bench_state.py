@@ -22,13 +22,12 @@ library only so that the TF1 interpreter can load this file.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from harness import (  # noqa: E402 - the script's own folder must be on the path first
+from harness import (  # noqa: E402
     Report,
     case_main,
     fmt_ratio,
@@ -39,6 +38,7 @@ from harness import (  # noqa: E402 - the script's own folder must be on the pat
     time_calls,
     timed,
 )
+from harness import tf_python as find_tf_python  # noqa: E402
 
 LEAK_WARMUP, LEAK_RUNS = 1_000, 10_000
 BIG_N = 25_000_000  # float32: 100 MB
@@ -226,12 +226,6 @@ CASES = {
 
 
 # ---- parent ---------------------------------------------------------------------------------------
-def _tf_python():
-    env = os.environ.get("TF_PYTHON", "").strip()
-    if env:
-        return env
-    return sys.executable if importlib.util.find_spec("tensorflow") else None
-
 
 def _run(name, python=None):
     r = run_case(__file__, name, python=python)
@@ -316,7 +310,7 @@ def main(argv):
     if "--case" in argv:
         case_main(CASES, argv)
         return 0
-    tf_python = _tf_python()
+    tf_python = find_tf_python()
     report = Report()
     report(f"TF1 peer: {tf_python or 'not measured (set TF_PYTHON to an interpreter with tensorflow)'}")
     try:

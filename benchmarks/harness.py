@@ -153,3 +153,15 @@ def record(title, command, text, path=RESULTS):
                         "(benchmarks/harness.py `record`).\n")
     with path.open("a") as f:
         f.write(section)
+
+
+def tf_python():
+    """The interpreter for the TF1 peer: $TF_PYTHON, else this one if it has tensorflow, else None."""
+    import importlib.util
+    import os
+    import sys
+
+    env = os.environ.get("TF_PYTHON", "").strip()
+    if env:
+        return env
+    return sys.executable if importlib.util.find_spec("tensorflow") else None
