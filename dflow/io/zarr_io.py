@@ -8,12 +8,14 @@ failed or killed run leaves nothing that looks whole.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 from dataclasses import dataclass
 
 import numpy as np
 import zarr
+from dask.highlevelgraph import HighLevelGraph
 
 from ..errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..graph import dtypes
@@ -22,6 +24,7 @@ from ..graph.graph import get_default_graph
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from ..kernels.common import apply_op, convert_to_tensor
+from .chunks import block_sizes, chunk_io, read_all
 
 __all__ = ["read_zarr", "write_zarr"]
 
@@ -108,13 +111,23 @@ def _source_infer(inputs, attrs):
 
 
 def _source_eager(xp, array, where, shape, dtype, chunks):
-    return np.asarray(array[...])
+    return read_all(array)
 
 
 def _source_lower(ctx, array, where, shape, dtype, chunks):
     import dask.array as da
 
-    return da.from_zarr(array, chunks=chunks, name=ctx.name("-read"))
+    cio = chunk_io(array)
+    if cio is None or not array.ndim or 0 in array.shape or tuple(chunks) != cio.chunks:
+        # zarr-python holds the compressed bytes and a decoded copy besides the returned chunk
+        ctx.set_scratch(2)
+        return da.from_zarr(array, chunks=chunks, name=ctx.name("-read"))
+    ctx.set_scratch(0)  # each chunk file streams through the decompressor into the task's output
+    name = ctx.name("-read")
+    sizes = block_sizes(cio)
+    layer = {(name,) + coords: (cio.read, coords) for coords in itertools.product(*[range(len(b)) for b in sizes])}
+    return da.Array(HighLevelGraph.from_collections(name, layer, dependencies=()), name, sizes,
+                    dtype=cio.dtype, meta=np.empty((0,) * len(sizes), dtype=cio.dtype))
 
 
 register_op("ZarrSource", _source_infer, eager=_source_eager, lower=_source_lower, stateful=True)
@@ -178,9 +191,13 @@ def _ensure_groups(target):
 
 
 def _write_block(block, path, target=None, block_info=None):
+    """Writes one dask block: exactly one Zarr chunk (the sink aligns its chunks to the array's)."""
     z = target.open("r+", path=str(path))
-    loc = block_info[0]["array-location"]
-    z[tuple(slice(a, b) for a, b in loc)] = block
+    cio = chunk_io(z)
+    if cio is not None:
+        cio.write(block_info[0]["chunk-location"], block)  # streamed through the encoder to the file
+    else:
+        z[tuple(slice(a, b) for a, b in block_info[0]["array-location"])] = block
     return np.full((1,) * block.ndim, block.nbytes, dtype=np.int64)
 
 

@@ -131,6 +131,7 @@ class LowerContext:
     def __init__(self, options, params):
         self.options = options
         self.op = None
+        self.scratch_chunks = None
         self._params = params  # param key -> (spec, placeholder dask array)
         self.hooks = {"before_run": [], "on_success": [], "on_failure": []}
 
@@ -162,6 +163,11 @@ class LowerContext:
             dargs.append(a)
         task = dask.delayed(fn, pure=False)(*dargs)
         return da.from_delayed(task, shape, dtype=dtype, meta=meta)
+
+    def set_scratch(self, chunks):
+        """Tells the memory projection how many output-chunk-sized buffers this op's tasks hold
+        besides their output (default 1)."""
+        self.scratch_chunks = chunks
 
     def run_token(self):
         """A 0-d int64 dask array holding a number unique to each run of the session."""
@@ -267,7 +273,7 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
         opdef = op._opdef
         if opdef.state == "variable" and op._name not in state.start_vars:
             continue  # only assigned in this run: its current value is never read
-        ctx.op = op
+        ctx.op, ctx.scratch_chunks = op, None
         if opdef.state == "host":  # a resolved cond: its outputs are the taken branch's
             for t, b in zip(outs, inputs_of(op, resolved)):
                 env[t] = env[b]
@@ -276,6 +282,9 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
             vals = [env[t] for t in op._inputs]
         else:
             vals = [env.get(_source(state, op, i, t)) for i, t in enumerate(op._inputs)]
+        if stage_bytes and op.type in ("Sum", "Mean") and _one_pass_moment(ctx, op, env, level, stage_bytes,
+                                                                           boundaries, memory):
+            continue
         try:
             outs_vals = _lower_op(ctx, op, opdef, vals, consumers, fetched)
         except OpError:
@@ -287,7 +296,8 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
         if not opdef.elementwise:
             memory.add(op._name, op.type, [v._array if isinstance(v, Expr) else v for v in vals
                                            if isinstance(v, (da.Array, Expr))],
-                       [v for v in outs_vals if isinstance(v, da.Array)], stage=lvl)
+                       [v for v in outs_vals if isinstance(v, da.Array)], stage=lvl,
+                       scratch_chunks=ctx.scratch_chunks)
         for t, v in zip(outs, outs_vals):
             if t in env:
                 continue
@@ -337,6 +347,45 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
     plan.memory = memory
     plan.num_workers = memory.workers
     return plan
+
+
+def _one_pass_moment(ctx, op, env, level, stage_bytes, boundaries, memory):
+    """Lowers `reduce_mean(square(X - m))` with m from a later stage than X in X's own stage (see
+    moments.py): X is read once for m and the squares together. False if the pattern does not apply."""
+    from ..graph.dtypes import float64
+    from ..kernels.reduction_ops import _host_ints, _normalize_axes
+    from . import moments
+
+    found = moments.match(op)
+    if found is None:
+        return False
+    a, m, axis_t = found
+    if level.get(m, 0) < level.get(a, 0):
+        a, m = m, a  # square(m - x): the same deviation
+    if a not in env or m not in env or axis_t not in env or level.get(m, 0) <= level.get(a, 0):
+        return False
+    n = a.shape.num_elements()
+    axis_val = env[axis_t]
+    if n is None or n * a.dtype.size < stage_bytes or isinstance(axis_val, (da.Array, Expr)):
+        return False
+    a_val, m_val = (v.materialize(ctx.fusion_log) if isinstance(v, Expr) else v for v in (env[a], env[m]))
+    try:
+        axes = _normalize_axes(_host_ints(np.asarray(axis_val)), a_val.ndim, op.type)
+    except OpError:
+        return False
+    out_t = op.outputs[0]
+    if not moments.applies(a_val, m_val, axes, out_t.dtype.np_dtype, stage_bytes // 16):
+        return False
+    ctx.op = op
+    stats = moments.chunk_stats(a_val, axes, ctx.name("-moments"))
+    memory.add(op._name, "Moments", [a_val], [stats], stage=level.get(a, 0))
+    spec = FeedSpec("numpy", tuple(int(d) for d in stats.shape), float64,
+                    tuple(tuple(int(c) for c in dim) for dim in stats.chunks))
+    ph = _placeholder_array(f"stage-{op.name.replace('/', '.')}-moments", spec)
+    boundaries.append((level.get(a, 0), FeedSlot(moments.Partials(op), ph.name, spec), stats))
+    env[out_t] = moments.finish(ph, m_val, op.type, axes, op._attrs["keep_dims"], out_t.dtype.np_dtype)
+    level[out_t] = max(level.get(a, 0) + 1, level.get(m, 0))
+    return True
 
 
 def _apply_budget(memory, options):

@@ -127,6 +127,32 @@ class FusedKernel:
 
     def __call__(self, *chunks):
         xp = array_api_compat.array_namespace(*chunks) if chunks else array_api_compat.numpy
+        rows = _slab_rows(chunks)
+        if rows:
+            out = self._by_slabs(xp, chunks, rows)
+            if out is not None:
+                return out
+        return self._run(xp, chunks)
+
+    def _by_slabs(self, xp, chunks, rows):
+        """The chain run on slabs of rows (axis 0) into one output: intermediates stay a few MB
+        (in cache) instead of whole chunks. Inputs not spanning axis 0 (a bias, a column
+        statistic) are passed whole. None if a slab's result does not have the slab's rows."""
+        ndim = max(getattr(c, "ndim", 0) for c in chunks)
+        n0 = max(c.shape[0] for c in chunks if getattr(c, "ndim", 0) == ndim)
+        split = [getattr(c, "ndim", 0) == ndim and c.shape[0] == n0 for c in chunks]
+        out = None
+        for start in range(0, n0, rows):
+            stop = min(n0, start + rows)
+            r = self._run(xp, [c[start:stop] if s else c for c, s in zip(chunks, split)])
+            if getattr(r, "ndim", 0) != ndim or r.shape[0] != stop - start:
+                return None
+            if out is None:
+                out = xp.empty((n0,) + tuple(r.shape[1:]), dtype=r.dtype)
+            out[start:stop] = r
+        return out
+
+    def _run(self, xp, chunks):
         regs = list(chunks)
         regs.extend(self.consts)
         for (fn, slots, attrs, op_name), frees in zip(self.program, self.frees):
@@ -143,6 +169,23 @@ class FusedKernel:
 
     def __reduce__(self):
         return (FusedKernel, (self.program, self.consts))
+
+
+SLAB_BYTES = 4 << 20  # chunks whose largest input is over 4× this run by slabs of about this size
+
+
+def _slab_rows(chunks):
+    """Rows per slab for these chunks, or 0 to run them whole (small, or not arrays)."""
+    arrays = [c for c in chunks if getattr(c, "ndim", 0)]
+    if not arrays or not all(hasattr(c, "nbytes") for c in arrays):
+        return 0  # (array-API arrays without nbytes run whole)
+    ndim = max(c.ndim for c in arrays)
+    n0 = max(c.shape[0] for c in arrays if c.ndim == ndim)
+    big = max(c.nbytes for c in arrays)
+    if big <= 4 * SLAB_BYTES or n0 < 2:
+        return 0
+    row = max(c.nbytes // c.shape[0] for c in arrays if c.ndim == ndim and c.shape[0] == n0)
+    return max(1, SLAB_BYTES // max(1, row))
 
 
 def _last_uses(program):

@@ -64,18 +64,17 @@ class MemoryReport:
         big = self.largest
         return (big.total if big else 0) * self.workers + self.stage_results
 
-    # extra chunk-sized buffers a task holds beyond its output: a Zarr read holds the compressed
-    # bytes and the decoded chunk besides the array it returns (measured: ~3× the chunk)
-    SCRATCH_CHUNKS = {"ZarrSource": 2}
+    def add(self, op_name, op_type, inputs, outputs, stage=0, fused=False, scratch_chunks=None):
+        """Records one op's task from its dask inputs and outputs (skipped if sizes are unknown).
 
-    def add(self, op_name, op_type, inputs, outputs, stage=0, fused=False):
-        """Records one op's task from its dask inputs and outputs (skipped if sizes are unknown)."""
+        `scratch_chunks`: output-chunk-sized buffers the kernel holds besides its output (default 1;
+        a lowering that knows better says so with `LowerContext.set_scratch`)."""
         ins = [max_chunk_bytes(a) for a in inputs]
         outs = [max_chunk_bytes(a) for a in outputs]
         if any(b is None for b in ins + outs) or not outs:
             return
         out = sum(outs)
-        scratch = out * self.SCRATCH_CHUNKS.get(op_type, 1)
+        scratch = out * (1 if scratch_chunks is None else scratch_chunks)
         self.tasks.append(TaskProjection(op_name, op_type, sum(ins), out, scratch, None if fused else stage))
 
 
