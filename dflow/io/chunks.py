@@ -73,8 +73,12 @@ class ChunkIO:
                 import zstandard
 
                 reader = zstandard.ZstdDecompressor().stream_reader(f, read_size=_READ_SIZE)
-                n = _fill(reader, view)
-                extra = reader.read(1)
+                try:
+                    n = _fill(reader, view)
+                    extra = reader.read(1)
+                except zstandard.ZstdError as e:
+                    raise DataLossError(None, None, f"Zarr chunk file {fn} is not valid zstd data "
+                                        f"({e}): the file is damaged.") from None
         if n != len(view) or extra:
             raise DataLossError(None, None, f"Zarr chunk file {fn} decodes to {'more' if extra else n} bytes; "
                                 f"a chunk of shape {full} and dtype {self.dtype} has {len(view)}: the file is "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+
 def match(op):
     """(a, m, axes tensor) if `op` is Sum/Mean of the squared deviation of `a` from `m`, else None."""
     if op.type not in ("Sum", "Mean") or len(op.inputs) < 2:

@@ -74,7 +74,7 @@ def test_damaged_chunk_is_data_loss(tmp_path):
         cio.read((1, 0))
     with open(path, "wb") as f:
         f.write(b"not zstd at all")
-    with pytest.raises(Exception):
+    with pytest.raises(DataLossError, match="not valid zstd"):
         cio.read((1, 0))
 
 
