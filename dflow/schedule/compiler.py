@@ -20,7 +20,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError
 from ..graph.ops import Operation, Tensor
-from .fusion import Const, Expr, Ext
+from .fusion import Const, Expr, Ext, fused_scratch_chunks
 from .memory import MemoryReport, format_bytes, suggest_chunks
 from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
 from .state import reads_input, resolve_state
@@ -340,7 +340,7 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
         v = env[t]
         commits[var] = ctx.as_dask(v.materialize(ctx.fusion_log) if isinstance(v, Expr) else v)
     for root, leaves, arr in fusion_log:
-        memory.add(root, "fused", leaves, [arr], fused=True)
+        memory.add(root, "fused", leaves, [arr], fused=True, scratch_chunks=fused_scratch_chunks(leaves, arr))
     memory.stage_results = sum(int(np.prod(a.shape)) * a.dtype.itemsize for _, _, a in boundaries)
     _apply_budget(memory, options)
     plan = DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state, ctx.hooks, boundaries)

@@ -188,6 +188,15 @@ def _slab_rows(chunks):
     return max(1, SLAB_BYTES // max(1, row))
 
 
+def fused_scratch_chunks(leaves, arr):
+    """Output-chunk-sized buffers a fused task holds besides its output, for the memory projection:
+    none when its chunks are large enough to run by slabs, else one (two intermediates alive)."""
+    from .memory import max_chunk_bytes
+
+    sizes = [max_chunk_bytes(a) for a in list(leaves) + [arr]]
+    return 0 if all(b is not None for b in sizes) and max(sizes) > 4 * SLAB_BYTES else 1
+
+
 def _last_uses(program):
     """For each step, the register slots whose last reader it is (the result slot is kept)."""
     last = {}
