@@ -24,6 +24,8 @@ import zarr
 
 from ..errors import DataLossError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..graph.graph import get_default_graph
+from ..schedule.plan import StoredValue
+from .chunks import chunk_io, row_chunks
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "list_variables",
            "load_variable", "load_checkpoint", "init_from_checkpoint", "CheckpointState",
@@ -40,25 +42,41 @@ def _version():
     return __version__
 
 
-def _checksum(arr):
-    """sha256 of the array's C-order bytes, computed in bounded pieces along axis 0."""
-    h = hashlib.sha256()
-    if arr.ndim == 0 or arr.size == 0:
-        h.update(np.ascontiguousarray(np.asarray(arr[...])).tobytes())
-        return "sha256:" + h.hexdigest()
-    row_bytes = max(1, arr.dtype.itemsize * int(np.prod(arr.shape[1:])))
-    step = max(1, _CHUNK_BYTES // row_bytes)
-    for start in range(0, arr.shape[0], step):
-        h.update(np.ascontiguousarray(np.asarray(arr[start:start + step])).tobytes())
-    return "sha256:" + h.hexdigest()
+def _stream(items, produce, consume):
+    """produce(item) on a thread pool, a few items ahead; consume(item, result) here, in order.
+
+    Chunk IO (zstd, file reads and writes) releases the GIL, so the pool's threads encode or
+    decode while this thread hashes; at most 2 × threads chunks are in flight (bounded memory)."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, os.cpu_count() or 1)
+    items = iter(items)
+    with ThreadPoolExecutor(workers) as pool:
+        window = deque()
+        try:
+            for item in items:
+                window.append((item, pool.submit(produce, item)))
+                if len(window) >= 2 * workers:
+                    it, fut = window.popleft()
+                    consume(it, fut.result())
+            while window:
+                it, fut = window.popleft()
+                consume(it, fut.result())
+        except BaseException:
+            for _, fut in window:
+                fut.cancel()
+            raise
 
 
-def _chunks_for(shape, itemsize):
+def _row_blocks(shape, chunk_shape):
+    """(block index, slices) of a row-chunked layout in C order."""
     if not shape:
-        return ()
-    row = itemsize * int(np.prod(shape[1:])) if len(shape) > 1 else itemsize
-    rows = max(1, min(shape[0], (16 << 20) // max(1, row)))
-    return (rows,) + tuple(shape[1:])
+        return [((), ())]
+    rows = chunk_shape[0]
+    rest = tuple(slice(0, int(d)) for d in shape[1:])
+    return [((i,) + (0,) * (len(shape) - 1), (slice(i * rows, min(int(shape[0]), (i + 1) * rows)),) + rest)
+            for i in range(-(-int(shape[0]) // rows))]
 
 
 # ---- the index file (TF1's text format) ------------------------------------------------------
@@ -199,22 +217,60 @@ def list_variables(ckpt_dir_or_file):
     return sorted((name, list(e["shape"])) for name, e in _entries(g).items())
 
 
-def _read_array(group, name, entry, verify=True):
-    """The variable's value as a numpy array, read once; its checksum verified in memory.
+def _read_array(group, name, entry, verify=True, into=None):
+    """The variable's value, read once chunk by chunk and hashed as it comes; the checksum verified.
 
+    `into`: a StoredValue to stream the value into (never resident here) instead of a numpy array.
     A missing or undecodable chunk is corruption too: DataLossError, never a codec's own error."""
     try:
         arr = group[entry["array"]]
-        value = np.asarray(arr[...])
     except KeyError:
         raise DataLossError(None, None, f"Checkpoint lacks the array of variable {name!r}") from None
+    shape = tuple(int(d) for d in arr.shape)
+    if list(shape) != list(entry["shape"]):
+        raise DataLossError(None, None, f"Checkpoint array of variable {name!r} has shape {list(shape)}, its "
+                            f"table says {entry['shape']}")
+    h = hashlib.sha256()
+    cio = chunk_io(arr)
+    chunk_shape = into.cio.chunks if into is not None else tuple(int(c) for c in arr.chunks)
+    rows_only = shape and tuple(chunk_shape[1:]) == shape[1:]
+    same = cio is not None and rows_only and tuple(cio.chunks) == tuple(chunk_shape)
+    out = None if into is not None else np.empty(shape, dtype=arr.dtype)
+    try:
+        if not rows_only:  # not a dflow layout: whole, through zarr-python
+            value = np.asarray(arr[...])
+            h.update(np.ascontiguousarray(value).tobytes())
+            if into is not None:
+                for idx, slc in _row_blocks(shape, into.cio.chunks):
+                    into.cio.write(idx, value[slc])
+            out = value
+        else:
+            def produce(block):
+                idx, slc = block
+                target = out[slc] if out is not None else None
+                piece = cio.read(idx, out=target) if same else np.asarray(arr[slc])
+                if into is not None:
+                    into.cio.write(idx, piece)
+                elif not same:
+                    target[...] = piece
+                return piece
+
+            _stream(_row_blocks(shape, chunk_shape), produce, lambda _, piece: h.update(_bytes(piece)))
+    except DataLossError:
+        raise
     except Exception as e:  # noqa: BLE001 - zstd, blosc, json... any failure to decode is data loss
         raise DataLossError(None, None, f"Cannot read variable {name!r} from the checkpoint: "
                             f"{type(e).__name__}: {e}") from e
-    if verify and _checksum(value) != entry["checksum"]:
+    if verify and "sha256:" + h.hexdigest() != entry["checksum"]:
         raise DataLossError(None, None, f"Checksum mismatch for variable {name!r} in checkpoint: the data is "
                             "corrupted")
-    return value
+    return into if into is not None else out
+
+
+def _bytes(block):
+    """A block's C-order bytes as a buffer (no copy when it is contiguous)."""
+    block = np.ascontiguousarray(block)
+    return memoryview(block.reshape(-1).view(np.uint8)) if block.size else b""
 
 
 def load_variable(ckpt_dir_or_file, name):
@@ -365,7 +421,7 @@ class Saver:
         values = {}
         for name, v in variables.items():
             try:
-                values[name] = sess._host_value(v.op.name)
+                values[name] = sess._saved_value(v.op.name)
             except FailedPreconditionError:
                 raise FailedPreconditionError(None, v.op, f"Saver: variable {v.name!r} is uninitialized; "
                                               "nothing was written") from None
@@ -408,18 +464,20 @@ class Saver:
         table = {}
         names = set(values)
         for i, (name, value) in enumerate(sorted(values.items())):
-            value = np.asarray(value)
+            stored = isinstance(value, StoredValue)
+            if not stored:
+                value = np.asarray(value)
             # variables are stored at their own path ("scope/b" in group "scope"), unless a name is
             # also another variable's scope (an array cannot also be a group)
             clash = name.startswith(".") or any(n.startswith(name + "/") for n in names)
             array_name = f"_v{i}" if clash else name
             parent, _, leaf = array_name.rpartition("/")
             holder = g.require_group(parent) if parent else g
-            arr = holder.create_array(leaf, shape=value.shape, dtype=value.dtype,
-                                      chunks=_chunks_for(value.shape, value.dtype.itemsize) or "auto")
-            arr[...] = value
-            table[name] = {"array": array_name, "dtype": str(value.dtype), "shape": list(value.shape),
-                           "checksum": _checksum(value)}  # of the bytes written, computed in memory
+            shape, dtype = tuple(value.shape), np.dtype(value.dtype)
+            chunk_shape = value.cio.chunks if stored else row_chunks(shape, dtype.itemsize)
+            arr = holder.create_array(leaf, shape=shape, dtype=dtype, chunks=chunk_shape or "auto")
+            table[name] = {"array": array_name, "dtype": str(dtype), "shape": list(shape),
+                           "checksum": _write_value(arr, value, chunk_shape)}  # of the bytes written
         g.attrs.update({"format": FORMAT, "format_version": FORMAT_VERSION, "dflow_version": _version(),
                         "global_step": step, "time": time.time(), "variables": table, "complete": True})
 
@@ -444,7 +502,22 @@ class Saver:
             if np.dtype(e["dtype"]) != v.dtype.np_dtype:
                 raise InvalidArgumentError(None, v.op, f"Restoring {v.name!r}: checkpoint has dtype {e['dtype']}, "
                                            f"the variable {v.dtype.name}")
-            loaded[v.op.name] = _read_array(g, name, e)
+        try:
+            for name, v in self._vars().items():
+                e = entries[name]
+                into = sess._new_stored(v.op.name, tuple(e["shape"]), e["dtype"]) \
+                    if sess._stores(tuple(e["shape"]), e["dtype"]) else None
+                try:
+                    loaded[v.op.name] = _read_array(g, name, e, into=into)
+                except BaseException:
+                    if into is not None:
+                        into.discard()
+                    raise
+        except BaseException:
+            for value in loaded.values():
+                if isinstance(value, StoredValue):
+                    value.discard()
+            raise
         for var_name, value in loaded.items():
             sess._load_variable(var_name, value)
 
@@ -454,6 +527,31 @@ class Saver:
 
     def to_proto(self, export_scope=None):
         return self.as_saver_def()
+
+
+def _write_value(arr, value, chunk_shape):
+    """Writes a value (numpy, or a StoredValue read chunk by chunk) into the new array `arr` laid
+    out in `chunk_shape` (rows); returns the sha256 of its C-order bytes, hashed as they go."""
+    h = hashlib.sha256()
+    shape = tuple(arr.shape)
+    if not shape or 0 in shape:
+        block = value.to_host() if isinstance(value, StoredValue) else value
+        arr[...] = block
+        h.update(_bytes(block))
+        return "sha256:" + h.hexdigest()
+    cio = chunk_io(arr)
+
+    def produce(block):
+        idx, slc = block
+        piece = value.cio.read(idx) if isinstance(value, StoredValue) else value[slc]
+        if cio is not None:
+            cio.write(idx, piece)
+        else:
+            arr[slc] = piece
+        return piece
+
+    _stream(_row_blocks(shape, chunk_shape), produce, lambda _, piece: h.update(_bytes(piece)))
+    return "sha256:" + h.hexdigest()
 
 
 def _publish(src, prefix):

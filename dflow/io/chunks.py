@@ -190,7 +190,7 @@ def _v2_compressor(compressor):
 
 def block_sizes(cio):
     """The array's Zarr chunks as dask chunks (per dimension, the sizes of its blocks)."""
-    return tuple(tuple(min(c, s - i * c) for i in range(-(-s // c))) for s, c in zip(cio.shape, cio.chunks))
+    return dask_chunks(cio.shape, cio.chunks)
 
 
 def read_all(arr):
@@ -209,3 +209,31 @@ def read_all(arr):
         else:
             target[...] = cio.read(coords)
     return out
+
+
+ROW_CHUNK_BYTES = 16 << 20
+
+
+def row_chunks(shape, itemsize, target=ROW_CHUNK_BYTES):
+    """A Zarr chunk shape cutting only axis 0, about `target` bytes a chunk (C order = chunk order,
+    so a checksum of the C-order bytes streams chunk by chunk)."""
+    if not shape:
+        return ()
+    row = itemsize * int(np.prod(shape[1:], dtype=np.int64)) if len(shape) > 1 else itemsize
+    rows = max(1, min(int(shape[0]), target // max(1, row)))
+    return (rows,) + tuple(int(s) for s in shape[1:])
+
+
+def dask_chunks(shape, chunk_shape):
+    """The dask chunks of a regular Zarr chunk grid."""
+    return tuple(tuple(min(c, s - i * c) for i in range(-(-s // c))) if s else (0,)
+                 for s, c in zip(shape, chunk_shape))
+
+
+def create_local(path, shape, dtype, chunks, compressed=True):
+    """A new local Zarr v3 array (zstd, or raw bytes) and its ChunkIO."""
+    import zarr
+
+    z = zarr.create_array(path, shape=tuple(shape), dtype=np.dtype(dtype), chunks=tuple(chunks) or None,
+                          compressors="auto" if compressed else None, overwrite=True)
+    return z, chunk_io(z)

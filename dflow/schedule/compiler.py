@@ -20,6 +20,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError
 from ..graph.ops import Operation, Tensor
+from ..io.chunks import ROW_CHUNK_BYTES, dask_chunks, row_chunks
 from .fusion import Const, Expr, Ext, fused_scratch_chunks
 from .memory import MemoryReport, format_bytes, suggest_chunks
 from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
@@ -194,7 +195,7 @@ class LowerContext:
         return shape
 
     def default_chunks(self, shape, dtype):
-        return normalize_chunks(self.options.chunks, shape, dtype)
+        return normalize_chunks(self.options.chunks, shape, dtype, self.options.chunk_limit)
 
     def run_param(self, spec, shape=(), dtype=np.int64, chunks=None):
         """A dask array whose value the session supplies each run (a random op's counter, a
@@ -203,7 +204,7 @@ class LowerContext:
             from ..graph.dtypes import as_dtype
 
             shape = tuple(int(d) for d in shape)
-            chunks = normalize_chunks(chunks or self.options.chunks, shape, dtype)
+            chunks = normalize_chunks(chunks or self.options.chunks, shape, dtype, self.options.chunk_limit)
             slot_spec = FeedSpec("numpy", shape, as_dtype(np.dtype(dtype)), chunks)
             arr = _placeholder_array(f"dflow-param-{spec[0]}", slot_spec)
             self._params[spec] = FeedSlot(spec, arr.name, slot_spec), arr
@@ -214,11 +215,12 @@ class LowerContext:
         return f"{base}{suffix}-{next(_names)}"
 
 
-def normalize_chunks(chunks, shape, dtype):
-    """Dask chunks for `shape`; a per-dimension tuple of the wrong length falls back to "auto"."""
+def normalize_chunks(chunks, shape, dtype, limit=None):
+    """Dask chunks for `shape`; a per-dimension tuple of the wrong length falls back to "auto".
+    `limit`: bytes per "auto" chunk (None: dask's array.chunk-size, 128 MiB)."""
     if isinstance(chunks, (tuple, list)) and len(chunks) != len(shape):
         chunks = "auto"
-    return da.core.normalize_chunks(chunks, tuple(shape), dtype=np.dtype(dtype))
+    return da.core.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=np.dtype(dtype))
 
 
 def _feed_placeholder(t, spec):
@@ -339,11 +341,19 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
     for var, t in commit_tensors.items():
         v = env[t]
         commits[var] = ctx.as_dask(v.materialize(ctx.fusion_log) if isinstance(v, Expr) else v)
+    stored = {}
+    if options.store_bytes:
+        for var, arr in commits.items():
+            if arr.ndim and (_nbytes(arr) or 0) >= options.store_bytes:
+                chunk_shape = stored_chunk_shape(arr.shape, arr.dtype, options)
+                layout = dask_chunks(arr.shape, chunk_shape)
+                commits[var] = arr if arr.chunks == layout else arr.rechunk(layout)
+                stored[var] = chunk_shape
     for root, leaves, arr in fusion_log:
         memory.add(root, "fused", leaves, [arr], fused=True, scratch_chunks=fused_scratch_chunks(leaves, arr))
     memory.stage_results = sum(int(np.prod(a.shape)) * a.dtype.itemsize for _, _, a in boundaries)
     _apply_budget(memory, options)
-    plan = DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state, ctx.hooks, boundaries)
+    plan = DaskPlan(fetch_elements, outputs, extra, slots, params, commits, state, ctx.hooks, boundaries, stored)
     plan.memory = memory
     plan.num_workers = memory.workers
     return plan
@@ -386,6 +396,22 @@ def _one_pass_moment(ctx, op, env, level, stage_bytes, boundaries, memory):
     env[out_t] = moments.finish(ph, m_val, op.type, axes, op._attrs["keep_dims"], out_t.dtype.np_dtype)
     level[out_t] = max(level.get(a, 0) + 1, level.get(m, 0))
     return True
+
+
+def stored_chunk_shape(shape, dtype, options):
+    """The Zarr chunks of a variable held on disk (StoredValue): rows of about 16 MiB, or a 16th
+    of the memory budget if smaller. Plans read and write such a variable in exactly these chunks."""
+    target = min(ROW_CHUNK_BYTES, max(1, (options.memory_budget or ROW_CHUNK_BYTES) // 16))
+    return row_chunks(tuple(int(s) for s in shape), np.dtype(dtype).itemsize, target)
+
+
+def stored_layout(options, shape, dtype):
+    """Dask chunks of a variable's value if the session holds it on disk, else None."""
+    shape = tuple(int(s) for s in shape)
+    if not options.store_bytes or not shape or \
+            int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize < options.store_bytes:
+        return None
+    return dask_chunks(shape, stored_chunk_shape(shape, dtype, options))
 
 
 def _apply_budget(memory, options):

@@ -50,6 +50,10 @@ class FeedSlot:
 
     def pieces(self, value):
         """The placeholder keys of this feed mapped to the run's data (views or aliases)."""
+        if isinstance(value, StoredValue):
+            if value.chunks == self.spec.chunks:
+                return value.pieces(self.name)
+            value = value.to_host()
         if isinstance(value, RemoteValue):
             if value.chunks == self.spec.chunks:
                 futures = value.futures if isinstance(value.futures, list) else [value.futures]  # 0-d: one
@@ -94,6 +98,61 @@ class RemoteValue:
             return cls(client, client.scatter(value), chunks, value.dtype)
         futs = client.scatter([np.ascontiguousarray(value[s]) for s in _block_slices(chunks)])
         return cls(client, _nest(futs, [len(c) for c in chunks]), chunks, value.dtype)
+
+
+class StoredValue:
+    """A variable's value held on local disk between runs: a Zarr array of raw (uncompressed) row
+    chunks in the session's scratch directory, so a variable larger than memory is never resident.
+    Runs read its chunks as tasks and write a new value into a new array; the session deletes the
+    old array once the new value is committed."""
+
+    def __init__(self, path, shape, dtype, chunk_shape):
+        from ..io.chunks import create_local, dask_chunks
+
+        self.path = path
+        self.dtype = np.dtype(dtype)
+        self.chunks = dask_chunks(tuple(shape), tuple(chunk_shape))
+        z, self.cio = create_local(path, shape, dtype, chunk_shape, compressed=False)
+        if self.cio is None:  # a local raw-bytes array always streams; anything else is a bug
+            raise RuntimeError(f"cannot stream chunks of {path}")
+        del z
+
+    @property
+    def shape(self):
+        return self.cio.shape
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def pieces(self, name):
+        """Read tasks for the placeholder keys `name` (chunks equal to this value's)."""
+        return {(name,) + idx: (self.cio.read, list(idx)) for idx in _block_indices(self.chunks)}
+
+    def write_tasks(self, keys):
+        """{new key: task writing the computed block `key` into this value}, for each block key."""
+        return {("dflow-store", self.path) + tuple(k[1:]): (self.cio.write, list(k[1:]), k)
+                for k in flatten(keys)}
+
+    def blocks(self):
+        """(block index, slices, numpy block) for each chunk in C order, read one at a time."""
+        for idx, slc in zip(_block_indices(self.chunks), _block_slices(self.chunks)):
+            yield idx, slc, self.cio.read(idx)
+
+    def to_host(self):
+        out = np.empty(self.shape, dtype=self.dtype)
+        for idx, slc in zip(_block_indices(self.chunks), _block_slices(self.chunks)):
+            target = out[slc]
+            if target.flags.c_contiguous:
+                self.cio.read(idx, out=target)
+            else:
+                target[...] = self.cio.read(idx)
+        return out
+
+    def discard(self):
+        import shutil
+
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def _nest(flat, counts):
@@ -239,12 +298,19 @@ class DaskPlan:
     memory = None
 
     def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None,
-                 boundaries=()):
+                 boundaries=(), stored=None):
         self.fetch_elements = list(fetch_elements)
         self.hooks = hooks or {"before_run": [], "on_success": [], "on_failure": []}
         self.slots = slots
         self.param_slots = [slot for slot, _ in params.values()]
         self.state = state
+        stored = stored or {}
+        stored_commits = {var: a for var, a in commits.items() if var in stored}
+        # variables held on disk between runs: their new value is written chunk by chunk into a
+        # new StoredValue by tasks of the run, never gathered here
+        self.stored = [(var, commits[var].__dask_keys__(), commits[var].shape, commits[var].dtype, stored[var])
+                       for var in commits if var in stored]
+        commits = {var: a for var, a in commits.items() if var not in stored}
         self.commit_vars = list(commits)
         arrays = []
         self.out_index = []
@@ -257,7 +323,8 @@ class DaskPlan:
             else:
                 self.out_index.append(("host", np.asarray(v)))
         commit_arrays = list(commits.values())
-        computed = {id(a) for a in arrays + commit_arrays}
+        stored_arrays = [a for var, a in stored_commits.items()]
+        computed = {id(a) for a in arrays + commit_arrays + stored_arrays}
         # arrays reached only through control inputs: computed, then reduced to empty tokens per
         # chunk, so the barrier waiting for them moves no data between workers
         arrays_extra = [a.map_blocks(_token, dtype=np.int8, chunks=tuple((0,) * len(c) for c in a.chunks))
@@ -271,7 +338,7 @@ class DaskPlan:
         if arrays_extra:
             self.barrier_key = ("dflow-barrier", id(self))
             barrier[self.barrier_key] = (_none, *flatten([a.__dask_keys__() for a in arrays_extra]))
-        self.dsk = _merged_culled(arrays + commit_arrays + arrays_extra, barrier)
+        self.dsk = _merged_culled(arrays + commit_arrays + stored_arrays + arrays_extra, barrier)
         levels = sorted({lvl for lvl, _, _ in boundaries})
         self.stages = [Stage([s for lvl, s, _ in boundaries if lvl == k], [a for lvl, _, a in boundaries if lvl == k])
                        for k in levels]
@@ -306,6 +373,7 @@ class DaskPlan:
         run = session._current_run
         for hook in self.hooks["before_run"]:
             hook(run)
+        stored_values = {}
         try:
             stage_values = {}
             for stage in self.stages:
@@ -316,22 +384,31 @@ class DaskPlan:
             keys = list(self.out_keys)
             if self.barrier_key is not None:
                 keys.append(self.barrier_key)
-            if not keys and not self.commit_keys:
+            if not keys and not self.commit_keys and not self.stored:
                 results, kept = [], []
             else:
-                dsk = _culled_if_needed(self._fill(dict(self.dsk), self.names, session, feed_values, stage_values),
-                                        keys + list(self.commit_keys))
-                results, kept = executor.compute(dsk, keys, self.commit_keys, num_workers=self.num_workers)
+                dsk = self._fill(dict(self.dsk), self.names, session, feed_values, stage_values)
+                writes = []
+                for var, block_keys, shape, dtype, chunk_shape in self.stored:
+                    value = stored_values[var] = StoredValue(session._store_path(var), shape, dtype, chunk_shape)
+                    tasks = value.write_tasks(block_keys)
+                    dsk.update(tasks)
+                    writes.extend(tasks)
+                dsk = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
+                results, kept = executor.compute(dsk, keys + writes, self.commit_keys, num_workers=self.num_workers)
+                results = results[:len(keys)]
             for hook in self.hooks["on_success"]:
                 hook(run)
         except BaseException:
+            for value in stored_values.values():
+                value.discard()
             for hook in self.hooks["on_failure"]:
                 try:
                     hook(run)
                 except Exception:  # noqa: BLE001 - clean-up must not mask the run's error
                     pass
             raise
-        commits = {}
+        commits = dict(stored_values)
         for var, r, arr_chunks, dtype in zip(self.commit_vars, kept, self.commit_chunks, self.commit_dtypes):
             if not executor.is_local:
                 commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ from ..kernels.common import convert_to_tensor
 from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
 from .fetches import flatten_fetches
-from .plan import FeedSpec, RemoteValue
+from .plan import FeedSpec, RemoteValue, StoredValue, _block_indices, _block_slices
 
 _DEFAULT_SMALL_PLAN_BYTES = 1 << 20
 
@@ -43,6 +44,8 @@ class Options:
     workers: int = 1  # tasks the scheduler runs at once (for the projected peak)
     config: object = None  # a ConfigProto: soft placement, device placement logging
     gpus: object = 0  # GPUs the executor has (True: a cluster, count unknown)
+    store_bytes: int | None = None  # variables this large live on disk between runs (StoredValue)
+    chunk_limit: int | None = None  # bytes per "auto" chunk (None: dask's default, 128 MiB)
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ class _EagerCtx:
 
     def run_param(self, spec, shape=(), dtype=np.int64):
         value = self.session._param_value(spec)
-        return value.to_host() if isinstance(value, RemoteValue) else value
+        return value.to_host() if isinstance(value, (RemoteValue, StoredValue)) else value
 
 
 class Session:
@@ -74,6 +77,8 @@ class Session:
     and whose tensors are all below `small_plan_bytes` (1 MiB) run in this process through the ops'
     eager kernels, with no Dask round trip; pass `small_plan_bytes=0` to always go through Dask.
     """
+
+    _store_dir = None
 
     def __init__(self, target="", graph=None, config=None, *, scheduler=None, chunks="auto",
                  small_plan_bytes=None, num_workers=None, memory_budget=None):
@@ -90,8 +95,14 @@ class Session:
         from ..devices import gpu_count
 
         gpus = True if not self._executor.is_local else gpu_count
+        # with a budget, variables over a quarter of it are held in Zarr on local disk between runs
+        # (local schedulers only: a cluster's workers hold theirs)
+        store_bytes = max(1, budget // 4) if budget is not None and self._executor.is_local else None
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
-                                memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus)
+                                memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus,
+                                store_bytes=store_bytes,
+                                chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
+        self._store_dir = None  # scratch directory of stored variables, made on first use
         self._plans = {}
         self._chunk_cache = {}
         self._counters = {}
@@ -158,6 +169,11 @@ class Session:
             self._closed = True
             self._plans.clear()
             self._executor.close()
+            if self._store_dir is not None:
+                import shutil
+
+                self._var_values.clear()
+                shutil.rmtree(self._store_dir, ignore_errors=True)
 
     def as_default(self):
         return _default_session_stack.get_controller(self)
@@ -196,8 +212,8 @@ class Session:
         results, commits = self._execute(elements, feeds, values)
         fed = sum(spec.nbytes for spec in feeds.values() if spec.kind == "numpy")
         for var, value in commits.items():  # only a run that succeeded gets here
-            self._var_values[var] = self._remote_commit(var, value, fed) if isinstance(value, RemoteValue) \
-                else _committed(value)
+            self._set_variable(var, self._remote_commit(var, value, fed) if isinstance(value, RemoteValue)
+                               else value if isinstance(value, StoredValue) else _committed(value))
         return rebuild([_to_host(r) for r in results])
 
     _LINEAGE_LIMIT = 64
@@ -429,7 +445,8 @@ class Session:
             ck = (hint if not isinstance(hint, list) else tuple(hint), shape, target)
             chunks = self._chunk_cache.get(ck) if _hashable(ck) else None
             if chunks is None:
-                chunks = normalize_chunks(hint or self._options.chunks, shape, target.np_dtype)
+                chunks = normalize_chunks(hint or self._options.chunks, shape, target.np_dtype,
+                                          self._options.chunk_limit)
                 if _hashable(ck):
                     self._chunk_cache[ck] = chunks
         return FeedSpec(kind, shape, as_dtype(target), chunks), value
@@ -455,15 +472,57 @@ class Session:
         raise InvalidArgumentError(None, None, f"Unknown run parameter {spec!r}")
 
     def _host_value(self, var_name):
-        """A variable's committed value as a numpy array (gathered from the cluster if kept there)."""
+        """A variable's committed value as a numpy array (gathered from the cluster, or read from
+        disk, if kept there)."""
+        value = self._param_value(("variable", var_name))
+        return value.to_host() if isinstance(value, (RemoteValue, StoredValue)) else value
+
+    def _saved_value(self, var_name):
+        """A variable's committed value for a Saver: numpy, or the StoredValue itself (streamed)."""
         value = self._param_value(("variable", var_name))
         return value.to_host() if isinstance(value, RemoteValue) else value
 
     def _load_variable(self, var_name, value):
-        """Sets a variable's committed value directly (`Variable.load`)."""
+        """Sets a variable's committed value directly (`Variable.load`); a value as large as the
+        session stores on disk is written there chunk by chunk."""
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
-        self._var_values[var_name] = _committed(value)
+        if not isinstance(value, StoredValue):
+            value = np.asarray(value)
+            if self._stores(value.shape, value.dtype):
+                stored = self._new_stored(var_name, value.shape, value.dtype)
+                for idx, slc in zip(_block_indices(stored.chunks), _block_slices(stored.chunks)):
+                    stored.cio.write(idx, value[slc])
+                value = stored
+            else:
+                value = _committed(value)
+        self._set_variable(var_name, value)
+
+    def _stores(self, shape, dtype):
+        """Whether a variable of this shape and dtype is held on disk between runs."""
+        limit = self._options.store_bytes
+        return bool(limit) and len(shape) > 0 and \
+            int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize >= limit
+
+    def _new_stored(self, var_name, shape, dtype):
+        """An empty StoredValue for a variable, laid out as plans read it (stored_layout)."""
+        from .compiler import stored_chunk_shape
+
+        return StoredValue(self._store_path(var_name), shape, dtype, stored_chunk_shape(shape, dtype, self._options))
+
+    def _store_path(self, var_name):
+        import tempfile
+        import uuid
+
+        if self._store_dir is None:
+            self._store_dir = tempfile.mkdtemp(prefix="dflow-variables-")
+        return os.path.join(self._store_dir, f"{var_name.replace('/', '.')}-{uuid.uuid4().hex}.zarr")
+
+    def _set_variable(self, var_name, value):
+        old = self._var_values.get(var_name)
+        self._var_values[var_name] = value
+        if isinstance(old, StoredValue) and old is not value:
+            old.discard()
 
     def _eager_ctx(self, op):
         return _EagerCtx(self, op)
