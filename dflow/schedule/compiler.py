@@ -23,7 +23,7 @@ from ..graph.ops import Operation, Tensor
 from ..io.chunks import ROW_CHUNK_BYTES, dask_chunks, row_chunks
 from .fusion import Const, Expr, Ext, fused_scratch_chunks
 from .memory import MemoryReport, format_bytes, suggest_chunks
-from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
+from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec, Spill
 from .state import reads_input, resolve_state
 
 _FOLD_MAX_ELEMENTS = 1 << 16
@@ -312,6 +312,8 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
                 ph = _placeholder_array(f"stage-{t.name.replace('/', '.').replace(':', '_')}", spec)
                 boundaries.append((lvl, FeedSlot(t, ph.name, spec), v))
                 env[t], level[t] = ph, lvl + 1
+                if options.spill:
+                    _spill_costly_inputs(ctx, op, vals, env, level, stage_bytes, boundaries, resolved)
             else:
                 env[t], level[t] = v, lvl
 
@@ -357,6 +359,52 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
     plan.memory = memory
     plan.num_workers = memory.workers
     return plan
+
+
+def _spill_costly_inputs(ctx, op, vals, env, level, stage_bytes, boundaries, resolved):
+    """At a stage boundary, the large inputs that later stages read again are recomputed there:
+    cheap for a Zarr read or a feed and the elementwise ops on them, but not for a matmul, a
+    py_func or a random draw. Those are spilled instead: the boundary's stage writes them to a
+    temporary Zarr array (a StoredValue in the session's scratch directory) as it computes them,
+    and later stages read that array. The spills are deleted when the run ends."""
+    for t_in, val in zip(inputs_of(op, resolved), vals):
+        spilled = isinstance(env.get(t_in), da.Array) and env[t_in].name.startswith("spill-")
+        if spilled or (_nbytes(val) or 0) < stage_bytes or not _costly(t_in.op, stage_bytes, env):
+            continue
+        arr = val.materialize(ctx.fusion_log) if isinstance(val, Expr) else val
+        if not isinstance(arr, da.Array) or not arr.ndim:
+            continue
+        grid = tuple(max(c) for c in arr.chunks)
+        regular = dask_chunks(tuple(int(d) for d in arr.shape), grid)
+        if arr.chunks != regular:
+            arr = arr.rechunk(regular)
+        spec = FeedSpec("numpy", tuple(int(d) for d in arr.shape), t_in.dtype, regular)
+        ph = _placeholder_array(f"spill-{t_in.name.replace('/', '.').replace(':', '_')}", spec)
+        lvl = level.get(t_in, 0)
+        boundaries.append((lvl, FeedSlot(Spill(t_in), ph.name, spec), arr))
+        env[t_in], level[t_in] = ph, lvl + 1
+
+
+def _costly(op, stage_bytes, env):
+    """Whether recomputing `op`'s output costs more than writing and reading it back: true unless
+    it is made only of sources (Zarr reads, feeds, variables, constants, values of earlier stages
+    and spills) and elementwise ops."""
+    seen, stack = set(), [op]
+    while stack:
+        o = stack.pop()
+        if o in seen:
+            continue
+        seen.add(o)
+        d = o._opdef
+        if d.elementwise or d.shape_only:
+            stack.extend(t.op for t in o._inputs if not _statically_small(t, stage_bytes) and not (
+                isinstance(env.get(t), da.Array) and env[t].name.startswith(("spill-", "stage-"))))
+        elif o.type not in _CHEAP_SOURCES and d.state != "variable":
+            return True
+    return False
+
+
+_CHEAP_SOURCES = {"ZarrSource", "Placeholder", "PlaceholderWithDefault", "Const", "Identity", "StopGradient"}
 
 
 def _one_pass_moment(ctx, op, env, level, stage_bytes, boundaries, memory):

@@ -124,9 +124,10 @@ class DistributedExecutor(Executor):
     name = "distributed"
     is_local = False
 
-    def __init__(self, client, owned=False):
+    def __init__(self, client, owned=False, cluster=None):
         self.client = client
         self.owned = owned
+        self.cluster = cluster  # a LocalCluster this executor started (scheduler="distributed")
         self._runs = itertools.count()
 
     def _renamed(self, dsk, keys):
@@ -167,12 +168,32 @@ class DistributedExecutor(Executor):
     def close(self):
         if self.owned:
             self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+            self.cluster = None
 
 
-def make_executor(scheduler, target=""):
+def local_cluster(num_workers=None, memory_budget=None):
+    """A distributed LocalCluster on loopback owned by a session: one single-threaded worker
+    process per core, each with a memory limit of budget / workers when there is a budget (the
+    nanny pauses a worker near its limit, spills its data to disk, and restarts it past it)."""
+    import os
+
+    from distributed import Client, LocalCluster
+
+    n = num_workers or os.cpu_count() or 1
+    limit = max(1, memory_budget // n) if memory_budget else "auto"
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, memory_limit=limit,
+                           host="127.0.0.1", dashboard_address=None)
+    return DistributedExecutor(Client(cluster), owned=True, cluster=cluster)
+
+
+def make_executor(scheduler, target="", memory_budget=None, num_workers=None):
     """The executor for a Session's `scheduler` (or `target` address) argument."""
     if scheduler is None and target:
         scheduler = target
+    if scheduler == "distributed":
+        return local_cluster(num_workers, memory_budget)
     if scheduler is None or scheduler == "threads" or scheduler == "threading":
         return ThreadsExecutor()
     if scheduler in ("sync", "synchronous", "single-threaded"):
@@ -194,7 +215,8 @@ def make_executor(scheduler, target=""):
     if isinstance(scheduler, Client):
         return DistributedExecutor(scheduler)
     raise InvalidArgumentError(None, None, f"Unknown scheduler {scheduler!r}: expected 'sync', 'threads', "
-                               "'processes', a distributed.Client or an address 'tcp://host:port'.")
+                               "'processes', 'distributed' (a local cluster of its own), a distributed.Client "
+                               "or an address 'tcp://host:port'.")
 
 
 def _map_nested(fn, keys):

@@ -100,6 +100,15 @@ class RemoteValue:
         return cls(client, _nest(futs, [len(c) for c in chunks]), chunks, value.dtype)
 
 
+class Spill:
+    """The key of a stage result that is a large value written to local disk (a StoredValue) for
+    later stages to read, instead of being recomputed there (named for `explain`)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        self.name = f"{tensor.name} (spilled to disk)"
+
+
 class StoredValue:
     """A variable's value held on local disk between runs: a Zarr array of raw (uncompressed) row
     chunks in the session's scratch directory, so a variable larger than memory is never resident.
@@ -373,14 +382,25 @@ class DaskPlan:
         run = session._current_run
         for hook in self.hooks["before_run"]:
             hook(run)
-        stored_values = {}
+        stored_values, spills = {}, {}
         try:
             stage_values = {}
             for stage in self.stages:
-                dsk = _culled_if_needed(self._fill(dict(stage.dsk), stage.names, session, feed_values,
-                                                   stage_values), stage.keys)
-                for slot, r in zip(stage.slots, executor.get(dsk, stage.keys, num_workers=self.num_workers)):
-                    stage_values[slot] = finalize(r) if isinstance(r, (list, tuple)) else r
+                dsk = self._fill(dict(stage.dsk), stage.names, session, feed_values, stage_values)
+                keys = []
+                for slot, k in zip(stage.slots, stage.keys):
+                    if isinstance(slot.tensor, Spill):  # written where it is computed, not gathered
+                        spec = slot.spec
+                        value = spills[slot] = StoredValue(session._store_path(f"spill-{slot.name}"), spec.shape,
+                                                           spec.dtype.np_dtype, tuple(c[0] for c in spec.chunks))
+                        tasks = value.write_tasks(k)
+                        dsk.update(tasks)
+                        k = list(tasks)
+                    keys.append(k)
+                dsk = _culled_if_needed(dsk, keys)
+                for slot, r in zip(stage.slots, executor.get(dsk, keys, num_workers=self.num_workers)):
+                    stage_values[slot] = spills[slot] if slot in spills else \
+                        finalize(r) if isinstance(r, (list, tuple)) else r
             keys = list(self.out_keys)
             if self.barrier_key is not None:
                 keys.append(self.barrier_key)
@@ -402,12 +422,16 @@ class DaskPlan:
         except BaseException:
             for value in stored_values.values():
                 value.discard()
+            for value in spills.values():
+                value.discard()
             for hook in self.hooks["on_failure"]:
                 try:
                     hook(run)
                 except Exception:  # noqa: BLE001 - clean-up must not mask the run's error
                     pass
             raise
+        for value in spills.values():
+            value.discard()
         commits = dict(stored_values)
         for var, r, arr_chunks, dtype in zip(self.commit_vars, kept, self.commit_chunks, self.commit_dtypes):
             if not executor.is_local:

@@ -46,6 +46,7 @@ class Options:
     gpus: object = 0  # GPUs the executor has (True: a cluster, count unknown)
     store_bytes: int | None = None  # variables this large live on disk between runs (StoredValue)
     chunk_limit: int | None = None  # bytes per "auto" chunk (None: dask's default, 128 MiB)
+    spill: bool = False  # costly large values two stages read are written to local disk once
 
 
 @dataclass(frozen=True)
@@ -71,9 +72,12 @@ class _EagerCtx:
 class Session:
     """Runs a graph's ops (TF1's `tf.Session`) on a Dask scheduler.
 
-    `scheduler`: "threads" (default), "sync", "processes", a `distributed.Client` or an address
-    "tcp://host:port" (also accepted as TF1's `target`). `chunks`: how in-memory feeds are chunked
-    (dask's `chunks=`, default "auto"). With the default scheduler, plans whose feeds are in memory
+    `scheduler`: "threads" (default), "sync", "processes", "distributed" (a LocalCluster on
+    loopback owned by the session, one worker process per core, each limited to its share of
+    `memory_budget`), a `distributed.Client` or an address "tcp://host:port" (also accepted as
+    TF1's `target`). `chunks`: how in-memory feeds are chunked (dask's `chunks=`, default "auto").
+    `memory_budget` (bytes or "512MB"): plans whose tasks cannot fit are refused, concurrency and
+    "auto" chunks are capped to fit, and large variables live on local disk between runs. With the default scheduler, plans whose feeds are in memory
     and whose tensors are all below `small_plan_bytes` (1 MiB) run in this process through the ops'
     eager kernels, with no Dask round trip; pass `small_plan_bytes=0` to always go through Dask.
     """
@@ -85,12 +89,12 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config
         self._target = target
-        self._executor = make_executor(scheduler, target)
+        budget = _parse_bytes(memory_budget)
+        self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
             self._executor.num_workers = num_workers
         if small_plan_bytes is None:
             small_plan_bytes = _DEFAULT_SMALL_PLAN_BYTES if (scheduler is None and not target) else 0
-        budget = _parse_bytes(memory_budget)
         stage_bytes = Options.stage_bytes if budget is None else min(Options.stage_bytes, max(1, budget // 4))
         from ..devices import gpu_count
 
@@ -100,7 +104,7 @@ class Session:
         store_bytes = max(1, budget // 4) if budget is not None and self._executor.is_local else None
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
                                 memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus,
-                                store_bytes=store_bytes,
+                                store_bytes=store_bytes, spill=self._executor.is_local,
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
         self._store_dir = None  # scratch directory of stored variables, made on first use
         self._plans = {}
