@@ -237,3 +237,24 @@ def create_local(path, shape, dtype, chunks, compressed=True):
     z = zarr.create_array(path, shape=tuple(shape), dtype=np.dtype(dtype), chunks=tuple(chunks) or None,
                           compressors="auto" if compressed else None, overwrite=True)
     return z, chunk_io(z)
+
+
+def dask_array(arr, name=None):
+    """A dask array reading a zarr.Array chunk by chunk: streamed chunk files when `chunk_io`
+    applies (one task per Zarr chunk), else `da.from_zarr`. Returns (array, streamed)."""
+    import itertools
+
+    import dask.array as da
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+
+    cio = chunk_io(arr)
+    if name is None:
+        name = "zarr-read-" + tokenize(getattr(cio, "root", None) or id(arr), tuple(arr.shape), str(arr.dtype),
+                                       tuple(arr.chunks))
+    if cio is None or not arr.ndim or 0 in arr.shape:
+        return da.from_zarr(arr, name=name), False
+    sizes = block_sizes(cio)
+    layer = {(name,) + coords: (cio.read, coords) for coords in itertools.product(*[range(len(b)) for b in sizes])}
+    return da.Array(HighLevelGraph.from_collections(name, layer, dependencies=()), name, sizes,
+                    dtype=cio.dtype, meta=np.empty((0,) * len(sizes), dtype=cio.dtype)), True

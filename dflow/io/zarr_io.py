@@ -8,14 +8,12 @@ failed or killed run leaves nothing that looks whole.
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 from dataclasses import dataclass
 
 import numpy as np
 import zarr
-from dask.highlevelgraph import HighLevelGraph
 
 from ..errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..graph import dtypes
@@ -24,7 +22,7 @@ from ..graph.graph import get_default_graph
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from ..kernels.common import apply_op, convert_to_tensor
-from .chunks import block_sizes, chunk_io, read_all
+from .chunks import chunk_io, dask_array, read_all
 
 __all__ = ["read_zarr", "write_zarr"]
 
@@ -117,17 +115,14 @@ def _source_eager(xp, array, where, shape, dtype, chunks):
 def _source_lower(ctx, array, where, shape, dtype, chunks):
     import dask.array as da
 
-    cio = chunk_io(array)
-    if cio is None or not array.ndim or 0 in array.shape or tuple(chunks) != cio.chunks:
-        # zarr-python holds the compressed bytes and a decoded copy besides the returned chunk
+    if tuple(chunks) != tuple(array.chunks):
         ctx.set_scratch(2)
         return da.from_zarr(array, chunks=chunks, name=ctx.name("-read"))
-    ctx.set_scratch(0)  # each chunk file streams through the decompressor into the task's output
-    name = ctx.name("-read")
-    sizes = block_sizes(cio)
-    layer = {(name,) + coords: (cio.read, coords) for coords in itertools.product(*[range(len(b)) for b in sizes])}
-    return da.Array(HighLevelGraph.from_collections(name, layer, dependencies=()), name, sizes,
-                    dtype=cio.dtype, meta=np.empty((0,) * len(sizes), dtype=cio.dtype))
+    out, streamed = dask_array(array, ctx.name("-read"))
+    # a streamed chunk file is decoded into the task's output; zarr-python holds the compressed
+    # bytes and a decoded copy besides it
+    ctx.set_scratch(0 if streamed else 2)
+    return out
 
 
 register_op("ZarrSource", _source_infer, eager=_source_eager, lower=_source_lower, stateful=True)

@@ -418,7 +418,9 @@ class Session:
     def _feed_spec(self, t, value):
         target = t.dtype
         if type(value).__module__.startswith("zarr"):
-            value = da.from_zarr(value)
+            from ..io.chunks import dask_array
+
+            value, _ = dask_array(value)  # chunk files streamed into the tasks' buffers
         if isinstance(value, da.Array):
             kind = "dask"
             if any(c != c for c in value.shape):
