@@ -11,6 +11,7 @@ from . import (
     graph_util,
     io,
     losses,
+    math,
     nn,
     parallel,
     regularizers,

@@ -44,6 +44,14 @@ _UNARY = {
     "Cos": ("cos", "fc", lambda xp, x: xp.cos(x), None),
     "Tan": ("tan", "fc", lambda xp, x: xp.tan(x), None),
     "Tanh": ("tanh", "fc", lambda xp, x: xp.tanh(x), None),
+    "Sinh": ("sinh", "fc", lambda xp, x: xp.sinh(x), None),
+    "Cosh": ("cosh", "fc", lambda xp, x: xp.cosh(x), None),
+    "Asin": ("asin", "fc", lambda xp, x: xp.asin(x), None),
+    "Acos": ("acos", "fc", lambda xp, x: xp.acos(x), None),
+    "Atan": ("atan", "fc", lambda xp, x: xp.atan(x), None),
+    "Asinh": ("asinh", "fc", lambda xp, x: xp.asinh(x), None),
+    "Acosh": ("acosh", "fc", lambda xp, x: xp.acosh(x), None),
+    "Atanh": ("atanh", "fc", lambda xp, x: xp.atanh(x), None),
     # 0.5*tanh(x/2)+0.5 is sigmoid without overflow for large |x|
     "Sigmoid": ("sigmoid", "fc", lambda xp, x: 0.5 * xp.tanh(0.5 * x) + 0.5, None),
     "Reciprocal": ("reciprocal", "fc", lambda xp, x: 1 / x, None),
@@ -84,6 +92,14 @@ sin = _unary("Sin")
 cos = _unary("Cos")
 tan = _unary("Tan")
 tanh = _unary("Tanh")
+sinh = _unary("Sinh")
+cosh = _unary("Cosh")
+asin = _unary("Asin")
+acos = _unary("Acos")
+atan = _unary("Atan")
+asinh = _unary("Asinh")
+acosh = _unary("Acosh")
+atanh = _unary("Atanh")
 sigmoid = _unary("Sigmoid")
 reciprocal = _unary("Reciprocal")
 floor = _unary("Floor")
@@ -350,7 +366,8 @@ Tensor._override_operator("__invert__", lambda self: logical_not(self))
 
 __all__ = [
     "negative", "abs", "sign", "square", "sqrt", "rsqrt", "exp", "log", "log1p", "expm1", "sin", "cos",
-    "tan", "tanh", "sigmoid", "reciprocal", "floor", "ceil", "round", "is_finite", "is_nan", "is_inf",
+    "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "sigmoid",
+    "log_sigmoid", "divide_no_nan", "xlogy", "xdivy", "reciprocal", "floor", "ceil", "round", "is_finite", "is_nan", "is_inf",
     "logical_not", "cast", "to_float", "to_double", "to_int32", "to_int64", "add", "subtract",
     "multiply", "realdiv", "floordiv", "floor_div", "floormod", "mod", "pow", "maximum", "minimum",
     "squared_difference", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
@@ -386,6 +403,14 @@ def_grad("Sin")(lambda op, g: [g * cos(_x(op))])
 def_grad("Cos")(lambda op, g: [-g * sin(_x(op))])
 def_grad("Tan")(lambda op, g: [g * (1.0 + square(_y(op)))])
 def_grad("Tanh")(lambda op, g: [g * (1.0 - square(_y(op)))])
+def_grad("Sinh")(lambda op, g: [g * cosh(_x(op))])
+def_grad("Cosh")(lambda op, g: [g * sinh(_x(op))])
+def_grad("Asin")(lambda op, g: [g * rsqrt(1.0 - square(_x(op)))])
+def_grad("Acos")(lambda op, g: [-g * rsqrt(1.0 - square(_x(op)))])
+def_grad("Atan")(lambda op, g: [g / (1.0 + square(_x(op)))])
+def_grad("Asinh")(lambda op, g: [g / cosh(_y(op))])
+def_grad("Acosh")(lambda op, g: [g / sinh(_y(op))])
+def_grad("Atanh")(lambda op, g: [g / (1.0 - square(_x(op)))])
 def_grad("Sigmoid")(lambda op, g: [g * _y(op) * (1.0 - _y(op))])
 def_grad("Reciprocal")(lambda op, g: [-g * square(_y(op))])
 def_grad("Relu")(lambda op, g: [g * cast(greater(_y(op), 0), g.dtype)])
@@ -464,3 +489,52 @@ def _clip_grad(op, g):
     inside = logical_not(logical_or(below, above))
     return [unbroadcast(where(inside, g, zeros), t), unbroadcast(where(below, g, zeros), lo),
             unbroadcast(where(above, g, zeros), hi)]
+
+
+# ---- composites (TF1 names built from the ops above: their gradients come with them) -----------
+
+
+def atan2(y, x, name=None):
+    """Elementwise angle of (x, y) in [-pi, pi] (TF1's atan2(y, x))."""
+    y, x = convert_pair(y, x, "Atan2")
+    pi = 3.141592653589793
+    base = atan(y / where_v2(equal(x, 0), _ones_like(x), x))
+    quadrant = where_v2(less(x, 0), where_v2(less(y, 0), base - pi, base + pi), base)
+    at_zero = where_v2(greater(y, 0), 0.5 * pi + _zeros_like(y), where_v2(less(y, 0), -0.5 * pi + _zeros_like(y),
+                                                                         _zeros_like(y)))
+    return where_v2(equal(x, 0), at_zero, quadrant, name=name)
+
+
+def log_sigmoid(x, name=None):
+    """log(sigmoid(x)) = -softplus(-x), without overflow."""
+    x = convert_to_tensor(x)
+    return subtract(minimum(x, 0.0), log1p(exp(-abs(x))), name=name)
+
+
+def divide_no_nan(x, y, name=None):
+    """x / y, and 0 where y is 0."""
+    x, y = convert_pair(x, y, "DivNoNan")
+    safe = where_v2(equal(y, 0), _ones_like(y), y)
+    return where_v2(equal(y, 0), _zeros_like(x / safe), x / safe, name=name)
+
+
+def xlogy(x, y, name=None):
+    """x * log(y), and 0 where x is 0."""
+    x, y = convert_pair(x, y, "Xlogy")
+    safe = where_v2(equal(x, 0), _ones_like(y), y)
+    return where_v2(equal(x, 0), _zeros_like(x * safe), x * log(safe), name=name)
+
+
+def xdivy(x, y, name=None):
+    """x / y, and 0 where x is 0."""
+    x, y = convert_pair(x, y, "Xdivy")
+    safe = where_v2(equal(x, 0), _ones_like(y), y)
+    return where_v2(equal(x, 0), _zeros_like(x / safe), x / safe, name=name)
+
+
+def _ones_like(t):
+    return t * 0 + 1
+
+
+def _zeros_like(t):
+    return t * 0

@@ -31,7 +31,8 @@ from .common import (
 )
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
-           "reduce_all", "reduce_logsumexp", "argmax", "argmin", "cumsum", "count_nonzero"]
+           "reduce_all", "reduce_logsumexp", "argmax", "argmin", "cumsum", "count_nonzero", "reduce_variance",
+           "reduce_std", "reduce_euclidean_norm"]
 
 
 # ---- axes --------------------------------------------------------------------------------------
@@ -596,3 +597,36 @@ def _logsumexp_grad(op, g):
 def _cumsum_grad(op, g):
     rev = not op.get_attr("reverse")
     return _axes_grad(op, cumsum(g, op.inputs[1], exclusive=op.get_attr("exclusive"), reverse=rev))
+
+
+# ---- composites (tf.math.reduce_variance, reduce_std, reduce_euclidean_norm) ---------------------
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """Mean squared deviation from the mean over `axis` (TF1's tf.math.reduce_variance).
+
+    Built as reduce_mean(square(x - reduce_mean(x, axis, keepdims=True))): on data larger than a
+    stage the compiler computes it in the mean's own pass (dflow/schedule/moments.py)."""
+    from .math_ops import square, subtract
+
+    x = convert_to_tensor(input_tensor)
+    with name_scope(name, "reduce_variance", [x]) as scope:
+        mean = reduce_mean(x, axis, keepdims=True)
+        return reduce_mean(square(subtract(x, mean)), axis, keepdims=keepdims, name=scope)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """Standard deviation over `axis`: sqrt(reduce_variance) (TF1's tf.math.reduce_std)."""
+    from .math_ops import sqrt
+
+    with name_scope(name, "reduce_std", [input_tensor]) as scope:
+        return sqrt(reduce_variance(input_tensor, axis, keepdims), name=scope)
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """sqrt(sum(x**2)) over `axis` (TF1's tf.math.reduce_euclidean_norm)."""
+    from .math_ops import sqrt, square
+
+    x = convert_to_tensor(input_tensor)
+    with name_scope(name, "reduce_euclidean_norm", [x]) as scope:
+        return sqrt(reduce_sum(square(x), axis, keepdims=keepdims), name=scope)

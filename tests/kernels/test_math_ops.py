@@ -482,7 +482,10 @@ def test_run_time_broadcast_error_on_dask_path():
 
 
 def test_every_public_name_is_covered():
-    covered = set(UNARY) | set(BINARY) | {
+    from tests.test_math import COMPOSITES  # tested there, under tf.math
+    from tests.test_math import UNARY as MORE_UNARY
+
+    covered = set(UNARY) | set(BINARY) | set(MORE_UNARY) | set(COMPOSITES) | {
         "cast", "to_float", "to_double", "to_int32", "to_int64", "truediv", "divide", "div", "scalar_mul",
         "where", "where_v2", "clip_by_value"}
     assert set(math_ops.__all__) <= covered, set(math_ops.__all__) - covered
