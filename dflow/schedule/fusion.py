@@ -107,7 +107,36 @@ def _materialize(root):
         program.append((node.fn, tuple(slots), node.attrs, node.op_name))
     kernel = FusedKernel(tuple(program), tuple(consts))
     name = f"{root.op_name.replace('/', '.')}-fused-{next(_ids)}-{id(kernel):x}"
-    return da.core.elemwise(kernel, *leaves, dtype=root.dtype.np_dtype, name=name), leaves
+    return da.core.elemwise(kernel, *_aligned(leaves), dtype=root.dtype.np_dtype, name=name), leaves
+
+
+def _unknown(a):
+    return any(c != c for dim in a.chunks for c in dim)
+
+
+def _aligned(leaves):
+    """Leaves whose blocks pair up correctly. Dask pairs blocks by position; for arrays of unknown
+    (data-dependent) chunk sizes, as two boolean_mask results, the i-th blocks need not hold the
+    same rows. Unless every such leaf is one and the same array, each leaf is merged into a single
+    block (correct for any sizes; a size mismatch then fails in the kernel, as in numpy)."""
+    unknown = {a.name for a in leaves if getattr(a, "ndim", 0) and _unknown(a) and a.npartitions > 1}
+    if not unknown or (len(unknown) == 1 and all(a.name in unknown or not a.ndim or a.size == 1 for a in leaves)):
+        return leaves
+    return [_single_block(a) if getattr(a, "ndim", 0) and a.npartitions > 1 else a for a in leaves]
+
+
+def _single_block(a):
+    """`a` as one block (its blocks concatenated in one task; works for unknown chunk sizes)."""
+    from dask.array.core import concatenate3
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+
+    if not _unknown(a):
+        return a.rechunk(tuple((-1,) * a.ndim))
+    name = f"one-block-{tokenize(a.name)}"
+    layer = {(name,) + (0,) * a.ndim: (concatenate3, a.__dask_keys__())}
+    chunks = tuple((sum(dim),) if not any(c != c for c in dim) else (float("nan"),) for dim in a.chunks)
+    return da.Array(HighLevelGraph.from_collections(name, layer, dependencies=[a]), name, chunks, meta=a._meta)
 
 
 class FusedKernel:

@@ -318,3 +318,29 @@ def test_sequence_mask():
     np.testing.assert_array_equal(floats, [[True, False, False], [True, True, False]])
     with pytest.raises(ValueError, match="scalar"):
         dd.sequence_mask(lt, [3])
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+def test_elementwise_between_two_masks_pairs_rows_not_blocks(scheduler):
+    # the masks keep rows from different chunks: positional block pairing would be wrong
+    a = tf.placeholder(tf.float32, [8])
+    b = tf.placeholder(tf.float32, [8])
+    ma, mb = tf.boolean_mask(a, a > 0), tf.boolean_mask(b, b > 0)
+    av = np.array([1, 2, 3, -1, -1, -1, -1, 4], np.float32)
+    bv = np.array([-1, -1, -1, 5, 6, 7, 8, -1], np.float32)
+    with tf.Session(scheduler=scheduler, chunks=4) as s:
+        np.testing.assert_array_equal(s.run(ma + mb, {a: av, b: bv}), av[av > 0] + bv[bv > 0])
+        np.testing.assert_array_equal(s.run(ma * 2 + ma, {a: av}), av[av > 0] * 3)
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            s.run(ma + mb, {a: av, b: np.ones(8, np.float32)})  # 4 rows + 8 rows
+
+
+def test_one_mask_reused_keeps_its_blocks():
+    from dflow.schedule.fusion import _aligned
+
+    a = tf.placeholder(tf.float32, [8])
+    ma = tf.boolean_mask(a, a > 0)
+    with tf.Session(scheduler="sync", chunks=4) as s:
+        plan, _ = s._plan_for(ma * 2 + ma, {a: np.ones(8, np.float32)})
+    assert not any(str(k[0]).startswith("one-block-") for k in plan.dsk if isinstance(k, tuple))
+    assert _aligned([]) == []
