@@ -67,3 +67,18 @@ def test_variance_std_and_euclidean_norm(axis, keepdims):
     np.testing.assert_allclose(got[0], v.var(axis=ax, keepdims=keepdims), rtol=1e-10)
     np.testing.assert_allclose(got[1], v.std(axis=ax, keepdims=keepdims), rtol=1e-10)
     np.testing.assert_allclose(got[2], np.sqrt((v ** 2).sum(axis=ax, keepdims=keepdims)), rtol=1e-10)
+
+
+def test_atan2_matches_numpy_with_signed_zeros_and_its_gradient():
+    rng = np.random.default_rng(3)
+    yv, xv = rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
+    yv[0] = [0.0, -0.0, 1.0, -1.0]
+    xv[0] = [-1.0, -1.0, 0.0, 0.0]
+    y, x = tf.placeholder(tf.float64, [5, 4]), tf.placeholder(tf.float64, [5, 4])
+    a = tf.math.atan2(y, x)
+    gy, gx = tf.gradients(tf.reduce_sum(a), [y, x])
+    got, dy, dx = run_modes([a, gy, gx], {y: yv, x: xv})
+    np.testing.assert_array_equal(got, np.arctan2(yv, xv))
+    r2 = xv ** 2 + yv ** 2
+    np.testing.assert_allclose(dy[1:], (xv / r2)[1:], rtol=1e-12)
+    np.testing.assert_allclose(dx[1:], (-yv / r2)[1:], rtol=1e-12)

@@ -173,6 +173,7 @@ _BINARY = {
     "LogicalAnd": ("logical_and", BOOL, lambda xp, x, y: xp.logical_and(x, y), None),
     "LogicalOr": ("logical_or", BOOL, lambda xp, x, y: xp.logical_or(x, y), None),
     "LogicalXor": ("logical_xor", BOOL, lambda xp, x, y: xp.logical_xor(x, y), None),
+    "Atan2": ("atan2", FLOAT, lambda xp, y, x: xp.atan2(y, x), None),
 }
 
 for _type, (_pub, _kinds, _fn, _out) in _BINARY.items():
@@ -197,6 +198,7 @@ realdiv = _binary("RealDiv")
 floordiv = _binary("FloorDiv")
 floor_div = floordiv
 floormod = _binary("FloorMod")
+atan2 = _binary("Atan2")  # atan2(y, x): the angle of the point (x, y), in [-pi, pi]
 mod = floormod
 pow = _binary("Pow")  # noqa: A001 - TF1 public name
 maximum = _binary("Maximum")
@@ -441,6 +443,9 @@ def_grad("RealDiv")(lambda op, g: [unbroadcast(g / op.inputs[1], op.inputs[0]),
                                    unbroadcast(-g * op.inputs[0] / square(op.inputs[1]), op.inputs[1])])
 def_grad("FloorMod")(lambda op, g: [unbroadcast(g, op.inputs[0]),
                                     unbroadcast(-g * floor(op.inputs[0] / op.inputs[1]), op.inputs[1])])
+def_grad("Atan2")(lambda op, g: [
+    unbroadcast(g * op.inputs[1] / (square(op.inputs[0]) + square(op.inputs[1])), op.inputs[0]),
+    unbroadcast(-g * op.inputs[0] / (square(op.inputs[0]) + square(op.inputs[1])), op.inputs[1])])
 def_grad("SquaredDifference")(lambda op, g: [
     unbroadcast(2.0 * g * (op.inputs[0] - op.inputs[1]), op.inputs[0]),
     unbroadcast(-2.0 * g * (op.inputs[0] - op.inputs[1]), op.inputs[1])])
@@ -492,17 +497,6 @@ def _clip_grad(op, g):
 
 
 # ---- composites (TF1 names built from the ops above: their gradients come with them) -----------
-
-
-def atan2(y, x, name=None):
-    """Elementwise angle of (x, y) in [-pi, pi] (TF1's atan2(y, x))."""
-    y, x = convert_pair(y, x, "Atan2")
-    pi = 3.141592653589793
-    base = atan(y / where_v2(equal(x, 0), _ones_like(x), x))
-    quadrant = where_v2(less(x, 0), where_v2(less(y, 0), base - pi, base + pi), base)
-    at_zero = where_v2(greater(y, 0), 0.5 * pi + _zeros_like(y), where_v2(less(y, 0), -0.5 * pi + _zeros_like(y),
-                                                                         _zeros_like(y)))
-    return where_v2(equal(x, 0), at_zero, quadrant, name=name)
 
 
 def log_sigmoid(x, name=None):
