@@ -57,6 +57,14 @@ def unbroadcast(grad, x):
     if xs.ndims is not None and gs.ndims is not None and xs.ndims == gs.ndims and all(
             a is not None and a == b for a, b in zip(xs.as_list(), gs.as_list())):
         return grad
+    if xs.is_fully_defined() and gs.ndims is not None and gs.ndims >= xs.ndims:
+        # x's shape alone fixes the axes: its leading dims and its size-1 dims (summing a dim
+        # that turns out to be 1 in g too is harmless), so no run-time shape ops are needed
+        dims, n = xs.as_list(), gs.ndims
+        lead, gl = n - len(dims), gs.as_list()
+        rx = [i for i in range(n) if i < lead or (dims[i - lead] == 1 and gl[i] != 1)]
+        out = reduce_sum(grad, axis=rx) if rx else grad
+        return reshape(out, dims) if out.shape.as_list() != dims else out
     rx, _ = apply_op("BroadcastGradientArgs", [shape(x), shape(grad)])
     return reshape(reduce_sum(grad, axis=rx), shape(x))
 
