@@ -42,6 +42,34 @@ def _bga_lower(ctx, s0, s1):
 register_op("BroadcastGradientArgs", _bga_infer, eager=_bga_eager, lower=_bga_lower, num_outputs=2)
 
 
+def _sum_to_infer(inputs, attrs):
+    g, s = inputs
+    value = constant_value(s)
+    if value is not None:
+        return TensorShape([int(d) for d in np.asarray(value).ravel()]), g.dtype
+    n = s.shape.as_list()[0] if s.shape.ndims == 1 else None
+    return (TensorShape([None] * n) if n is not None else TensorShape(None)), g.dtype
+
+
+def _sum_to(xp, g, target):
+    """`g` summed over the axes along which `target` (a shape) was broadcast, then given that shape."""
+    target = [int(d) for d in np.asarray(target).ravel()]
+    if list(g.shape) == target:
+        return g
+    rx, _ = broadcast_reduction_axes(target, list(g.shape))
+    out = xp.sum(g, axis=tuple(int(a) for a in rx)) if len(rx) else g
+    return xp.reshape(out, tuple(target))
+
+
+def _sum_to_lower(ctx, g, target):
+    target = ctx.host_value(target, "shape")
+    g = ctx.as_dask(g)
+    return _sum_to(ctx.xp, g, target)
+
+
+register_op("SumToShape", _sum_to_infer, eager=_sum_to, lower=_sum_to_lower)
+
+
 def unbroadcast(grad, x):
     """`grad` (of a result broadcast from `x`) summed back to x's shape."""
     from .array_ops import reshape, shape
@@ -65,8 +93,11 @@ def unbroadcast(grad, x):
         rx = [i for i in range(n) if i < lead or (dims[i - lead] == 1 and gl[i] != 1)]
         out = reduce_sum(grad, axis=rx) if rx else grad
         return reshape(out, dims) if out.shape.as_list() != dims else out
-    rx, _ = apply_op("BroadcastGradientArgs", [shape(x), shape(grad)])
-    return reshape(reduce_sum(grad, axis=rx), shape(x))
+    # shapes known only when the plan is built: one op sums to x's run-time shape (TF1 uses
+    # Shape, Shape, BroadcastGradientArgs, Sum, Shape and Reshape for this)
+    out = apply_op("SumToShape", [grad, shape(x)])
+    out.set_shape(xs)  # what is static of x's shape stays known
+    return out
 
 
 def kept_shape(x, axes):
@@ -96,3 +127,12 @@ def broadcast_like(t, x):
     if t.shape.is_fully_defined() and x.shape.is_fully_defined() and t.shape.as_list() == x.shape.as_list():
         return t
     return t * ones_like(x, dtype=t.dtype)
+
+
+def _sum_to_grad(op, dy):
+    return [broadcast_like(dy, op.inputs[0]), None]
+
+
+from ..graph.registry import def_grad  # noqa: E402
+
+def_grad("SumToShape")(_sum_to_grad)
