@@ -231,12 +231,12 @@ def dask_chunks(shape, chunk_shape):
 
 
 def create_local(path, shape, dtype, chunks, compressed=True):
-    """A new local Zarr v3 array (zstd, or raw bytes) and its ChunkIO."""
+    """A new local Zarr v3 array (zstd, or raw bytes); its ChunkIO."""
     import zarr
 
     z = zarr.create_array(path, shape=tuple(shape), dtype=np.dtype(dtype), chunks=tuple(chunks) or None,
                           compressors="auto" if compressed else None, overwrite=True)
-    return z, chunk_io(z)
+    return chunk_io(z)
 
 
 def dask_array(arr, name=None):

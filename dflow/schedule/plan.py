@@ -121,18 +121,11 @@ class StoredValue:
         self.path = path
         self.dtype = np.dtype(dtype)
         self.chunks = dask_chunks(tuple(shape), tuple(chunk_shape))
-        z, self.cio = create_local(path, shape, dtype, chunk_shape, compressed=False)
-        if self.cio is None:  # a local raw-bytes array always streams; anything else is a bug
-            raise RuntimeError(f"cannot stream chunks of {path}")
-        del z
+        self.cio = create_local(path, shape, dtype, chunk_shape, compressed=False)
 
     @property
     def shape(self):
         return self.cio.shape
-
-    @property
-    def nbytes(self):
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
     def pieces(self, name):
         """Read tasks for the placeholder keys `name` (chunks equal to this value's)."""
@@ -142,11 +135,6 @@ class StoredValue:
         """{new key: task writing the computed block `key` into this value}, for each block key."""
         return {("dflow-store", self.path) + tuple(k[1:]): (self.cio.write, list(k[1:]), k)
                 for k in flatten(keys)}
-
-    def blocks(self):
-        """(block index, slices, numpy block) for each chunk in C order, read one at a time."""
-        for idx, slc in zip(_block_indices(self.chunks), _block_slices(self.chunks)):
-            yield idx, slc, self.cio.read(idx)
 
     def to_host(self):
         out = np.empty(self.shape, dtype=self.dtype)
@@ -314,11 +302,11 @@ class DaskPlan:
         self.param_slots = [slot for slot, _ in params.values()]
         self.state = state
         stored = stored or {}
-        stored_commits = {var: a for var, a in commits.items() if var in stored}
         # variables held on disk between runs: their new value is written chunk by chunk into a
         # new StoredValue by tasks of the run, never gathered here
-        self.stored = [(var, commits[var].__dask_keys__(), commits[var].shape, commits[var].dtype, stored[var])
-                       for var in commits if var in stored]
+        stored_arrays = [a for var, a in commits.items() if var in stored]
+        self.stored = [(var, a.__dask_keys__(), a.shape, a.dtype, stored[var]) for var, a in commits.items()
+                       if var in stored]
         commits = {var: a for var, a in commits.items() if var not in stored}
         self.commit_vars = list(commits)
         arrays = []
@@ -332,7 +320,6 @@ class DaskPlan:
             else:
                 self.out_index.append(("host", np.asarray(v)))
         commit_arrays = list(commits.values())
-        stored_arrays = [a for var, a in stored_commits.items()]
         computed = {id(a) for a in arrays + commit_arrays + stored_arrays}
         # arrays reached only through control inputs: computed, then reduced to empty tokens per
         # chunk, so the barrier waiting for them moves no data between workers
