@@ -268,6 +268,7 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
     level = {}  # tensor -> stage it becomes available in
     boundaries = []  # (stage level, FeedSlot, dask array computed in that stage)
     stage_bytes = options.stage_bytes
+    staged = set()  # tensors later stages read from an earlier stage (a result or a spill)
     for op in ops:
         outs = op._outputs
         if outs and all(t in env for t in outs):
@@ -286,6 +287,7 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
             vals = [env.get(_source(state, op, i, t)) for i, t in enumerate(op._inputs)]
         if stage_bytes and op.type in ("Sum", "Mean") and _one_pass_moment(ctx, op, env, level, stage_bytes,
                                                                            boundaries, memory):
+            staged.add(op.outputs[0])  # finished from an earlier stage's partials: cheap to redo
             continue
         try:
             outs_vals = _lower_op(ctx, op, opdef, vals, consumers, fetched)
@@ -312,8 +314,9 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
                 ph = _placeholder_array(f"stage-{t.name.replace('/', '.').replace(':', '_')}", spec)
                 boundaries.append((lvl, FeedSlot(t, ph.name, spec), v))
                 env[t], level[t] = ph, lvl + 1
+                staged.add(t)
                 if options.spill:
-                    _spill_costly_inputs(ctx, op, vals, env, level, stage_bytes, boundaries, resolved)
+                    _spill_costly_inputs(ctx, op, vals, env, level, stage_bytes, boundaries, resolved, staged)
             else:
                 env[t], level[t] = v, lvl
 
@@ -343,14 +346,12 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
     for var, t in commit_tensors.items():
         v = env[t]
         commits[var] = ctx.as_dask(v.materialize(ctx.fusion_log) if isinstance(v, Expr) else v)
-    stored = {}
-    if options.store_bytes:
-        for var, arr in commits.items():
-            if arr.ndim and (_nbytes(arr) or 0) >= options.store_bytes:
-                chunk_shape = stored_chunk_shape(arr.shape, arr.dtype, options)
-                layout = dask_chunks(arr.shape, chunk_shape)
-                commits[var] = arr if arr.chunks == layout else arr.rechunk(layout)
-                stored[var] = chunk_shape
+    stored = {}  # variables the session holds on disk: their new value is written in their layout
+    for var, arr in commits.items():
+        layout = stored_layout(options, arr.shape, arr.dtype) if _nbytes(arr) is not None else None
+        if layout:
+            commits[var] = arr if arr.chunks == layout else arr.rechunk(layout)
+            stored[var] = stored_chunk_shape(arr.shape, arr.dtype, options)
     for root, leaves, arr in fusion_log:
         memory.add(root, "fused", leaves, [arr], fused=True, scratch_chunks=fused_scratch_chunks(leaves, arr))
     memory.stage_results = sum(int(np.prod(a.shape)) * a.dtype.itemsize for _, _, a in boundaries)
@@ -361,15 +362,14 @@ def _lower_dask(ops, fetch_elements, feeds, options, state, resolved=None):
     return plan
 
 
-def _spill_costly_inputs(ctx, op, vals, env, level, stage_bytes, boundaries, resolved):
+def _spill_costly_inputs(ctx, op, vals, env, level, stage_bytes, boundaries, resolved, staged):
     """At a stage boundary, the large inputs that later stages read again are recomputed there:
     cheap for a Zarr read or a feed and the elementwise ops on them, but not for a matmul, a
     py_func or a random draw. Those are spilled instead: the boundary's stage writes them to a
     temporary Zarr array (a StoredValue in the session's scratch directory) as it computes them,
     and later stages read that array. The spills are deleted when the run ends."""
     for t_in, val in zip(inputs_of(op, resolved), vals):
-        spilled = isinstance(env.get(t_in), da.Array) and env[t_in].name.startswith("spill-")
-        if spilled or (_nbytes(val) or 0) < stage_bytes or not _costly(t_in.op, stage_bytes, env):
+        if t_in in staged or (_nbytes(val) or 0) < stage_bytes or not _costly(t_in.op, stage_bytes, staged):
             continue
         arr = val.materialize(ctx.fusion_log) if isinstance(val, Expr) else val
         if not isinstance(arr, da.Array) or not arr.ndim:
@@ -383,9 +383,10 @@ def _spill_costly_inputs(ctx, op, vals, env, level, stage_bytes, boundaries, res
         lvl = level.get(t_in, 0)
         boundaries.append((lvl, FeedSlot(Spill(t_in), ph.name, spec), arr))
         env[t_in], level[t_in] = ph, lvl + 1
+        staged.add(t_in)
 
 
-def _costly(op, stage_bytes, env):
+def _costly(op, stage_bytes, staged):
     """Whether recomputing `op`'s output costs more than writing and reading it back: true unless
     it is made only of sources (Zarr reads, feeds, variables, constants, values of earlier stages
     and spills) and elementwise ops."""
@@ -397,8 +398,7 @@ def _costly(op, stage_bytes, env):
         seen.add(o)
         d = o._opdef
         if d.elementwise or d.shape_only:
-            stack.extend(t.op for t in o._inputs if not _statically_small(t, stage_bytes) and not (
-                isinstance(env.get(t), da.Array) and env[t].name.startswith(("spill-", "stage-"))))
+            stack.extend(t.op for t in o._inputs if t not in staged and not _statically_small(t, stage_bytes))
         elif o.type not in _CHEAP_SOURCES and d.state != "variable":
             return True
     return False
