@@ -41,7 +41,7 @@ from harness import (  # noqa: E402
     fmt_ratio,
     fmt_time,
     machine_line,
-    record,
+    record_run,
     run_case,
     table,
 )
@@ -492,11 +492,8 @@ def main(argv):
                 f"float32 in {MLP_CHUNKS} row chunks, gradients of all 6 variables", tf_python)
     bench_step(report)
     if "--record" in argv:
-        cmd = "make bench" if os.environ.get("MAKELEVEL") else "python benchmarks/bench_autodiff.py --record"
-        if os.environ.get("TF_PYTHON"):
-            cmd = f"TF_PYTHON={os.environ['TF_PYTHON']} {cmd}"
-        record("bench_autodiff (issue #4: cheap gradient, full-batch GD step on chunked data)", cmd, report.text)
-        print(f"\nrecorded in {Path(__file__).resolve().parent / 'RESULTS.md'}")
+        record_run("bench_autodiff (issue #4: cheap gradient, full-batch GD step on chunked data)",
+                   "bench_autodiff.py", argv, report.text)
     return 0
 
 

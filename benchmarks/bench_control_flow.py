@@ -41,10 +41,12 @@ sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve
 from harness import (  # noqa: E402
     Report,
     case_main,
+    env_value,
     fmt_ratio,
     fmt_time,
     machine_line,
-    record,
+    record_run,
+    rss_mb,
     run_case,
     table,
     time_calls,
@@ -58,18 +60,6 @@ ISSUE_TF1_US = 3.4
 RSS_TARGET_MB = 512
 TARGET_RATIO = 0.8
 AGREE_TOL = 1e-4
-
-
-def _env(name, cast=int):
-    return cast(os.environ[name])
-
-
-def _rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 # ---- a) scalar while loops ------------------------------------------------------------------------
@@ -100,7 +90,7 @@ def _time_session_loop(tf, sess, kind, n):
 def _loop_dflow(kind):
     import dflow as tf
 
-    return _time_session_loop(tf, tf.Session(), kind, _env("BENCH_ITERS"))
+    return _time_session_loop(tf, tf.Session(), kind, env_value("BENCH_ITERS"))
 
 
 def _loop_tf(kind, v1_control_flow):
@@ -110,7 +100,7 @@ def _loop_tf(kind, v1_control_flow):
         tf.disable_v2_behavior()  # TF1 as it was: graph mode and Enter/Exit/NextIteration loops
     else:
         tf.disable_eager_execution()  # graph mode; TF2's default v2 control flow stays on
-    return _time_session_loop(tf, tf.Session(), kind, _env("BENCH_ITERS"))
+    return _time_session_loop(tf, tf.Session(), kind, env_value("BENCH_ITERS"))
 
 
 def _loop_numpy(kind, ufuncs):
@@ -118,7 +108,7 @@ def _loop_numpy(kind, ufuncs):
     (what dflow's eager kernels call: xp.add, xp.less, xp.remainder)."""
     import numpy as np
 
-    n = _env("BENCH_ITERS")
+    n = env_value("BENCH_ITERS")
     one, two, lim, mod = np.int32(1), np.int32(2), np.int32(n), np.int32(FIB_MOD)
     add, less, rem = np.add, np.less, np.remainder
 
@@ -176,7 +166,7 @@ def _dflow_loop_profile():
 
     import dflow as tf
 
-    n = _env("BENCH_ITERS")
+    n = env_value("BENCH_ITERS")
     i, acc = _loop_graph(tf, "count", n)
     sess = tf.Session()
     sess.run([i, acc])
@@ -221,7 +211,7 @@ def power_generate():
     import numpy as np
     import zarr
 
-    n, c = _env("BENCH_SIZE"), _env("BENCH_CHUNK")
+    n, c = env_value("BENCH_SIZE"), env_value("BENCH_CHUNK")
     done = os.path.join(os.environ["BENCH_DIR"], "A.complete")
     if os.path.exists(done):
         try:
@@ -266,8 +256,8 @@ def power_dflow():
 
     import dflow as tf
 
-    n, steps = _env("BENCH_SIZE"), _env("BENCH_STEPS")
-    rss_imports = _rss_mb()
+    n, steps = env_value("BENCH_SIZE"), env_value("BENCH_STEPS")
+    rss_imports = rss_mb()
     A = tf.io.read_zarr(_store())
 
     def body(k, v):
@@ -297,8 +287,8 @@ def power_dask():
     import dask.array as da
     import numpy as np
 
-    n, steps = _env("BENCH_SIZE"), _env("BENCH_STEPS")
-    rss_imports = _rss_mb()
+    n, steps = env_value("BENCH_SIZE"), env_value("BENCH_STEPS")
+    rss_imports = rss_mb()
 
     def loop():
         A = da.from_zarr(_store())
@@ -500,11 +490,8 @@ def main(argv):
                 if args.dir is None and not args.keep:
                     shutil.rmtree(root, ignore_errors=True)
     if args.record:
-        cmd = "python benchmarks/bench_control_flow.py " + " ".join(argv)
-        if os.environ.get("TF_PYTHON"):
-            cmd = f"TF_PYTHON={os.environ['TF_PYTHON']} {cmd}"
-        record("bench_control_flow (issue #7: while_loop and power iteration)", cmd.strip(), report.text)
-        print(f"\nrecorded in {Path(__file__).resolve().parent / 'RESULTS.md'}")
+        record_run("bench_control_flow (issue #7: while_loop and power iteration)", "bench_control_flow.py", argv,
+                   report.text)
     return 0
 
 

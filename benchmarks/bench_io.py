@@ -30,7 +30,18 @@ import time
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from harness import Report, case_main, fmt_ratio, fmt_time, machine_line, record, run_case, table  # noqa: E402
+from harness import (  # noqa: E402 - after the path
+    Report,
+    case_main,
+    env_value,
+    fmt_ratio,
+    fmt_time,
+    machine_line,
+    record_run,
+    rss_mb,
+    run_case,
+    table,
+)
 
 MB = 1 << 20
 COLS = 1024  # float32 rows of 4 KiB
@@ -39,18 +50,6 @@ PIPE_CHUNK_ROWS = 8192  # 32 MiB chunks for the pipeline's data
 TARGET_RATIO = 0.8
 RSS_TARGET_MB = 512
 BUDGET = "512MB"  # the Session's memory budget in b)
-
-
-def _env(name, cast=int):
-    return cast(os.environ[name])
-
-
-def _rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def _values(total_mb, n, seed=0):
@@ -84,8 +83,8 @@ def _dflow_model(values):
 
 
 def save_restore_dflow():
-    root, repeat = os.environ["BENCH_DIR"], _env("BENCH_REPEAT")
-    values = _values(_env("BENCH_MB"), N_VARS)
+    root, repeat = os.environ["BENCH_DIR"], env_value("BENCH_REPEAT")
+    values = _values(env_value("BENCH_MB"), N_VARS)
     nbytes = sum(v.nbytes for v in values)
     tf, sess, variables = _dflow_model(values)
     del values
@@ -111,8 +110,8 @@ def save_restore_zarr():
     import numpy as np
     import zarr
 
-    root, repeat = os.environ["BENCH_DIR"], _env("BENCH_REPEAT")
-    values = _values(_env("BENCH_MB"), N_VARS)
+    root, repeat = os.environ["BENCH_DIR"], env_value("BENCH_REPEAT")
+    values = _values(env_value("BENCH_MB"), N_VARS)
     nbytes = sum(v.nbytes for v in values)
     saves, restores = [], []
     for i in range(repeat):
@@ -157,12 +156,12 @@ def _reset_hwm():
 
 def _rss_steps(steps):
     """Runs (label, fn) steps; records the RSS after each and the peak RSS during each."""
-    out = {"rss_start": _rss_mb()}
+    out = {"rss_start": rss_mb()}
     for label, fn in steps:
         _reset_hwm()
         fn()
         out[f"peak_{label}"] = _hwm_mb()
-        out[f"rss_after_{label}"] = _rss_mb()
+        out[f"rss_after_{label}"] = rss_mb()
     return out
 
 
@@ -173,7 +172,7 @@ def rss_save():
     def build():  # initialized by the graph, chunk by chunk, straight into the session's store
         import dflow as tf
 
-        rows = _env("BENCH_RSS_MB") * MB // (COLS * 4)
+        rows = env_value("BENCH_RSS_MB") * MB // (COLS * 4)
         with tf.variable_scope("layer0"):
             v = tf.get_variable("w", [rows, COLS], initializer=tf.random_normal_initializer(seed=1))
         state["tf"], state["sess"] = tf, tf.Session(memory_budget=BUDGET)
@@ -193,7 +192,7 @@ def rss_restore():
     def build():
         import dflow as tf
 
-        rows = _env("BENCH_RSS_MB") * MB // (COLS * 4)
+        rows = env_value("BENCH_RSS_MB") * MB // (COLS * 4)
         with tf.variable_scope("layer0"):
             state["v"] = tf.Variable(tf.zeros((rows, COLS)), name="w")  # not initialized: nothing resident
         state["tf"], state["sess"] = tf, tf.Session(memory_budget=BUDGET)
@@ -240,7 +239,7 @@ def rss_dflow_stream():
 def pipeline_dflow():
     import dflow as tf
 
-    root, repeat = os.environ["BENCH_DIR"], _env("BENCH_REPEAT")
+    root, repeat = os.environ["BENCH_DIR"], env_value("BENCH_REPEAT")
     times = []
     for i in range(repeat):
         tf.reset_default_graph()
@@ -259,7 +258,7 @@ def pipeline_dflow():
 def pipeline_dask():
     import dask.array as da
 
-    root, repeat = os.environ["BENCH_DIR"], _env("BENCH_REPEAT")
+    root, repeat = os.environ["BENCH_DIR"], env_value("BENCH_REPEAT")
     times = []
     for i in range(repeat):
         t0 = time.perf_counter()
@@ -426,9 +425,7 @@ def main(argv):
             for sub in ("rss", "pipe", "dflow", "zarr"):
                 shutil.rmtree(os.path.join(root, sub), ignore_errors=True)
     if args.record:
-        cmd = "python benchmarks/bench_io.py " + " ".join(argv)
-        record("bench_io (issue #5: checkpoints and Zarr pipelines)", cmd.strip(), report.text)
-        print(f"\nrecorded in {Path(__file__).resolve().parent / 'RESULTS.md'}")
+        record_run("bench_io (issue #5: checkpoints and Zarr pipelines)", "bench_io.py", argv, report.text)
     return 0
 
 

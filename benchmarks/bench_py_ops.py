@@ -21,7 +21,7 @@ from harness import (  # noqa: E402
     fmt_ratio,
     fmt_time,
     machine_line,
-    record,
+    record_run,
     run_case,
     table,
     time_calls,
@@ -146,8 +146,7 @@ def main(argv):
         report(f"  target py_func ≤ 2 × (direct + tiny), {row[0]}: "
                + ("not measured" if ok is None else "met" if ok else "MISSED"))
     if "--record" in argv:
-        cmd = "python benchmarks/bench_py_ops.py --record" + (f"  (TF_PYTHON={tf_python})" if tf_python else "")
-        record("bench_py_ops (issue #8: py_func overhead)", cmd, report.text)
+        record_run("bench_py_ops (issue #8: py_func overhead)", "bench_py_ops.py", argv, report.text)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ import tensorflow. Module-level imports are standard library only so that interp
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from harness import (  # noqa: E402
     fmt_ratio,
     fmt_time,
     machine_line,
-    record,
+    record_run,
     run_case,
     table,
     time_calls,
@@ -285,11 +284,7 @@ def main(argv):
     bench_tiny(report, tf_python)
     bench_chain(report, tf_python)
     if "--record" in argv:
-        cmd = "make bench" if os.environ.get("MAKELEVEL") else "python benchmarks/bench_spine.py --record"
-        if os.environ.get("TF_PYTHON"):
-            cmd = f"TF_PYTHON={os.environ['TF_PYTHON']} {cmd}"
-        record("bench_spine (issue #2: tiny graph, 1000-op chain)", cmd, report.text)
-        print(f"\nrecorded in {Path(__file__).resolve().parent / 'RESULTS.md'}")
+        record_run("bench_spine (issue #2: tiny graph, 1000-op chain)", "bench_spine.py", argv, report.text)
     return 0
 
 

@@ -32,7 +32,7 @@ from harness import (  # noqa: E402
     case_main,
     fmt_ratio,
     fmt_time,
-    record,
+    record_run,
     run_case,
     table,
     time_calls,
@@ -321,11 +321,7 @@ def main(argv):
     bench_leak(report, tf_python)
     bench_big(report)
     if "--record" in argv:
-        cmd = "make bench" if os.environ.get("MAKELEVEL") else "python benchmarks/bench_state.py --record"
-        if os.environ.get("TF_PYTHON"):
-            cmd = f"TF_PYTHON={os.environ['TF_PYTHON']} {cmd}"
-        record("bench_state (issue #3: variable updates, leaks, shipping)", cmd, report.text)
-        print(f"\nrecorded in {Path(__file__).resolve().parent / 'RESULTS.md'}")
+        record_run("bench_state (issue #3: variable updates, leaks, shipping)", "bench_state.py", argv, report.text)
     return 0
 
 

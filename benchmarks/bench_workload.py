@@ -26,7 +26,6 @@ import importlib.util
 import json
 import os
 import resource
-import shlex
 import shutil
 import subprocess
 import sys
@@ -37,7 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(Path(__file__).resolve().parent)]
-from harness import Report, fmt_ratio, machine_line, record, table  # noqa: E402 - after the path
+from harness import Report, fmt_ratio, machine_line, record_run, table  # noqa: E402 - after the path
 
 ENGINES = ("dflow", "dask", "cubed", "numpy")
 RSS_TARGET_MB = 512
@@ -253,8 +252,8 @@ def main(argv=None):
         if own_dir:
             shutil.rmtree(root, ignore_errors=True)
     if args.record:
-        command = "python benchmarks/bench_workload.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-        record("bench_workload (issue #6: standardize + logistic regression, out of core)", command, report.text)
+        record_run("bench_workload (issue #6: standardize + logistic regression, out of core)", "bench_workload.py",
+                   argv if argv is not None else sys.argv[1:], report.text)
     return 0
 
 

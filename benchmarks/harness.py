@@ -155,6 +155,41 @@ def record(title, command, text, path=RESULTS):
         f.write(section)
 
 
+def record_run(title, script, argv, text):
+    """`record`s `text` under `title` with the command that produced it (`make bench`, or this
+    script with its arguments; TF_PYTHON in front when set) and says where."""
+    import os
+    import shlex
+
+    if os.environ.get("MAKELEVEL"):
+        cmd = "make bench"
+    else:
+        cmd = f"python benchmarks/{script} " + " ".join(shlex.quote(a) for a in argv)
+    if os.environ.get("TF_PYTHON"):
+        cmd = f"TF_PYTHON={os.environ['TF_PYTHON']} {cmd}"
+    record(title, cmd.strip(), text, RESULTS)
+    print(f"\nrecorded in {RESULTS}")
+
+
+def env_value(name, cast=int):
+    """A case's parameter, passed to its interpreter in the environment."""
+    import os
+
+    return cast(os.environ[name])
+
+
+def rss_mb():
+    """This process's resident set size now, in MiB (Linux VmRSS; 0 elsewhere)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def tf_python():
     """The interpreter for the TF1 peer: $TF_PYTHON, else this one if it has tensorflow, else None."""
     import importlib.util
