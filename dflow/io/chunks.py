@@ -50,20 +50,14 @@ class ChunkIO:
         """Chunk `coords` as an array of its (edge-clipped) shape; decoded into `out` when given."""
         shape = self.block_shape(coords)
         full = tuple(self.chunks)
-        if out is None or shape != full:
-            buf = np.empty(full, dtype=self.dtype)
-        else:
-            buf = out
         fn = self.path(coords)
         try:
             f = open(fn, "rb")
-        except FileNotFoundError:
-            buf = buf[tuple(slice(0, s) for s in shape)]
-            buf[...] = self.fill_value
-            if out is not None and buf is not out:
-                out[...] = buf
-                return out
-            return buf
+        except FileNotFoundError:  # never written: the fill value, as zarr reads it
+            target = out if out is not None else np.empty(shape, dtype=self.dtype)
+            target[...] = self.fill_value
+            return target
+        buf = out if out is not None and shape == full else np.empty(full, dtype=self.dtype)
         with f:
             view = memoryview(buf.reshape(-1).view(np.uint8))
             if self.level is None:
