@@ -119,7 +119,7 @@ string = DType("string", np.object_)  # Python str/bytes elements (names, messag
 _ALL = [float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool,
         complex64, complex128, string]
 _BY_NAME = {d.name: d for d in _ALL}
-_BY_NAME.update({"half": float16, "double": float64})
+_BY_NAME.update({"half": float16, "float": float32, "double": float64})  # TF1: "float" is float32
 _BY_NP = {d.np_dtype: d for d in _ALL}
 
 

@@ -69,6 +69,21 @@ class _EagerCtx:
         return value.to_host() if isinstance(value, (RemoteValue, StoredValue)) else value
 
 
+_FORCED = []  # stack of session_defaults() settings
+
+
+@contextlib.contextmanager
+def session_defaults(scheduler=None, small_plan_bytes=None):
+    """Within this block, a Session created without `target` or `scheduler` uses these instead of
+    the defaults: `session_defaults(scheduler="sync", small_plan_bytes=0)` sends every such plan
+    through Dask on the sync scheduler (the test suite's forced-Dask mode runs whole programs so)."""
+    _FORCED.append({"scheduler": scheduler, "small_plan_bytes": small_plan_bytes})
+    try:
+        yield
+    finally:
+        _FORCED.pop()
+
+
 class Session:
     """Runs a graph's ops (TF1's `tf.Session`) on a Dask scheduler.
 
@@ -89,6 +104,8 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         self._config = config
         self._target = target
+        if _FORCED and not target and scheduler is None:  # session_defaults() in force
+            scheduler, small_plan_bytes = _FORCED[-1].get("scheduler"), _FORCED[-1].get("small_plan_bytes")
         budget = _parse_bytes(memory_budget)
         self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
