@@ -62,7 +62,7 @@ def _values(total_mb, n, seed=0):
 
 
 def _chunks(shape):
-    from dflow.io.chunks import row_chunks
+    from dflow.storage.chunks import row_chunks
 
     return row_chunks(shape, 4)  # the chunks Saver uses: the zarr peer writes the same layout
 

@@ -91,7 +91,7 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names, var
         if n.name not in frozen:
             out.append(n)
             continue
-        value = np.array(sess._host_value(n.name), copy=True, order="C")
+        value = np.array(sess.variables.host_value(n.name), copy=True, order="C")
         dtype = n.attr.get("dtype")
         if dtype is not None and as_dtype(value.dtype) != dtype:
             value = value.astype(as_dtype(dtype).np_dtype)

@@ -20,7 +20,8 @@ before them); "assign" for an op whose input 0 is the handle of a variable it ov
 reading (its kernel gets None there); "update" for one that reads and writes it (AssignAdd). The
 output of both is the variable's new value. "sink": an op writing outside the session (Zarr); its
 lowering registers hooks through `ctx.before_run/on_success/on_failure`, and it always runs on Dask.
-"host": an op the Session decides on the host before compiling (cond, while_loop): no kernel.
+"host": an op the Session decides on the host before compiling (cond, while_loop): no kernel; its
+``host`` hook (set with `def_host` by `dflow/schedule/host.py`) makes the decision.
 ``fold(op)``: the op's value when it is known from static facts alone (`shape` of a fully defined
 shape), used by `constant_value`.
 """
@@ -46,6 +47,9 @@ class OpDef:
     must_feed: bool = False  # a Placeholder: running it unfed is an error
     state: str | None = None  # "variable" | "assign" | "update": see the module doc
     shape_only: bool = False  # reads only its input's shape (OnesLike, Shape): not a value dependency
+    host: Callable | None = None  # host(h, op): decides a state="host" op (see schedule/host.py)
+    cheap_source: bool = False  # a source that is cheap to read again (a feed, a Zarr read, a constant)
+    takes_whole: bool = False  # takes inputs of unknown rank as whole values (py_func, identity)
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -53,14 +57,14 @@ _REGISTRY: dict[str, OpDef] = {}
 
 def register_op(name, infer, eager=None, lower=None, grad=None, *, elementwise=False, run_state=False,
                 stateful=False, num_outputs=1, fold=None, must_feed=False, state=None,
-                replace=False):
+                replace=False, cheap_source=False, takes_whole=False):
     """Registers the OpDef of op type `name`; ValueError if it exists (unless `replace`)."""
     if name in _REGISTRY and not replace:
         raise ValueError(f"Op type {name!r} is already registered")
     if eager is None and lower is None and not must_feed and state != "host":
         raise ValueError(f"Op type {name!r} needs an eager kernel or a lowering")
     opdef = OpDef(name, infer, eager, lower, grad, elementwise, run_state, stateful, num_outputs, fold,
-                  must_feed, state)
+                  must_feed, state, cheap_source=cheap_source, takes_whole=takes_whole)
     _REGISTRY[name] = opdef
     return opdef
 
@@ -77,10 +81,28 @@ def def_grad(*op_types):
     return deco
 
 
+def def_host(*op_types):
+    """Decorator giving host ops (state="host") the hook that decides them on the host before a
+    plan is compiled: `fn(h, op)` with `h` the run's host side (schedule/host.py)."""
+
+    def deco(fn):
+        for t in op_types:
+            _REGISTRY[t] = replace(get_opdef(t), host=fn)
+        return fn
+
+    return deco
+
+
 def shape_only(*op_types):
     """Declares op types that read only their inputs' shapes, never their values."""
     for t in op_types:
         _REGISTRY[t] = replace(get_opdef(t), shape_only=True)
+
+
+def set_flags(*op_types, **flags):
+    """Sets boolean OpDef flags (`cheap_source`, `takes_whole`) on op types, next to their definitions."""
+    for t in op_types:
+        _REGISTRY[t] = replace(get_opdef(t), **flags)
 
 
 def not_differentiable(*op_types):

@@ -24,8 +24,8 @@ import zarr
 
 from ..errors import DataLossError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..graph.graph import get_default_graph
-from ..schedule.plan import StoredValue
-from .chunks import chunk_io, row_chunks
+from ..storage.values import StoredValue
+from ..storage.chunks import chunk_io, row_chunks
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "list_variables",
            "load_variable", "load_checkpoint", "init_from_checkpoint", "CheckpointState",
@@ -421,7 +421,7 @@ class Saver:
         values = {}
         for name, v in variables.items():
             try:
-                values[name] = sess._saved_value(v.op.name)
+                values[name] = sess.variables.saved_value(v.op.name)
             except FailedPreconditionError:
                 raise FailedPreconditionError(None, v.op, f"Saver: variable {v.name!r} is uninitialized; "
                                               "nothing was written") from None
@@ -505,8 +505,8 @@ class Saver:
         try:
             for name, v in self._vars().items():
                 e = entries[name]
-                into = sess._new_stored(v.op.name, tuple(e["shape"]), e["dtype"]) \
-                    if sess._stores(tuple(e["shape"]), e["dtype"]) else None
+                into = sess.variables.new_stored(v.op.name, tuple(e["shape"]), e["dtype"]) \
+                    if sess.variables.stores(tuple(e["shape"]), e["dtype"]) else None
                 try:
                     loaded[v.op.name] = _read_array(g, name, e, into=into)
                 except BaseException:

@@ -22,7 +22,7 @@ from ..graph.graph import get_default_graph
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from ..kernels.common import apply_op, convert_to_tensor
-from .chunks import chunk_io, dask_array, read_all
+from ..storage.chunks import chunk_io, dask_array, read_all
 
 __all__ = ["read_zarr", "write_zarr"]
 
@@ -125,7 +125,8 @@ def _source_lower(ctx, array, where, shape, dtype, chunks):
     return out
 
 
-register_op("ZarrSource", _source_infer, eager=_source_eager, lower=_source_lower, stateful=True)
+register_op("ZarrSource", _source_infer, eager=_source_eager, lower=_source_lower, stateful=True,
+            cheap_source=True)
 not_differentiable("ZarrSource")
 
 

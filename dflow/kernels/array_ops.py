@@ -23,7 +23,7 @@ def _placeholder_infer(inputs, attrs):
     return attrs["shape"], attrs["dtype"]
 
 
-register_op("Placeholder", _placeholder_infer, must_feed=True)
+register_op("Placeholder", _placeholder_infer, must_feed=True, cheap_source=True)
 
 
 def placeholder(dtype, shape=None, name=None, chunks=None):
@@ -41,7 +41,7 @@ def _with_default_infer(inputs, attrs):
 
 
 register_op("PlaceholderWithDefault", _with_default_infer, eager=lambda xp, x, shape: x,
-            lower=lambda ctx, x, shape: x, stateful=True)
+            lower=lambda ctx, x, shape: x, stateful=True, cheap_source=True)
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF1 signature
@@ -55,7 +55,7 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF1 signa
 
 
 register_op("Identity", lambda inputs, attrs: (inputs[0].shape, inputs[0].dtype),
-            eager=lambda xp, x: x, lower=lambda ctx, x: x)
+            eager=lambda xp, x: x, lower=lambda ctx, x: x, cheap_source=True, takes_whole=True)
 
 
 def identity(input, name=None):  # noqa: A002 - TF1 signature
@@ -64,7 +64,7 @@ def identity(input, name=None):  # noqa: A002 - TF1 signature
 
 
 register_op("StopGradient", lambda inputs, attrs: (inputs[0].shape, inputs[0].dtype),
-            eager=lambda xp, x: x, elementwise=True)
+            eager=lambda xp, x: x, elementwise=True, cheap_source=True)
 
 
 def stop_gradient(input, name=None):  # noqa: A002 - TF1 signature
@@ -73,7 +73,7 @@ def stop_gradient(input, name=None):  # noqa: A002 - TF1 signature
 
 
 register_op("IdentityN", lambda inputs, attrs: [(t.shape, t.dtype) for t in inputs],
-            eager=lambda xp, *xs: tuple(xs), lower=lambda ctx, *xs: tuple(xs), num_outputs=None)
+            eager=lambda xp, *xs: tuple(xs), lower=lambda ctx, *xs: tuple(xs), num_outputs=None, takes_whole=True)
 
 
 def identity_n(input, name=None):  # noqa: A002 - TF1 signature

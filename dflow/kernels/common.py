@@ -118,7 +118,7 @@ def _const_infer(inputs, attrs):
 
 
 register_op("Const", _const_infer, eager=lambda xp, value, dtype: xp.asarray(value),
-            fold=lambda op: op.get_attr("value"))
+            fold=lambda op: op.get_attr("value"), cheap_source=True)
 
 
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_hint=None):

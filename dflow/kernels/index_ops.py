@@ -104,7 +104,12 @@ def _entry_index(kind, i, dim, n, begin, end, strides, begin_mask, end_mask, err
     if s is None or (b is None and not begin_mask >> i & 1) or (e is None and not end_mask >> i & 1):
         return None, None
     item = slice(b, e, s)
-    return item, (len(range(*item.indices(n))) if n is not None else None)
+    if n is None:
+        return item, None
+    r = range(*item.indices(n))
+    # explicit non-negative bounds: dask misreads a negative-step slice whose start lies before
+    # the first element (x[-2::-1] of length 1 must be empty)
+    return (slice(r.start, r.stop if r.stop >= 0 else None, r.step) if len(r) else slice(0, 0, 1)), len(r)
 
 
 def _masks(attrs):

@@ -186,52 +186,35 @@ def _out_shape(t):
 
 
 def _py_lower(ctx, *inputs, func, Tout, token, Tin):
+    """One task calling the function on whole inputs. An output of unknown rank (TF1's py_func
+    without `set_shape`) is a whole value (`ctx.whole`): it can be fetched or passed to another
+    py_func as it is; an op that needs its chunks gets it once its value is known (the compiler
+    computes it first and feeds it, see schedule/host.py)."""
     op = ctx.op
-    _check_known_rank(op)
     label = f"{op.type} op {op.name!r}"
     static = [None if t.shape.ndims is None else t.shape.as_list() for t in op.outputs][:len(Tout)]
     single = len(op.outputs) == 1
     call = _PyCall(func, label, [d.np_dtype for d in Tout], static, _OpRef(op), single)
+
+    def out(arr, t):
+        return ctx.whole(arr) if t.shape.ndims is None else arr
+
     if single:
         t = op.outputs[0]
         shape, dt = _out_shape(t) or (), t.dtype.np_dtype
-        return [ctx.delayed(call, *inputs, shape=shape, dtype=dt, meta=np.empty((0,) * len(shape), dt))]
+        return [out(ctx.delayed(call, *inputs, shape=shape, dtype=dt, meta=np.empty((0,) * len(shape), dt)), t)]
     values = ctx.delayed(call, *inputs, shape=(), dtype=object)
     outs = []
     for i, t in enumerate(op.outputs):
         shape = _out_shape(t) or ()
         dt = t.dtype.np_dtype
-        outs.append(ctx.delayed(_pick, values, i, shape=shape, dtype=dt, meta=np.empty((0,) * len(shape), dt)))
+        outs.append(out(ctx.delayed(_pick, values, i, shape=shape, dtype=dt, meta=np.empty((0,) * len(shape), dt)), t))
     return outs
 
 
-_WHOLE_VALUE_CONSUMERS = {"PyFunc", "PyFuncStateless"}
-_PASS_THROUGH = {"Identity", "IdentityN"}  # their outputs are the same values: look at their users
-
-
-def _check_known_rank(op):
-    """A Dask plan needs each output's rank: an unknown-rank output may only be fetched or feed
-    ops that take whole values (another py_func), possibly through identities."""
-    for t in op.outputs:
-        if t.shape.ndims is not None:
-            continue
-        stack, seen = [t], set()
-        while stack:
-            u = stack.pop()
-            for c in u.consumers():
-                if c.type in _PASS_THROUGH and c not in seen:
-                    seen.add(c)
-                    stack.extend(o for o in c.outputs if o.shape.ndims is None)
-                elif c.type not in _WHOLE_VALUE_CONSUMERS and c.type not in _PASS_THROUGH:
-                    raise InvalidArgumentError(
-                        None, op, f"{op.type} op {op.name!r}: output {t.name!r} has an unknown rank and "
-                        f"feeds {c.type} op {c.name!r}, which is lowered chunk by chunk. Give it a static "
-                        "shape first, e.g. `y.set_shape([None, 3])` (TF1's py_func outputs have unknown "
-                        "shapes; small in-memory plans run without one).")
-
-
 for _type in ("PyFunc", "PyFuncStateless"):
-    register_op(_type, _py_infer, eager=_py_eager, lower=_py_lower, stateful=True, num_outputs=None)
+    register_op(_type, _py_infer, eager=_py_eager, lower=_py_lower, stateful=True, num_outputs=None,
+                takes_whole=True)
 not_differentiable("PyFunc", "PyFuncStateless")
 
 

@@ -28,10 +28,8 @@ def _variable_eager(xp, ctx, shape, dtype, chunks=None):
 
 
 def _variable_lower(ctx, shape, dtype, chunks=None):
-    from ..schedule.compiler import stored_layout
-
     # a variable held on disk is read in its stored chunks (one read task per chunk)
-    chunks = stored_layout(ctx.options, shape.as_list(), dtype.np_dtype) or chunks
+    chunks = ctx.options.storage.layout(shape.as_list(), dtype.np_dtype) or chunks
     return ctx.run_param(("variable", ctx.op.name), shape.as_list(), dtype.np_dtype, chunks)
 
 

@@ -156,6 +156,10 @@ class FusedKernel:
 
     def __call__(self, *chunks):
         xp = array_api_compat.array_namespace(*chunks) if chunks else array_api_compat.numpy
+        return self.eager(xp, *chunks)
+
+    def eager(self, xp, *chunks):
+        """The chain on whole arrays of namespace `xp` (an eager kernel's signature)."""
         rows = _slab_rows(chunks)
         if rows:
             out = self._by_slabs(xp, chunks, rows)
@@ -236,3 +240,73 @@ def _last_uses(program):
     for s, i in last.items():
         frees[i].append(s)
     return tuple(tuple(f) for f in frees)
+
+
+class Group:
+    """A fused chain of a Program: its root step (whose output leaves the chain), the tensors it
+    reads from outside (`leaves`) and its kernel over them."""
+
+    __slots__ = ("root", "leaves", "kernel")
+
+    def __init__(self, root, leaves, kernel):
+        self.root = root
+        self.leaves = leaves
+        self.kernel = kernel
+
+
+def fusable_step(step):
+    d = step.opdef
+    return d.elementwise and not step.select and len(step.outputs) == 1 and not d.run_state and \
+        not d.stateful and d.eager is not None
+
+
+def fusion_groups(program):
+    """{op: Group} for the elementwise chains of `program` with two or more ops, by the rule the
+    Dask lowering fuses with (`Program.fuses_into_consumer`): an elementwise op whose output only
+    its single elementwise consumer reads runs inside that consumer's kernel."""
+    by_tensor = {}
+    for step in program.steps:
+        if fusable_step(step):
+            by_tensor[step.outputs[0]] = step
+    consumer_fusable = set()
+    for step in program.steps:
+        if fusable_step(step):
+            for t in step.inputs:
+                if t in by_tensor and program.fuses_into_consumer(t):
+                    consumer_fusable.add(t)
+    groups = {}
+    for step in program.steps:
+        if not fusable_step(step) or step.outputs[0] in consumer_fusable:
+            continue
+        # a root: collect its interior (post-order, so producers come first)
+        order, leaves, leaf_slot, seen = [], [], {}, set()
+        stack = [(step, False)]
+        while stack:
+            s, done = stack.pop()
+            if done:
+                order.append(s)
+                continue
+            if s in seen:
+                continue
+            seen.add(s)
+            stack.append((s, True))
+            for t in reversed(s.inputs):
+                if t in consumer_fusable and by_tensor[t] not in seen:
+                    stack.append((by_tensor[t], False))
+        if len(order) < 2:
+            continue
+        for s in order:
+            for t in s.inputs:
+                if t not in consumer_fusable and t not in leaf_slot:
+                    leaf_slot[t] = len(leaves)
+                    leaves.append(t)
+        slot_of = dict(leaf_slot)
+        program_steps = []
+        for i, s in enumerate(order):
+            slots = tuple(slot_of[t] for t in s.inputs)
+            slot_of[s.outputs[0]] = len(leaves) + i
+            program_steps.append((s.opdef.eager, slots, s.op._attrs, s.op._name))
+        group = Group(step, leaves, FusedKernel(tuple(program_steps), ()))
+        for s in order:
+            groups[s.op] = group
+    return groups

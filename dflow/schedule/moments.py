@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .staging import register_rewrite
+
 
 def match(op):
     """(a, m, axes tensor) if `op` is Sum/Mean of the squared deviation of `a` from `m`, else None."""
@@ -133,3 +135,43 @@ def _merge(s, axis, keepdims=True):
     dev = mean_i - mean
     m2 = xp.sum(m2_i, axis=ax, keepdims=True) + xp.sum(n_i * dev * dev, axis=ax, keepdims=True)
     return xp.stack([n, mean, m2])
+
+
+@register_rewrite("Sum", "Mean")
+def one_pass_moment(ctx, op, env, stager, memory):
+    """Lowers `reduce_mean(square(X - m))` with m from a later stage than X in X's own stage: X is
+    read once for m and the squares together. False if the pattern does not apply."""
+    import dask.array as da
+
+    from ..errors import OpError
+    from ..kernels.reduction_ops import _host_ints, _normalize_axes
+    from .fusion import Expr
+
+    found = match(op)
+    if found is None:
+        return False
+    a, m, axis_t = found
+    level = stager.level
+    if level.get(m, 0) < level.get(a, 0):
+        a, m = m, a  # square(m - x): the same deviation
+    if a not in env or m not in env or axis_t not in env or level.get(m, 0) <= level.get(a, 0):
+        return False
+    n = a.shape.num_elements()
+    axis_val = env[axis_t]
+    if n is None or n * a.dtype.size < stager.stage_bytes or isinstance(axis_val, (da.Array, Expr)):
+        return False
+    a_val, m_val = (ctx.materialized(v) for v in (env[a], env[m]))
+    try:
+        axes = _normalize_axes(_host_ints(np.asarray(axis_val)), a_val.ndim, op.type)
+    except OpError:
+        return False
+    out_t = op.outputs[0]
+    if not applies(a_val, m_val, axes, out_t.dtype.np_dtype, stager.stage_bytes // 16):
+        return False
+    stats = chunk_stats(a_val, axes, ctx.name("-moments"))
+    memory.add(op._name, "Moments", [a_val], [stats], stage=level.get(a, 0))
+    ph = stager.add_boundary(level.get(a, 0), Partials(op), stats, f"stage-{op.name.replace('/', '.')}-moments")
+    env[out_t] = finish(ph, m_val, op.type, axes, op._attrs["keep_dims"], out_t.dtype.np_dtype)
+    level[out_t] = max(level.get(a, 0) + 1, level.get(m, 0))
+    stager.staged.add(out_t)  # finished from an earlier stage's partials: cheap to redo
+    return True

@@ -1,10 +1,15 @@
-"""Plans: what `Session.run` executes for one (fetches, feed signature).
+"""Plans: what `Session.run` executes for one (fetches, feed signature, host decisions).
 
-- `EagerPlan`: the pruned ops in order, run through their eager kernels in this process. Used for
-  small plans over in-memory feeds, where a Dask round trip would cost more than the work.
+- `EagerPlan`: a Program's steps run through their eager kernels in this process, elementwise
+  chains fused into one `FusedKernel` each (the kernel the Dask path runs per chunk), every
+  intermediate freed after its last use. Used for small plans over in-memory feeds, where a Dask
+  round trip would cost more than the work.
 - `DaskPlan`: one materialized, culled Dask graph. Feeds and per-run parameters are placeholder
   keys in it; each run copies the graph dict, sets those keys to the new data, and calls the
   scheduler. Nothing is re-lowered or re-optimized on later runs.
+
+A plan runs with `plan.run(rc, feed_values)`: `rc` is a `RunContext` (the executor, the run's
+number, per-run values, the scratch store), never the Session.
 """
 
 from __future__ import annotations
@@ -12,17 +17,52 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from typing import Callable
+
 import array_api_compat
 import array_api_compat.numpy as np_xp
 import dask.array as da
 import numpy as np
-from dask._task_spec import Alias
-from dask.array.core import finalize
-from dask.core import flatten
 from dask.highlevelgraph import HighLevelGraph
 
+from ..dask_compat import alias, cull, flatten, gather_blocks
 from ..errors import InvalidArgumentError, OpError
-from .state import reads_input
+from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
+from .fusion import FusedKernel, fusion_groups
+
+
+@dataclass
+class RunContext:
+    """What a plan sees of one run: the executor, the run's number and token, and the session's
+    per-run values through callables (a plan never holds the Session).
+
+    `param(spec)`: a per-run value (a variable's committed value, a random op's counter);
+    `remember(spec, value)`: keep a value shipped to a cluster for later runs; `new_stored(name,
+    shape, dtype, chunk_shape)`: an empty StoredValue in the session's scratch directory."""
+
+    executor: object
+    number: int
+    token: int
+    param: Callable
+    remember: Callable
+    new_stored: Callable
+
+    def eager_ctx(self, op):
+        return _EagerCtx(self, op)
+
+
+class _EagerCtx:
+    """The `ctx=` of an eager kernel of a run_state op (a random op's draw counter)."""
+
+    __slots__ = ("rc", "op")
+
+    def __init__(self, rc, op):
+        self.rc = rc
+        self.op = op
+
+    def run_param(self, spec, shape=(), dtype=np.int64):
+        value = self.rc.param(spec)
+        return value.to_host() if isinstance(value, (RemoteValue, StoredValue)) else value
 
 
 @dataclass(frozen=True)
@@ -57,47 +97,21 @@ class FeedSlot:
         if isinstance(value, RemoteValue):
             if value.chunks == self.spec.chunks:
                 futures = value.futures if isinstance(value.futures, list) else [value.futures]  # 0-d: one
-                return {(self.name,) + idx: f for idx, f in zip(_block_indices(self.spec.chunks),
+                return {(self.name,) + idx: f for idx, f in zip(block_indices(self.spec.chunks),
                                                                 flatten(futures))}
             value = value.to_host()
         if self.spec.kind == "numpy":
             if not self.spec.shape:
                 return {(self.name,): value}
             out = {}
-            for idx, slc in zip(_block_indices(self.spec.chunks), _block_slices(self.spec.chunks)):
+            for idx, slc in zip(block_indices(self.spec.chunks), block_slices(self.spec.chunks)):
                 out[(self.name,) + idx] = value[slc]
             return out
         out = dict(value.__dask_graph__())
-        for idx, key in zip(_block_indices(self.spec.chunks), flatten(value.__dask_keys__())):
+        for idx, key in zip(block_indices(self.spec.chunks), flatten(value.__dask_keys__())):
             k = (self.name,) + idx
-            out[k] = Alias(k, key)
+            out[k] = alias(k, key)
         return out
-
-
-class RemoteValue:
-    """A value kept on a distributed cluster between runs (a variable): one future per chunk."""
-
-    def __init__(self, client, futures, chunks, dtype):
-        self.client = client
-        self.futures = futures
-        self.chunks = chunks
-        self.dtype = dtype
-
-    @property
-    def shape(self):
-        return tuple(int(sum(c)) for c in self.chunks)
-
-    def to_host(self):
-        parts = self.client.gather(self.futures)
-        return finalize(parts) if isinstance(parts, list) else parts
-
-    @classmethod
-    def scatter(cls, client, value, chunks):
-        """Ships `value` to the cluster once, cut into `chunks`."""
-        if not chunks:
-            return cls(client, client.scatter(value), chunks, value.dtype)
-        futs = client.scatter([np.ascontiguousarray(value[s]) for s in _block_slices(chunks)])
-        return cls(client, _nest(futs, [len(c) for c in chunks]), chunks, value.dtype)
 
 
 class Spill:
@@ -109,101 +123,48 @@ class Spill:
         self.name = f"{tensor.name} (spilled to disk)"
 
 
-class StoredValue:
-    """A variable's value held on local disk between runs: a Zarr array of raw (uncompressed) row
-    chunks in the session's scratch directory, so a variable larger than memory is never resident.
-    Runs read its chunks as tasks and write a new value into a new array; the session deletes the
-    old array once the new value is committed."""
-
-    def __init__(self, path, shape, dtype, chunk_shape):
-        from ..io.chunks import create_local, dask_chunks
-
-        self.path = path
-        self.dtype = np.dtype(dtype)
-        self.chunks = dask_chunks(tuple(shape), tuple(chunk_shape))
-        self.cio = create_local(path, shape, dtype, chunk_shape, compressed=False)
-
-    @property
-    def shape(self):
-        return self.cio.shape
-
-    def pieces(self, name):
-        """Read tasks for the placeholder keys `name` (chunks equal to this value's)."""
-        return {(name,) + idx: (self.cio.read, list(idx)) for idx in _block_indices(self.chunks)}
-
-    def write_tasks(self, keys):
-        """{new key: task writing the computed block `key` into this value}, for each block key."""
-        return {("dflow-store", self.path) + tuple(k[1:]): (self.cio.write, list(k[1:]), k)
-                for k in flatten(keys)}
-
-    def to_host(self):
-        out = np.empty(self.shape, dtype=self.dtype)
-        for idx, slc in zip(_block_indices(self.chunks), _block_slices(self.chunks)):
-            target = out[slc]
-            if target.flags.c_contiguous:
-                self.cio.read(idx, out=target)
-            else:
-                target[...] = self.cio.read(idx)
-        return out
-
-    def discard(self):
-        import shutil
-
-        shutil.rmtree(self.path, ignore_errors=True)
-
-
-def _nest(flat, counts):
-    if not counts:
-        return flat[0]
-    step = int(np.prod(counts[1:], dtype=np.int64)) if len(counts) > 1 else 1
-    return [_nest(flat[i * step:(i + 1) * step], counts[1:]) for i in range(counts[0])]
-
-
-def _block_indices(chunks):
-    return list(itertools.product(*[range(len(c)) for c in chunks]))
-
-
-def _block_slices(chunks):
-    bounds = []
-    for c in chunks:
-        starts = np.concatenate([[0], np.cumsum(c)]).astype(int)
-        bounds.append([slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])])
-    return list(itertools.product(*bounds))
-
-
 class EagerPlan:
+    """A Program run in this process (see the module doc)."""
+
     kind = "eager"
 
-    def __init__(self, ops, fetch_elements, fed, state, resolved=None):
-        self.fetch_elements = list(fetch_elements)
-        self.state = state
-        steps = []
+    def __init__(self, program):
+        self.fetch_elements = program.fetch_elements
+        self.state = program.state
         consts = {}
-        for op in ops:
-            if op.outputs and all(t in fed for t in op.outputs):
+        steps = []  # (op, fn, input tensors, output tensors, attrs, run_state)
+        groups = fusion_groups(program)
+        for step in program.steps:
+            op = step.op
+            if op._type == "Const":  # preloaded: constants are not re-made every run
+                value = op._attrs["value"]
+                consts[op._outputs[0]] = value[()] if value.ndim == 0 else value  # scalars: faster numpy ops
                 continue
-            opdef = op.op_def
-            if op.type == "Const":  # preloaded: constants are not re-made every run
-                value = op.get_attr("value")
-                consts[op.outputs[0]] = value[()] if value.ndim == 0 else value  # scalars: faster numpy ops
+            if step.select:
+                steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
                 continue
-            if opdef.state == "host":  # a resolved cond: its outputs are the taken branch's
-                branch = op._attrs["true_outputs" if resolved[op] else "false_outputs"]
-                steps.append((op, _select, list(branch), op.outputs, {}, False))
-                continue
-            if opdef.state == "variable" and op.name not in state.start_vars:
-                continue  # only assigned in this run: its current value is never read
-            inputs = []
-            for i, t in enumerate(op.inputs):
-                src = state.sources.get((op, i))
-                inputs.append(None if not reads_input(op, i) else src.outputs[0] if src is not None else t)
-            steps.append((op, opdef.eager, inputs, op.outputs, op._attrs, opdef.run_state))
+            group = groups.get(op)
+            if group is None:
+                steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs, step.opdef.run_state))
+            elif group.root is step:
+                steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
         self.steps = steps
         self.consts = consts
-        self._fetch_tensors = [e if hasattr(e, "value_index") else None for e in self.fetch_elements]
-        self.commit_tensors = {var: a.outputs[0] for var, a in state.commits.items()}
+        self._fetch_tensors = program.fetch_tensors
+        self.commit_tensors = program.commit_tensors
+        # each intermediate is dropped after its last reader (fetched and committed ones are kept)
+        last = {}
+        for i, (_, _, inputs, _, _, _) in enumerate(steps):
+            for t in inputs:
+                if t is not None:
+                    last[t] = i
+        frees = [[] for _ in steps]
+        for t, i in last.items():
+            if t not in program.kept and t not in consts:
+                frees[i].append(t)
+        self.frees = [tuple(f) for f in frees]
 
-    def run(self, session, feed_values):
+    def run(self, rc, feed_values):
         env = dict(self.consts)
         env.update(feed_values)
         env[None] = None
@@ -215,11 +176,11 @@ class EagerPlan:
                 except TypeError:
                     xp = np_xp
                 break
-        for op, fn, inputs, outputs, attrs, run_state in self.steps:
+        for (op, fn, inputs, outputs, attrs, run_state), frees in zip(self.steps, self.frees):
             args = [env[t] for t in inputs]
             try:
                 if run_state:
-                    out = fn(xp, *args, ctx=session._eager_ctx(op), **attrs)
+                    out = fn(xp, *args, ctx=rc.eager_ctx(op), **attrs)
                 else:
                     out = fn(xp, *args, **attrs)
             except OpError:
@@ -227,12 +188,16 @@ class EagerPlan:
             except Exception as e:
                 raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r} failed: "
                                            f"{type(e).__name__}: {e}") from e
+            del args
             if len(outputs) == 1:
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
                 env[outputs[0]] = out[0] if isinstance(out, (tuple, list)) else out
             else:
                 for t, v in zip(outputs, out):
                     env[t] = v
+            out = None
+            for t in frees:
+                del env[t]
         values = [env[e] if e is not None else None for e in self._fetch_tensors]
         return values, {var: env[t] for var, t in self.commit_tensors.items()}
 
@@ -251,14 +216,12 @@ def _select(xp, *values):
 
 def _merged_culled(arrays, extra_keys=None):
     """One dict graph holding what `arrays` need (plus `extra_keys` tasks), culled."""
-    from dask.optimization import cull
-
     dsk = dict(HighLevelGraph.merge(*[a.__dask_graph__() for a in arrays])) if arrays else {}
     wanted = list(flatten([a.__dask_keys__() for a in arrays]))
     for key, task in (extra_keys or {}).items():
         dsk[key] = task
         wanted.append(key)
-    return cull(dsk, wanted)[0] if wanted else {}
+    return cull(dsk, wanted) if wanted else {}
 
 
 class Stage:
@@ -277,9 +240,7 @@ def _culled_if_needed(dsk, keys):
     keep only what this run's keys need (a slice of a Zarr feed reads only its chunks)."""
     if dsk.pop("__dflow_cull__", None) is None:
         return dsk
-    from dask.optimization import cull
-
-    return cull(dsk, list(flatten(keys)))[0]
+    return cull(dsk, flatten(keys))
 
 
 def _key_names(dsk):
@@ -342,9 +303,9 @@ class DaskPlan:
         self.names = _key_names(self.dsk)
         self.n_tasks = len(self.dsk) + sum(len(st.dsk) for st in self.stages)
 
-    def _fill(self, dsk, names, session, feed_values, stage_values):
+    def _fill(self, dsk, names, rc, feed_values, stage_values):
         """Sets the placeholder keys `dsk` references: feeds, per-run values, earlier stages."""
-        executor = session._executor
+        executor = rc.executor
         for slot in self.slots:
             if slot.name in names:
                 dsk.update(slot.pieces(feed_values[slot.tensor]))
@@ -353,51 +314,50 @@ class DaskPlan:
         for slot in self.param_slots:
             if slot.name not in names:
                 continue
-            value = session._param_value(slot.tensor)
+            value = rc.param(slot.tensor)
             if not executor.is_local and slot.tensor[0] == "variable" and isinstance(value, np.ndarray):
                 # ship a variable's value to the cluster once per change, not on every run
                 value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
-                session._var_values[slot.tensor[1]] = value
+                rc.remember(slot.tensor, value)
             dsk.update(slot.pieces(value))
         for slot, value in stage_values.items():
             if slot.name in names:
                 dsk.update(slot.pieces(value))
         return dsk
 
-    def run(self, session, feed_values):
-        executor = session._executor
-        run = session._current_run
+    def run(self, rc, feed_values):
+        executor = rc.executor
+        run = rc
         for hook in self.hooks["before_run"]:
             hook(run)
         stored_values, spills = {}, {}
         try:
             stage_values = {}
             for stage in self.stages:
-                dsk = self._fill(dict(stage.dsk), stage.names, session, feed_values, stage_values)
+                dsk = self._fill(dict(stage.dsk), stage.names, rc, feed_values, stage_values)
                 keys = []
                 for slot, k in zip(stage.slots, stage.keys):
                     if isinstance(slot.tensor, Spill):  # written where it is computed, not gathered
                         spec = slot.spec
-                        value = spills[slot] = StoredValue(session._store_path(f"spill-{slot.name}"), spec.shape,
-                                                           spec.dtype.np_dtype, tuple(c[0] for c in spec.chunks))
+                        value = spills[slot] = rc.new_stored(f"spill-{slot.name}", spec.shape, spec.dtype.np_dtype,
+                                                             tuple(c[0] for c in spec.chunks))
                         tasks = value.write_tasks(k)
                         dsk.update(tasks)
                         k = list(tasks)
                     keys.append(k)
                 dsk = _culled_if_needed(dsk, keys)
                 for slot, r in zip(stage.slots, executor.get(dsk, keys, num_workers=self.num_workers)):
-                    stage_values[slot] = spills[slot] if slot in spills else \
-                        finalize(r) if isinstance(r, (list, tuple)) else r
+                    stage_values[slot] = spills[slot] if slot in spills else gather_blocks(r)
             keys = list(self.out_keys)
             if self.barrier_key is not None:
                 keys.append(self.barrier_key)
             if not keys and not self.commit_keys and not self.stored:
                 results, kept = [], []
             else:
-                dsk = self._fill(dict(self.dsk), self.names, session, feed_values, stage_values)
+                dsk = self._fill(dict(self.dsk), self.names, rc, feed_values, stage_values)
                 writes = []
                 for var, block_keys, shape, dtype, chunk_shape in self.stored:
-                    value = stored_values[var] = StoredValue(session._store_path(var), shape, dtype, chunk_shape)
+                    value = stored_values[var] = rc.new_stored(var, shape, dtype, chunk_shape)
                     tasks = value.write_tasks(block_keys)
                     dsk.update(tasks)
                     writes.extend(tasks)
@@ -424,12 +384,12 @@ class DaskPlan:
             if not executor.is_local:
                 commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype)
             else:
-                commits[var] = finalize(r) if isinstance(r, (list, tuple)) else r
+                commits[var] = gather_blocks(r)
         out = []
         for kind, ref in self.out_index:
             if kind == "dask":
                 r = results[ref]
-                out.append(finalize(r) if isinstance(r, (list, tuple)) else r)
+                out.append(gather_blocks(r))
             elif kind == "host":
                 out.append(ref)
             else:

@@ -15,10 +15,13 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
 from ..kernels.common import convert_to_tensor
+from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
 from .fetches import flatten_fetches
-from .plan import FeedSpec, RemoteValue, StoredValue, _block_indices, _block_slices
+from .host import HostRun, decision_key
+from .plan import FeedSpec, RunContext
+from .store import VariableStore, to_host
 
 _DEFAULT_SMALL_PLAN_BYTES = 1 << 20
 
@@ -44,29 +47,9 @@ class Options:
     workers: int = 1  # tasks the scheduler runs at once (for the projected peak)
     config: object = None  # a ConfigProto: soft placement, device placement logging
     gpus: object = 0  # GPUs the executor has (True: a cluster, count unknown)
-    store_bytes: int | None = None  # variables this large live on disk between runs (StoredValue)
+    storage: StoragePolicy = StoragePolicy()  # which variables live on disk between runs (StoredValue)
     chunk_limit: int | None = None  # bytes per "auto" chunk (None: dask's default, 128 MiB)
     spill: bool = False  # costly large values two stages read are written to local disk once
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What hooks of one run see: its number in the session and a token unique across sessions."""
-
-    number: int
-    token: int
-
-
-class _EagerCtx:
-    __slots__ = ("session", "op")
-
-    def __init__(self, session, op):
-        self.session = session
-        self.op = op
-
-    def run_param(self, spec, shape=(), dtype=np.int64):
-        value = self.session._param_value(spec)
-        return value.to_host() if isinstance(value, (RemoteValue, StoredValue)) else value
 
 
 _FORCED = []  # stack of session_defaults() settings
@@ -97,7 +80,7 @@ class Session:
     eager kernels, with no Dask round trip; pass `small_plan_bytes=0` to always go through Dask.
     """
 
-    _store_dir = None
+    variables = None
 
     def __init__(self, target="", graph=None, config=None, *, scheduler=None, chunks="auto",
                  small_plan_bytes=None, num_workers=None, memory_budget=None):
@@ -118,20 +101,17 @@ class Session:
         gpus = True if not self._executor.is_local else gpu_count
         # with a budget, variables over a quarter of it are held in Zarr on local disk between runs
         # (local schedulers only: a cluster's workers hold theirs)
-        store_bytes = max(1, budget // 4) if budget is not None and self._executor.is_local else None
+        storage = StoragePolicy.for_budget(budget, self._executor.is_local)
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
                                 memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus,
-                                store_bytes=store_bytes, spill=self._executor.is_local,
+                                storage=storage, spill=self._executor.is_local,
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
-        self._store_dir = None  # scratch directory of stored variables, made on first use
         self._plans = {}
         self._chunk_cache = {}
         self._counters = {}
-        self._var_values = {}  # variable op name -> numpy array (the committed value)
-        self._remote_age = {}  # variable op name -> (commits, bytes fed) since it was last shipped whole
+        self.variables = VariableStore(storage)  # the committed values of variables
         self._run_count = 0
         self._run_id_base = secrets.randbits(40) << 20
-        self._current_run = None
         self._session_seed = secrets.randbits(31)
         self._closed = False
         self._context_stack = []
@@ -190,11 +170,8 @@ class Session:
             self._closed = True
             self._plans.clear()
             self._executor.close()
-            if self._store_dir is not None:
-                import shutil
-
-                self._var_values.clear()
-                shutil.rmtree(self._store_dir, ignore_errors=True)
+            if self.variables is not None:
+                self.variables.close()
 
     def as_default(self):
         return _default_session_stack.get_controller(self)
@@ -233,158 +210,60 @@ class Session:
         results, commits = self._execute(elements, feeds, values)
         fed = sum(spec.nbytes for spec in feeds.values() if spec.kind == "numpy")
         for var, value in commits.items():  # only a run that succeeded gets here
-            self._set_variable(var, self._remote_commit(var, value, fed) if isinstance(value, RemoteValue)
-                               else value if isinstance(value, StoredValue) else _committed(value))
-        return rebuild([_to_host(r) for r in results])
+            self.variables.commit(var, value, fed)
+        return rebuild([to_host(r) for r in results])
 
-    _LINEAGE_LIMIT = 64
-
-    def _remote_commit(self, var, value, fed_bytes=0):
-        """A value kept on the cluster depends on the previous run's value, and the scheduler keeps
-        that whole history, fed data included; every _LINEAGE_LIMIT commits, or once the data fed
-        since the last cut outweighs the variable, the value is re-shipped (gather and scatter: no
-        history) so the scheduler's state stays bounded."""
-        age, fed = self._remote_age.get(var, (0, 0))
-        age, fed = age + 1, fed + fed_bytes
-        size = int(np.prod(value.shape, dtype=np.int64)) * np.dtype(value.dtype or np.float64).itemsize
-        if age >= self._LINEAGE_LIMIT or fed > size:
-            host = value.to_host()
-            value = RemoteValue.scatter(value.client, host, value.chunks)
-            age, fed = 0, 0
-        self._remote_age[var] = (age, fed)
-        return value
-
-    def _execute(self, elements, feeds, values, resolved=None):
-        """Plans and runs `elements`; (values, variable commits). Decisions the compiler cannot
-        make (a cond's branch, a while loop) are made here on the host first, by nested runs
-        whose commits are dropped: only the outermost run commits."""
-        resolved = dict(resolved or {})
+    def _execute(self, elements, feeds, values, decisions=None):
+        """Plans and runs `elements`; (values, variable commits). What the compiler cannot decide
+        (a cond's branch, a while loop, a value a lowering needs on the host) is settled first by
+        the run's HostRun, through nested runs whose commits are dropped: only the outermost run
+        commits."""
+        h = None
+        decisions = decisions or {}
         while True:
-            plan = self._cached_plan(elements, feeds, resolved)
+            plan = self._cached_plan(elements, feeds if h is None else h.feeds, decisions)
             if plan.kind != "host":
                 break
-            op = plan.op
-            if op.type == "Cond":
-                (choice,), _ = self._execute([op.inputs[0]], feeds, values, resolved)
-                resolved[op] = bool(choice)
-            else:
-                run_loop = self._run_while if op.type == "While" else self._run_while_grad
-                outs = run_loop(op, feeds, values, resolved)
-                feeds, values = dict(feeds), dict(values)
-                for t, v in zip(op.outputs, outs):
-                    spec, v = self._feed_spec(t, v)
-                    feeds[t], values[t] = spec, v
+            if h is None:
+                h = HostRun(feeds, values, dict(decisions), execute=self._execute, plan=self._cached_plan,
+                            run_plan=self._run_plan, feed_spec=self._feed_spec,
+                            check_initialized=self._check_initialized)
+                decisions = h.decisions
+            h.settle(plan)
+        if h is not None:
+            values = h.values
+            constants = {t: v for t, v in h.decisions.items() if isinstance(t, Tensor)}
+            if constants:
+                values = {**values, **constants}
         return self._run_plan(plan, elements, values)
 
-    def _run_plan(self, plan, elements, values):
-        self._check_initialized(plan.state)
+    def _run_plan(self, plan, elements, values, fast=False):
+        if not fast:
+            self._check_initialized(plan.state)
         self._run_count += 1
-        self._current_run = RunInfo(self._run_count, self._run_id_base + self._run_count)
+        rc = RunContext(self._executor, self._run_count, self._run_id_base + self._run_count, self._param_value,
+                        lambda spec, v: self.variables.set(spec[1], v), self.variables.new_stored)
         try:
-            return plan.run(self, values)
+            return plan.run(rc, values)
         except OpError:
             raise
         except (ValueError, TypeError, IndexError, ArithmeticError) as e:
             names = ", ".join(getattr(e_, "name", "?") for e_ in elements)
             raise InvalidArgumentError(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
 
-    def _run_while_grad(self, op, feeds, values, resolved):
-        """The reverse pass of a while loop: re-run it recording states, then apply the body's
-        VJP once per iteration, last to first, accumulating the captured tensors' gradients."""
-        fwd = op.get_attr("forward")
-        states = []
-        self._run_while(fwd, feeds, values, resolved, record=states)
-        phs = list(fwd.get_attr("loop_vars"))
-        idx = list(op.get_attr("var_index"))
-        g_phs = list(op.get_attr("grad_vars"))
-        vjp = list(op.get_attr("vjp"))
-        n_in = op.get_attr("n_forward_inputs")
-        g, _ = self._execute(list(op.inputs[n_in:]), feeds, values, resolved)
-        g = [np.asarray(v) for v in g]
-        cap_acc = None
-        for state in reversed(states):
-            f, v = self._with(feeds, values, phs + g_phs, list(state) + g)
-            out, _ = self._execute(vjp, f, v, resolved)
-            g = [np.asarray(x) for x in out[:len(idx)]]
-            caps = [np.asarray(x) for x in out[len(idx):]]
-            cap_acc = caps if cap_acc is None else [a + c for a, c in zip(cap_acc, caps)]
-        if cap_acc is None:
-            n_caps = len(op.outputs) - len(idx)
-            cap_acc = [np.zeros(t.shape.as_list() if t.shape.is_fully_defined() else (), t.dtype.np_dtype)
-                       for t in op.outputs[len(idx):len(idx) + n_caps]]
-        return g + cap_acc
-
-    def _run_while(self, op, feeds, values, resolved, record=None):
-        """Runs a while loop on the host: its initial values, then one cached plan per iteration
-        computing body(v) and cond(body(v)) together."""
-        n = op.get_attr("n_loop_vars")
-        phs = list(op.get_attr("loop_vars"))
-        body = list(op.get_attr("body"))
-        limit = op.get_attr("maximum_iterations")
-        if limit is not None and not isinstance(limit, int):
-            (limit,), _ = self._execute([convert_to_tensor(limit)], feeds, values, resolved)
-        limit = None if limit is None else int(limit)
-        current, _ = self._execute(list(op.inputs[:n]), feeds, values, resolved)
-        current = [np.asarray(v) if not isinstance(v, np.ndarray) else v for v in current]
-        step_elements = body + [op.get_attr("cond_next")]
-        (go,), _ = self._execute([op.get_attr("cond")], *self._with(feeds, values, phs, current), resolved)
-        i = 0
-        plan, specs = None, None
-        loop_feeds, loop_values = self._with(feeds, values, phs, current)
-        first = self._cached_plan(step_elements, loop_feeds, resolved)
-        if record is None and first.kind == "eager" and all(
-                loop_feeds[p].shape == tuple(v.shape) for p, v in zip(phs, current)):
-            # small state: iterate in this process, one eager plan run per iteration
-            fixed = all(p.shape.is_fully_defined() for p in phs)
-            if fixed:
-                self._check_initialized(first.state)
-                run = first.run
-                while go and (limit is None or i < limit):
-                    loop_values.update(zip(phs, current))
-                    out, _ = run(self, loop_values)
-                    current, go = out[:-1], out[-1]
-                    i += 1
-                return [np.asarray(v) for v in current]
-        while bool(go) and (limit is None or i < limit):
-            if record is not None:
-                record.append(current)
-            loop_feeds, loop_values = self._with(feeds, values, phs, current)
-            new_specs = tuple(loop_feeds[p] for p in phs)
-            if plan is None or new_specs != specs:
-                plan, specs = self._cached_plan(step_elements, loop_feeds, resolved), new_specs
-                if plan.kind == "host":  # a cond or loop inside the body: the general path
-                    out, _ = self._execute(step_elements, loop_feeds, loop_values, resolved)
-                    plan = None
-                else:
-                    out, _ = self._run_plan(plan, step_elements, loop_values)
-            else:
-                out, _ = self._run_plan(plan, step_elements, loop_values)
-            current = [np.asarray(v) for v in out[:-1]]
-            go = out[-1]
-            i += 1
-        return current
-
-    def _with(self, feeds, values, tensors, arrays):
-        feeds, values = dict(feeds), dict(values)
-        for t, v in zip(tensors, arrays):
-            spec, v = self._feed_spec(t, v)
-            feeds[t], values[t] = spec, v
-        return feeds, values
-
     def _check_initialized(self, state):
-        missing = [v for v in state.start_vars if v not in self._var_values]
+        missing = [v for v in state.start_vars if v not in self.variables]
         if missing:
             raise FailedPreconditionError(
                 None, state.start_vars[missing[0]],
                 "Attempting to use uninitialized value " + ", ".join(repr(m) for m in missing)
                 + " (run its initializer, e.g. global_variables_initializer(), first)")
 
-    def _cached_plan(self, elements, feeds, resolved=None):
-        key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()),
-               tuple((id(op), c) for op, c in resolved.items()) if resolved else ())
+    def _cached_plan(self, elements, feeds, decisions=None):
+        key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()), decision_key(decisions))
         plan = self._plans.get(key)
         if plan is None:
-            plan = compile_plan(elements, feeds, self._options, resolved)
+            plan = compile_plan(elements, feeds, self._options, decisions)
             self._plans[key] = plan
         return plan
 
@@ -435,7 +314,7 @@ class Session:
     def _feed_spec(self, t, value):
         target = t.dtype
         if type(value).__module__.startswith("zarr"):
-            from ..io.chunks import dask_array
+            from ..storage.chunks import dask_array
 
             value, _ = dask_array(value)  # chunk files streamed into the tasks' buffers
         if isinstance(value, da.Array):
@@ -482,73 +361,20 @@ class Session:
             self._counters[spec[1]] = v + 1
             return np.int64(v)
         if kind == "run_token":
-            return np.int64(self._current_run.token)
+            return np.int64(self._run_id_base + self._run_count)
         if kind == "session_seed":
             return np.int64(self._session_seed)
         if kind == "variable":
-            try:
-                return self._var_values[spec[1]]
-            except KeyError:
-                raise FailedPreconditionError(None, None, f"Attempting to use uninitialized value {spec[1]!r}") from None
+            return self.variables.get(spec[1])
         if kind == "initialized":
-            return np.bool_(spec[1] in self._var_values)
+            return np.bool_(spec[1] in self.variables)
         raise InvalidArgumentError(None, None, f"Unknown run parameter {spec!r}")
 
-    def _host_value(self, var_name):
-        """A variable's committed value as a numpy array (gathered from the cluster, or read from
-        disk, if kept there)."""
-        value = self._param_value(("variable", var_name))
-        return value.to_host() if isinstance(value, (RemoteValue, StoredValue)) else value
-
-    def _saved_value(self, var_name):
-        """A variable's committed value for a Saver: numpy, or the StoredValue itself (streamed)."""
-        value = self._param_value(("variable", var_name))
-        return value.to_host() if isinstance(value, RemoteValue) else value
-
     def _load_variable(self, var_name, value):
-        """Sets a variable's committed value directly (`Variable.load`); a value as large as the
-        session stores on disk is written there chunk by chunk."""
+        """Sets a variable's committed value directly (`Variable.load`)."""
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
-        if not isinstance(value, StoredValue):
-            value = np.asarray(value)
-            if self._stores(value.shape, value.dtype):
-                stored = self._new_stored(var_name, value.shape, value.dtype)
-                for idx, slc in zip(_block_indices(stored.chunks), _block_slices(stored.chunks)):
-                    stored.cio.write(idx, value[slc])
-                value = stored
-            else:
-                value = _committed(value)
-        self._set_variable(var_name, value)
-
-    def _stores(self, shape, dtype):
-        """Whether a variable of this shape and dtype is held on disk between runs."""
-        limit = self._options.store_bytes
-        return bool(limit) and len(shape) > 0 and \
-            int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize >= limit
-
-    def _new_stored(self, var_name, shape, dtype):
-        """An empty StoredValue for a variable, laid out as plans read it (stored_layout)."""
-        from .compiler import stored_chunk_shape
-
-        return StoredValue(self._store_path(var_name), shape, dtype, stored_chunk_shape(shape, dtype, self._options))
-
-    def _store_path(self, var_name):
-        import tempfile
-        import uuid
-
-        if self._store_dir is None:
-            self._store_dir = tempfile.mkdtemp(prefix="dflow-variables-")
-        return os.path.join(self._store_dir, f"{var_name.replace('/', '.')}-{uuid.uuid4().hex}.zarr")
-
-    def _set_variable(self, var_name, value):
-        old = self._var_values.get(var_name)
-        self._var_values[var_name] = value
-        if isinstance(old, StoredValue) and old is not value:
-            old.discard()
-
-    def _eager_ctx(self, op):
-        return _EagerCtx(self, op)
+        self.variables.load(var_name, value)
 
 
 def _parse_bytes(value):
@@ -571,28 +397,6 @@ def _hashable(x):
         return True
     except TypeError:
         return False
-
-
-def _to_host(v):
-    """A fetched value as TF1 returns it: numpy arrays, numpy scalars for 0-d, None for ops."""
-    if v is None:
-        return None
-    if isinstance(v, np.ndarray):
-        return v[()] if v.ndim == 0 else v
-    if isinstance(v, np.generic):
-        return v
-    if hasattr(v, "get") and type(v).__module__.startswith("cupy"):
-        return _to_host(v.get())
-    return _to_host(np.asarray(v))
-
-
-def _committed(v):
-    """A variable's new value as the session keeps it: an array of its own, read-only (kernels
-    never write their inputs; a feed the user mutates later must not change the variable)."""
-    v = _to_host(v)
-    arr = np.array(v, copy=True)
-    arr.setflags(write=False)
-    return arr
 
 
 class InteractiveSession(Session):

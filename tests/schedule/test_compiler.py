@@ -11,7 +11,7 @@ import pytest
 
 import dflow as tf
 from dflow.graph import registry
-from dflow.schedule import compiler
+from dflow.schedule import compiler, program
 
 CHUNKS = 4
 XV = np.random.default_rng(7).standard_normal((16, 4))  # chunks of 4 rows: CHUNKS chunks
@@ -203,11 +203,11 @@ def test_prune_keeps_only_what_the_fetches_need():
     a = tf.exp(x, name="a")
     b = tf.sin(a, name="b")
     c = tf.cos(unused + a, name="c")  # noqa: F841 - not fetched
-    names = [op.name for op in compiler.prune([b], set())]
+    names = [op.name for op in program.prune([b], set())]
     assert names == ["x", "a", "b"]
-    names = [op.name for op in compiler.prune([b], {a})]  # a fed: x is not needed
+    names = [op.name for op in program.prune([b], {a})]  # a fed: x is not needed
     assert names == ["b"]
-    names = [op.name for op in compiler.prune([b.op, a], set())]
+    names = [op.name for op in program.prune([b.op, a], set())]
     assert names == ["x", "a", "b"]
 
 
@@ -216,7 +216,7 @@ def test_prune_follows_control_dependencies():
     side = tf.square(x, name="side")
     with tf.control_dependencies([side]):
         out = tf.identity(x, name="out")
-    assert [op.name for op in compiler.prune([out], set())] == ["x", "side", "out"]
+    assert [op.name for op in program.prune([out], set())] == ["x", "side", "out"]
 
 
 @pytest.mark.parametrize("sched", [None, "sync"])

@@ -284,7 +284,7 @@ def test_feed_zarr_is_read_chunk_by_chunk(tmp_path, monkeypatch):
     zarr = pytest.importorskip("zarr")
     xv = _xv((8, 3), seed=5)
     z = _zarr_array(tmp_path / "x.zarr", xv, chunks=(2, 3))
-    from dflow.io.chunks import ChunkIO
+    from dflow.storage.chunks import ChunkIO
 
     reads, whole = [], []
     real_read, real_getitem = ChunkIO.read, zarr.Array.__getitem__

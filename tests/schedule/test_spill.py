@@ -46,7 +46,7 @@ def test_a_costly_value_is_computed_once_and_spilled(tmp_path, scheduler):
         H = X @ W
         C = H - H.mean(0)
         np.testing.assert_allclose(got, (C ** 2).sum(0) + C.max(0), rtol=1e-3, atol=1e-3)
-        assert os.listdir(s._store_dir) == []  # the spill is deleted after the run
+        assert os.listdir(s.variables.directory) == []  # the spill is deleted after the run
     if scheduler != "processes":  # (a process pool runs tasks out of this process's sight)
         assert len(ran) == len(set(ran)) == 8  # each of the 8 row chunks once: no recomputation
 
@@ -77,4 +77,4 @@ def test_a_failed_run_deletes_its_spill(tmp_path):
     with tf.Session(scheduler="threads", memory_budget="1MB") as s:
         with pytest.raises(tf.errors.InvalidArgumentError):
             s.run(out, {p: np.full(40, -1e9, np.float32)})
-        assert os.listdir(s._store_dir) == []
+        assert os.listdir(s.variables.directory) == []

@@ -14,7 +14,7 @@ import zarr
 
 import dflow as tf
 from dflow.errors import DataLossError, InvalidArgumentError
-from dflow.schedule.plan import StoredValue
+from dflow.storage.values import StoredValue
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHAPE = (3000, 500)  # 6 MB of float32: stored under a 16 MB budget, several 16 MiB... row chunks
@@ -34,7 +34,7 @@ def test_a_stored_variable_updates_like_numpy(scheduler):
     v, delta, step, colsum = _graph(init)
     with tf.Session(scheduler=scheduler, memory_budget="16MB") as s:
         s.run(v.initializer)
-        assert isinstance(s._var_values["big"], StoredValue)
+        assert isinstance(s.variables.values["big"], StoredValue)
         expect = init.copy()
         for _ in range(3):
             d = rng.standard_normal(SHAPE[1]).astype(np.float32)
@@ -42,7 +42,7 @@ def test_a_stored_variable_updates_like_numpy(scheduler):
             expect = expect + (expect * 0.5 + d)
         np.testing.assert_allclose(s.run(colsum), expect.sum(0), rtol=1e-4)
         np.testing.assert_allclose(s.run(v), expect, rtol=1e-5)
-        store = s._store_dir
+        store = s.variables.directory
         assert len(os.listdir(store)) == 1  # each commit deleted the value it replaced
     assert not os.path.exists(store)  # closing the session removes its scratch directory
 
@@ -52,11 +52,11 @@ def test_small_variables_and_unbudgeted_sessions_stay_in_memory():
     w = tf.Variable(np.zeros(10, np.float32))
     with tf.Session(scheduler="threads") as s:
         s.run(tf.global_variables_initializer())
-        assert isinstance(s._var_values["big"], np.ndarray)
+        assert isinstance(s.variables.values["big"], np.ndarray)
     with tf.Session(scheduler="threads", memory_budget="16MB") as s:
         s.run(tf.global_variables_initializer())
-        assert isinstance(s._var_values[w.op.name], np.ndarray)
-        assert isinstance(s._var_values["big"], StoredValue)
+        assert isinstance(s.variables.values[w.op.name], np.ndarray)
+        assert isinstance(s.variables.values["big"], StoredValue)
 
 
 def test_a_failed_run_keeps_the_old_value_and_leaves_no_array():
@@ -68,7 +68,7 @@ def test_a_failed_run_keeps_the_old_value_and_leaves_no_array():
         s.run(v.initializer)
         with pytest.raises(InvalidArgumentError):
             s.run(bad, {x: -np.ones(SHAPE[1], np.float32)})
-        assert len(os.listdir(s._store_dir)) == 1
+        assert len(os.listdir(s.variables.directory)) == 1
         np.testing.assert_array_equal(s.run(v), init)
 
 
@@ -77,7 +77,7 @@ def test_load_writes_a_large_value_to_disk():
     value = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
     with tf.Session(scheduler="threads", memory_budget="16MB") as s:
         v.load(value, s)
-        assert isinstance(s._var_values["big"], StoredValue)
+        assert isinstance(s.variables.values["big"], StoredValue)
         np.testing.assert_array_equal(s.run(v), value)
 
 
@@ -95,7 +95,7 @@ def test_saver_streams_stored_variables(tmp_path, save_budget, restore_budget):
     np.testing.assert_array_equal(g["big"][...], init * 2)
     with tf.Session(scheduler="threads", memory_budget=restore_budget) as s:
         saver.restore(s, prefix)
-        assert isinstance(s._var_values["big"], StoredValue) == (restore_budget is not None)
+        assert isinstance(s.variables.values["big"], StoredValue) == (restore_budget is not None)
         np.testing.assert_array_equal(s.run(v), init * 2)
         np.testing.assert_array_equal(s.run(b), np.arange(3))
 
@@ -112,7 +112,7 @@ def test_restoring_a_corrupted_stored_variable_changes_nothing(tmp_path):
         with pytest.raises(DataLossError, match="big"):
             saver.restore(s, prefix)
         np.testing.assert_array_equal(s.run(v)[:2, :2], 3.0)
-        assert len(os.listdir(s._store_dir)) == 1  # the partial restore was deleted
+        assert len(os.listdir(s.variables.directory)) == 1  # the partial restore was deleted
 
 
 CHILD = textwrap.dedent("""

@@ -368,10 +368,10 @@ def test_distributed_ships_a_value_once_per_change(new_session, monkeypatch):
 @pytest.mark.parametrize("any_mode", ["distributed"])
 def test_distributed_scheduler_state_stays_bounded(new_session, dask_client, monkeypatch):
     """Each run's value depends on the previous one and the scheduler keeps that history; the
-    session re-ships the value every _LINEAGE_LIMIT commits, so the task table stays bounded."""
-    from dflow.schedule.session import Session
+    session re-ships the value every LINEAGE_LIMIT commits, so the task table stays bounded."""
+    from dflow.schedule.store import VariableStore
 
-    monkeypatch.setattr(Session, "_LINEAGE_LIMIT", 8)
+    monkeypatch.setattr(VariableStore, "LINEAGE_LIMIT", 8)
     v = tf.Variable(np.zeros(4, np.float32), name="v")
     inc = tf.assign_add(v, 1.0)
     s = new_session()
@@ -383,8 +383,8 @@ def test_distributed_scheduler_state_stays_bounded(new_session, dask_client, mon
     for _ in range(5):
         s.run(inc)
     before = n_tasks()
-    runs = 2 * Session._LINEAGE_LIMIT + 20
+    runs = 2 * VariableStore.LINEAGE_LIMIT + 20
     for _ in range(runs):
         s.run(inc)
     np.testing.assert_array_equal(s.run(v), np.full(4, 5.0 + runs))
-    assert n_tasks() - before <= 6 * Session._LINEAGE_LIMIT, f"{n_tasks() - before} more tasks after {runs} runs"
+    assert n_tasks() - before <= 6 * VariableStore.LINEAGE_LIMIT, f"{n_tasks() - before} more tasks after {runs} runs"

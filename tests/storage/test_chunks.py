@@ -1,4 +1,4 @@
-"""dflow.io.chunks: whole chunks streamed between Zarr chunk files and numpy, checked against zarr-python."""
+"""dflow.storage.chunks: whole chunks streamed between Zarr chunk files and numpy, checked against zarr-python."""
 
 import os
 
@@ -8,7 +8,7 @@ import zarr
 
 import dflow as tf
 from dflow.errors import DataLossError
-from dflow.io.chunks import block_sizes, chunk_io, read_all
+from dflow.storage.chunks import block_sizes, chunk_io, read_all
 
 LAYOUTS = {
     "v3-zstd": dict(zarr_format=3),

@@ -1,0 +1,35 @@
+"""The one place dflow touches dask's private or semi-private APIs.
+
+Everything here is a thin alias or wrapper, so that a dask upgrade that moves one of them breaks a
+single module. dflow imports dask's public API (`dask.array`, `dask.delayed`, `HighLevelGraph`,
+`tokenize`, the local schedulers) directly; what is below is not covered by dask's stability
+promises. This module imports nothing of dflow (it sits at the bottom, beside `errors`).
+"""
+
+from __future__ import annotations
+
+from dask._task_spec import Alias, convert_legacy_graph  # noqa: F401 - re-exported
+from dask.array.core import concatenate3, elemwise, finalize  # noqa: F401 - re-exported
+from dask.array.core import normalize_chunks as _normalize_chunks
+from dask.array.utils import meta_from_array  # noqa: F401 - re-exported
+from dask.core import flatten  # noqa: F401 - re-exported
+from dask.optimization import cull as _cull
+
+
+def alias(key, target):
+    """A task making `key` an alias of `target` (no copy)."""
+    return Alias(key, target)
+
+
+def gather_blocks(parts):
+    """The numpy value of a computed dask array from its nested list of blocks (or the block)."""
+    return finalize(parts) if isinstance(parts, (list, tuple)) else parts
+
+
+def normalize_chunks(chunks, shape, limit=None, dtype=None):
+    return _normalize_chunks(chunks, tuple(shape), limit=limit, dtype=dtype)
+
+
+def cull(dsk, keys):
+    """`dsk` reduced to the tasks `keys` need."""
+    return _cull(dsk, list(keys))[0]

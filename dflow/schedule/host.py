@@ -1,0 +1,194 @@
+"""Host decisions: what must be known on the host before a plan can be compiled.
+
+A Program stops at an undecided host op (cond, while loop, while-loop gradient); a Dask lowering
+stops at a tensor whose value it needs on the host (a reshape's shape computed in the same run, a
+py_func output of unknown rank). Either way the compiler returns a `HostDecision` and the
+session's `HostRun` settles it with nested runs (their variable commits dropped: only the
+outermost run commits), then compiles again:
+
+- a cond: its predicate is computed and the plan is specialised to the taken branch, cached per
+  choice;
+- a while loop (and its gradient): run here, one cached plan run per iteration; its results are
+  fed to the outer plan;
+- needed values: computed first; shape-like values (small integer tensors) become host constants
+  of the plan, which is cached per value; others (a whole py_func output) are fed to it.
+
+Each host op type's hook is registered on its OpDef (`def_host`); nothing here switches on
+`op.type` in the session.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnimplementedError
+from ..graph.registry import def_host
+from ..kernels.common import convert_to_tensor
+
+
+class HostDecision:
+    """What the compiler returns when the session must decide on the host first: a host op
+    (`op`), or `tensors` whose values are needed (`constant`: as host constants of the plan)."""
+
+    kind = "host"
+
+    def __init__(self, op=None, tensors=(), constant=False, why=""):
+        self.op = op
+        self.tensors = list(tensors)
+        self.constant = constant
+        self.why = why
+
+
+class HostRun:
+    """One run's host side: its feeds and values so far, its decisions, and the session's ways to
+    run nested plans (callables: it never holds the Session)."""
+
+    def __init__(self, feeds, values, decisions, *, execute, plan, run_plan, feed_spec, check_initialized):
+        self.feeds = feeds
+        self.values = values
+        self.decisions = decisions
+        self._execute = execute
+        self.plan = plan
+        self.run_plan = run_plan
+        self.feed_spec = feed_spec
+        self.check_initialized = check_initialized
+
+    def settle(self, decision):
+        """Settles one HostDecision, updating feeds, values or decisions."""
+        if decision.op is not None:
+            decision.op._opdef.host(self, decision.op)
+            return
+        known = [t for t in decision.tensors if t in self.feeds or t in self.decisions]
+        if known:  # already settled, and the lowering still cannot go on: a limitation, not a loop
+            raise UnimplementedError(None, known[0].op, decision.why)
+        out = self.evaluate(decision.tensors)
+        if decision.constant:
+            for t, v in zip(decision.tensors, out):
+                self.decisions[t] = _frozen(v)
+        else:
+            self.feed(decision.tensors, out)
+
+    def evaluate(self, tensors, feeds=None, values=None):
+        """The values of `tensors` computed by a nested run (its commits dropped)."""
+        out, _ = self._execute(list(tensors), self.feeds if feeds is None else feeds,
+                               self.values if values is None else values, self.decisions)
+        return out
+
+    def feed(self, tensors, arrays):
+        self.feeds, self.values = self.with_feeds(self.feeds, self.values, tensors, arrays)
+
+    def with_feeds(self, feeds, values, tensors, arrays):
+        feeds, values = dict(feeds), dict(values)
+        for t, v in zip(tensors, arrays):
+            spec, v = self.feed_spec(t, v)
+            feeds[t], values[t] = spec, v
+        return feeds, values
+
+
+def _frozen(v):
+    a = np.array(v, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def decision_key(decisions):
+    """A hashable key of decisions (cond choices and host constants) for the plan cache."""
+    if not decisions:
+        return ()
+    key = []
+    for k, v in decisions.items():
+        if isinstance(v, np.ndarray):
+            key.append((id(k), v.dtype.str, v.shape, v.tobytes()))
+        else:
+            key.append((id(k), v))
+    return tuple(key)
+
+
+@def_host("Cond")
+def _decide_cond(h, op):
+    (choice,) = h.evaluate([op.inputs[0]])
+    h.decisions[op] = bool(choice)
+
+
+@def_host("While")
+def _decide_while(h, op):
+    h.feed(op.outputs, run_while(h, op))
+
+
+@def_host("WhileGrad")
+def _decide_while_grad(h, op):
+    h.feed(op.outputs, run_while_grad(h, op))
+
+
+def run_while_grad(h, op):
+    """The reverse pass of a while loop: re-run it recording states, then apply the body's VJP once
+    per iteration, last to first, accumulating the captured tensors' gradients."""
+    fwd = op.get_attr("forward")
+    states = []
+    run_while(h, fwd, record=states)
+    phs = list(fwd.get_attr("loop_vars"))
+    idx = list(op.get_attr("var_index"))
+    g_phs = list(op.get_attr("grad_vars"))
+    vjp = list(op.get_attr("vjp"))
+    n_in = op.get_attr("n_forward_inputs")
+    g = [np.asarray(v) for v in h.evaluate(list(op.inputs[n_in:]))]
+    cap_acc = None
+    for state in reversed(states):
+        f, v = h.with_feeds(h.feeds, h.values, phs + g_phs, list(state) + g)
+        out = h.evaluate(vjp, f, v)
+        g = [np.asarray(x) for x in out[:len(idx)]]
+        caps = [np.asarray(x) for x in out[len(idx):]]
+        cap_acc = caps if cap_acc is None else [a + c for a, c in zip(cap_acc, caps)]
+    if cap_acc is None:
+        n_caps = len(op.outputs) - len(idx)
+        cap_acc = [np.zeros(t.shape.as_list() if t.shape.is_fully_defined() else (), t.dtype.np_dtype)
+                   for t in op.outputs[len(idx):len(idx) + n_caps]]
+    return g + cap_acc
+
+
+def run_while(h, op, record=None):
+    """Runs a while loop on the host: its initial values, then one cached plan per iteration
+    computing body(v) and cond(body(v)) together."""
+    n = op.get_attr("n_loop_vars")
+    phs = list(op.get_attr("loop_vars"))
+    body = list(op.get_attr("body"))
+    limit = op.get_attr("maximum_iterations")
+    if limit is not None and not isinstance(limit, int):
+        (limit,) = h.evaluate([convert_to_tensor(limit)])
+    limit = None if limit is None else int(limit)
+    current = [np.asarray(v) for v in h.evaluate(list(op.inputs[:n]))]
+    step_elements = body + [op.get_attr("cond_next")]
+    loop_feeds, loop_values = h.with_feeds(h.feeds, h.values, phs, current)
+    (go,) = h.evaluate([op.get_attr("cond")], loop_feeds, loop_values)
+    i = 0
+    plan, specs = None, None
+    first = h.plan(step_elements, loop_feeds, h.decisions)
+    if record is None and first.kind == "eager" and all(
+            loop_feeds[p].shape == tuple(v.shape) for p, v in zip(phs, current)):
+        # small state: iterate in this process, one eager plan run per iteration
+        if all(p.shape.is_fully_defined() for p in phs):
+            h.check_initialized(first.state)
+            while go and (limit is None or i < limit):
+                loop_values.update(zip(phs, current))
+                out, _ = h.run_plan(first, step_elements, loop_values, fast=True)
+                current, go = out[:-1], out[-1]
+                i += 1
+            return [np.asarray(v) for v in current]
+    while bool(go) and (limit is None or i < limit):
+        if record is not None:
+            record.append(current)
+        loop_feeds, loop_values = h.with_feeds(h.feeds, h.values, phs, current)
+        new_specs = tuple(loop_feeds[p] for p in phs)
+        if plan is None or new_specs != specs:
+            plan, specs = h.plan(step_elements, loop_feeds, h.decisions), new_specs
+            if plan.kind == "host":  # a cond or loop inside the body: the general path
+                out = h.evaluate(step_elements, loop_feeds, loop_values)
+                plan = None
+            else:
+                out, _ = h.run_plan(plan, step_elements, loop_values)
+        else:
+            out, _ = h.run_plan(plan, step_elements, loop_values)
+        current = [np.asarray(v) for v in out[:-1]]
+        go = out[-1]
+        i += 1
+    return current

@@ -1,0 +1,97 @@
+"""Values kept between runs outside the session's memory: on a cluster as per-chunk futures
+(`RemoteValue`), or on local disk as a raw Zarr array (`StoredValue`)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..dask_compat import flatten, gather_blocks
+from .chunks import create_local, dask_chunks
+
+
+class RemoteValue:
+    """A value kept on a distributed cluster between runs (a variable): one future per chunk."""
+
+    def __init__(self, client, futures, chunks, dtype):
+        self.client = client
+        self.futures = futures
+        self.chunks = chunks
+        self.dtype = dtype
+
+    @property
+    def shape(self):
+        return tuple(int(sum(c)) for c in self.chunks)
+
+    def to_host(self):
+        parts = self.client.gather(self.futures)
+        return gather_blocks(parts)
+
+    @classmethod
+    def scatter(cls, client, value, chunks):
+        """Ships `value` to the cluster once, cut into `chunks`."""
+        if not chunks:
+            return cls(client, client.scatter(value), chunks, value.dtype)
+        futs = client.scatter([np.ascontiguousarray(value[s]) for s in block_slices(chunks)])
+        return cls(client, nest(futs, [len(c) for c in chunks]), chunks, value.dtype)
+
+
+class StoredValue:
+    """A variable's value held on local disk between runs: a Zarr array of raw (uncompressed) row
+    chunks in the session's scratch directory, so a variable larger than memory is never resident.
+    Runs read its chunks as tasks and write a new value into a new array; the session deletes the
+    old array once the new value is committed."""
+
+    def __init__(self, path, shape, dtype, chunk_shape):
+        self.path = path
+        self.dtype = np.dtype(dtype)
+        self.chunks = dask_chunks(tuple(shape), tuple(chunk_shape))
+        self.cio = create_local(path, shape, dtype, chunk_shape, compressed=False)
+
+    @property
+    def shape(self):
+        return self.cio.shape
+
+    def pieces(self, name):
+        """Read tasks for the placeholder keys `name` (chunks equal to this value's)."""
+        return {(name,) + idx: (self.cio.read, list(idx)) for idx in block_indices(self.chunks)}
+
+    def write_tasks(self, keys):
+        """{new key: task writing the computed block `key` into this value}, for each block key."""
+        return {("dflow-store", self.path) + tuple(k[1:]): (self.cio.write, list(k[1:]), k)
+                for k in flatten(keys)}
+
+    def to_host(self):
+        out = np.empty(self.shape, dtype=self.dtype)
+        for idx, slc in zip(block_indices(self.chunks), block_slices(self.chunks)):
+            target = out[slc]
+            if target.flags.c_contiguous:
+                self.cio.read(idx, out=target)
+            else:
+                target[...] = self.cio.read(idx)
+        return out
+
+    def discard(self):
+        import shutil
+
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def nest(flat, counts):
+    if not counts:
+        return flat[0]
+    step = int(np.prod(counts[1:], dtype=np.int64)) if len(counts) > 1 else 1
+    return [nest(flat[i * step:(i + 1) * step], counts[1:]) for i in range(counts[0])]
+
+
+def block_indices(chunks):
+    return list(itertools.product(*[range(len(c)) for c in chunks]))
+
+
+def block_slices(chunks):
+    bounds = []
+    for c in chunks:
+        starts = np.concatenate([[0], np.cumsum(c)]).astype(int)
+        bounds.append([slice(int(a), int(b)) for a, b in zip(starts[:-1], starts[1:])])
+    return list(itertools.product(*bounds))
