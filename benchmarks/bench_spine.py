@@ -7,6 +7,9 @@ a) tiny: reduce_sum(x * 2 + 1) on a fed 100×100 float32, Session.run repeated w
 b) chain: 1000 × tanh(x * 1.01 + 0.1) on a 1000×100 float64 fed as a dask array in 4 row chunks
    (numpy and TF1 get the same values in memory: neither takes a dask array). Peers: numpy,
    dask.array, TF1. Targets: dflow build + first run ≤ 1 s, later runs ≤ 2× numpy.
+c) the same chain fed as a numpy array on the default session (the path users take: the plan runs
+   in process), without and with a `chunks=` hint on the placeholder. Targets (issue #12): build +
+   first run ≤ 1 s, later runs ≤ 1.5× numpy, peak RSS ≤ 250 MB.
 
 Every case runs in its own interpreter (benchmarks/harness.py); the TF1 cases run under the
 interpreter named by TF_PYTHON (TensorFlow is never a dependency of dflow), or this one if it can
@@ -142,16 +145,16 @@ def chain_dask():
             "value": float(value.sum())}
 
 
-def chain_dflow():
+def chain_dflow(numpy_feed=False, hint=None):
     import dask.array as da
 
     import dflow as tf
 
     xv = _chain_data()
-    feed = da.from_array(xv, chunks=CHAIN_CHUNKS)
+    feed = xv if numpy_feed else da.from_array(xv, chunks=CHAIN_CHUNKS)
 
     def build():
-        x = tf.placeholder(tf.float64, CHAIN_SHAPE, name="x")
+        x = tf.placeholder(tf.float64, CHAIN_SHAPE, name="x", chunks=hint)
         y = x
         for _ in range(CHAIN_DEPTH):
             y = tf.tanh(y * 1.01 + 0.1)
@@ -191,6 +194,8 @@ CASES = {
     "tiny:dflow-dask": tiny_dflow_dask, "tiny:tf1": tiny_tf1,
     "chain:numpy": chain_numpy, "chain:dask": chain_dask, "chain:dflow": chain_dflow,
     "chain:tf1": chain_tf1,
+    "chain:dflow-numpy": lambda: chain_dflow(numpy_feed=True),
+    "chain:dflow-numpy-hint": lambda: chain_dflow(numpy_feed=True, hint=CHAIN_CHUNKS),
 }
 
 
@@ -273,6 +278,37 @@ def bench_chain(report, tf_python):
         _target(report, "dflow chain", None)
 
 
+def bench_chain_numpy(report, tf_python):
+    peers = {"dflow, numpy feed": "chain:dflow-numpy",
+             f"dflow, numpy feed, chunks={CHAIN_CHUNKS}": "chain:dflow-numpy-hint",
+             "numpy": "chain:numpy"}
+    results = {label: _run(case) for label, case in peers.items()}
+    if tf_python:
+        results["TF1"] = _run("chain:tf1", tf_python)
+    np_later = results["numpy"].get("later")
+    rows = []
+    for label, r in results.items():
+        rows.append([label, fmt_time(r.get("build")), fmt_time(r.get("first")), fmt_time(r.get("later")),
+                     fmt_ratio(r.get("later"), np_later),
+                     f"{r['peak_rss_mb']:.0f}" if "peak_rss_mb" in r else r.get("error", "-")])
+    report("")
+    report("c) the same chain fed as a numpy array on the default session (in-process plan)")
+    report(table(["peer", "build", "first run", "later runs (median)", "later ÷ numpy", "peak RSS MiB"], rows))
+    for bad in _agree(results, ref="numpy"):
+        report(f"  WRONG RESULT: {bad}")
+    for label in list(peers)[:2]:
+        d = results[label]
+        if d.get("build") is None:
+            _target(report, label, None)
+            continue
+        total = d["build"] + d["first"]
+        _target(report, f"{label}: build + first run ≤ 1 s (got {fmt_time(total)})", total <= 1.0)
+        _target(report, f"{label}: later runs ≤ 1.5× numpy (got {fmt_ratio(d['later'], np_later)})",
+                None if np_later is None else d["later"] <= 1.5 * np_later)
+        _target(report, f"{label}: peak RSS ≤ 250 MB (got {d['peak_rss_mb'] * 1.048576:.0f} MB)",
+                d["peak_rss_mb"] * 1.048576 <= 250)
+
+
 def main(argv):
     if "--case" in argv:
         case_main(CASES, argv)
@@ -283,6 +319,7 @@ def main(argv):
     report(f"TF1 peer: {tf_python or 'not measured (set TF_PYTHON to an interpreter with tensorflow)'}")
     bench_tiny(report, tf_python)
     bench_chain(report, tf_python)
+    bench_chain_numpy(report, tf_python)
     if "--record" in argv:
         record_run("bench_spine (issue #2: tiny graph, 1000-op chain)", "bench_spine.py", argv, report.text)
     return 0

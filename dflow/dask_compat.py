@@ -13,6 +13,7 @@ from dask.array.core import concatenate3, elemwise, finalize  # noqa: F401 - re-
 from dask.array.core import normalize_chunks as _normalize_chunks
 from dask.array.utils import meta_from_array  # noqa: F401 - re-exported
 from dask.core import flatten  # noqa: F401 - re-exported
+from dask.highlevelgraph import HighLevelGraph, MaterializedLayer  # noqa: F401 - re-exported
 from dask.optimization import cull as _cull
 
 

@@ -75,6 +75,19 @@ UnavailableError = _subclass("UnavailableError", UNAVAILABLE, "A service (schedu
 DataLossError = _subclass("DataLossError", DATA_LOSS, "Unrecoverable data loss or corruption (checksum mismatch, malformed file).")
 UnauthenticatedError = _subclass("UnauthenticatedError", UNAUTHENTICATED, "Missing valid credentials.")
 
+
+
+def kernel_failure(op, exc, op_type=None, op_name=None, where=""):
+    """The InvalidArgumentError for a kernel or lowering of `op` that raised `exc` (the one wording
+    of the in-process plan, the fused chunk kernels and the Dask lowering). An OpError passes as is.
+    `op` may be None where only the op's type and name travel (a fused kernel on a worker)."""
+    if isinstance(exc, OpError):
+        return exc
+    op_type = op_type or getattr(op, "type", "?")
+    op_name = op_name or getattr(op, "name", "?")
+    return InvalidArgumentError(None, op, f"{op_type} op {op_name!r} failed{where}: {type(exc).__name__}: {exc}")
+
+
 __all__ = [
     "OpError",
     "CancelledError",

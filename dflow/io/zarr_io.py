@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import zarr
 
+from ..dask_compat import normalize_chunks
 from ..errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
@@ -204,7 +205,7 @@ def _sink_lower(ctx, x, target, chunks, overwrite, where):
     shape = tuple(int(d) for d in ctx.known_shape(x))
     zchunks = tuple(chunks) if chunks is not None else tuple(max(1, int(c[0])) for c in x.chunks) or ()
     if x.ndim:
-        aligned = da.core.normalize_chunks(zchunks, shape)
+        aligned = normalize_chunks(zchunks, shape)
         if x.chunks != aligned:
             x = x.rechunk(aligned)  # every dask chunk writes whole Zarr chunks: no write races
     dtype = x.dtype

@@ -7,6 +7,7 @@ every value, and an out-of-range index raises InvalidArgumentError when the plan
 
 from __future__ import annotations
 
+import builtins
 import collections
 import numbers
 
@@ -19,12 +20,14 @@ from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
-from ..graph.registry import register_op
+from ..graph.registry import def_grad, register_op
 from ..graph.shape import Dimension, TensorShape, unknown_shape
 from .array_ops import partial_shape_value, stack
 from .common import REAL, apply_op, check_dtype, constant, convert_to_tensor, to_numpy
 
-__all__ = ["strided_slice", "gather", "one_hot", "top_k"]
+_py_slice = builtins.slice
+
+__all__ = ["strided_slice", "slice", "gather", "one_hot", "top_k"]
 
 _MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
 _DROP = "drop"  # output size of a shrunk dim: the dim is removed
@@ -52,7 +55,7 @@ def _ints(a):
     return [int(v) for v in a.reshape(-1).tolist()]
 
 
-# ---- strided slice: TF's sparse spec -> one numpy index item per output step --------------------
+# ---- strided _py_slice: TF's sparse spec -> one numpy index item per output step --------------------
 
 
 def _expand_spec(ndims, n, begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask):
@@ -83,7 +86,7 @@ def _entry_index(kind, i, dim, n, begin, end, strides, begin_mask, end_mask, err
     dim's size, and begin/end/strides). Python slices clamp and wrap bounds exactly as TF does.
     `error(msg)` makes the exception for an impossible spec."""
     if kind == "full":
-        return slice(None), n
+        return _py_slice(None), n
     if kind == "new":
         return None, 1
     s = strides[i]
@@ -103,13 +106,13 @@ def _entry_index(kind, i, dim, n, begin, end, strides, begin_mask, end_mask, err
     e = None if end_mask >> i & 1 else end[i]
     if s is None or (b is None and not begin_mask >> i & 1) or (e is None and not end_mask >> i & 1):
         return None, None
-    item = slice(b, e, s)
+    item = _py_slice(b, e, s)
     if n is None:
         return item, None
     r = range(*item.indices(n))
     # explicit non-negative bounds: dask misreads a negative-step slice whose start lies before
     # the first element (x[-2::-1] of length 1 must be empty)
-    return (slice(r.start, r.stop if r.stop >= 0 else None, r.step) if len(r) else slice(0, 0, 1)), len(r)
+    return (_py_slice(r.start, r.stop if r.stop >= 0 else None, r.step) if len(r) else _py_slice(0, 0, 1)), len(r)
 
 
 def _masks(attrs):
@@ -171,7 +174,7 @@ def _ss_lower(ctx, x, begin, end, strides, **attrs):
         bit = 0 if i is None else 1 << i
         if kind == "shrink" and _is_data(b[i]) or kind == "range" and (
                 _is_data(s[i]) or _is_data(b[i]) and not bm & bit or _is_data(e[i]) and not em & bit):
-            static.append(slice(None))  # read in the graph below
+            static.append(_py_slice(None))  # read in the graph below
             data.append((axis, kind, i, d, n))
             axis += 1
             continue
@@ -187,14 +190,14 @@ def _ss_lower(ctx, x, begin, end, strides, **attrs):
     for axis, kind, i, d, n in data:
         if kind == "shrink":
             idx = da.asarray(b[i]).map_blocks(_checked_shrink, n=n, dim=d, dtype=np.int64).reshape(1)
-            out = out[(slice(None),) * axis + (idx,)]
-    out = out[tuple(0 if a in drop else slice(None) for a in range(out.ndim))] if drop else out
+            out = out[(_py_slice(None),) * axis + (idx,)]
+    out = out[tuple(0 if a in drop else _py_slice(None) for a in range(out.ndim))] if drop else out
     ranges = [(axis - sum(a < axis for a in drop), i, n) for axis, kind, i, d, n in data if kind == "range"]
     vals = [v for _, i, _ in ranges for v in (b[i], e[i], s[i], bm >> i & 1, em >> i & 1)]
     if len(ranges) == 1:  # a gather by positions: chunks of `out` stay as they are
         (axis, i, n), = ranges
         idx = da.map_blocks(_range_positions, *vals, n=n, new_axis=0, chunks=((np.nan,),), dtype=np.int64)
-        out = out[(slice(None),) * axis + (idx,)]
+        out = out[(_py_slice(None),) * axis + (idx,)]
     elif ranges:  # several: each task slices whole rows of those axes
         axes = [a for a, _, _ in ranges]
         out = out.rechunk(dict.fromkeys(axes, -1))
@@ -211,10 +214,10 @@ def _checked_shrink(b, n, dim):
 
 
 def _run_slice(b, e, s, b_masked, e_masked):
-    """A range entry as a Python slice, from values read when the plan runs."""
+    """A range entry as a Python _py_slice, from values read when the plan runs."""
     if int(s) == 0:
         raise _runtime_error("strides must be non-zero")
-    return slice(None if b_masked else int(b), None if e_masked else int(e), int(s))
+    return _py_slice(None if b_masked else int(b), None if e_masked else int(e), int(s))
 
 
 def _range_positions(*vals, n):
@@ -223,7 +226,7 @@ def _range_positions(*vals, n):
 
 
 def _slice_block(block, *vals, axes):
-    idx = [slice(None)] * block.ndim
+    idx = [_py_slice(None)] * block.ndim
     for j, a in enumerate(axes):
         idx[a] = _run_slice(*vals[5 * j:5 * j + 5])
     return block[tuple(idx)]
@@ -269,9 +272,98 @@ def _as_spec(value, what):
     return convert_to_tensor(value, preferred_dtype=dtypes.int32)
 
 
+# ---- Slice: TF1's tf.slice(input, begin, size), size -1 = to the end --------------------------
+def _slice_bounds(shape, begin, size, error):
+    """Per-axis (start, stop) of a Slice on an array of `shape` (ints), as TF checks them."""
+    begin = [int(b) for b in np.asarray(begin).reshape(-1)]
+    size = [int(z) for z in np.asarray(size).reshape(-1)]
+    if len(begin) != len(shape) or len(size) != len(shape):
+        raise error(f"Expected begin and size arguments to be 1-D tensors of size {len(shape)}, but got "
+                    f"shapes [{len(begin)}] and [{len(size)}] instead.")
+    out = []
+    for d, (n, b, z) in enumerate(zip(shape, begin, size)):
+        z = n - b if z == -1 else z
+        if not (0 <= b <= n and 0 <= z and b + z <= n):
+            raise error(f"Expected begin[{d}] in [0, {n}] and size[{d}] in [0, {n - b}], but got {b} and "
+                        f"{size[d]}")
+        out.append((b, b + z))
+    return out
+
+
+def _slice_infer(inputs, attrs):
+    x, begin, size = inputs
+    for t, what in ((begin, "begin"), (size, "size")):
+        if not t.dtype.is_integer:
+            raise TypeError(f"Slice: {what} must be int32 or int64, got {t.dtype.name}")
+        if t.shape.ndims not in (None, 1):
+            raise ValueError(f"Slice: {what} must be 1-D, got shape {t.shape}")
+    b, z = partial_shape_value(begin), partial_shape_value(size)
+    rank = x.shape.ndims
+    for v in (b, z):
+        if v is not None and rank is None:
+            rank = len(v)
+        elif v is not None and len(v) != rank:
+            raise ValueError(f"Slice: begin and size must have {rank} elements, got {len(v)}")
+    if rank is None:
+        return unknown_shape(), x.dtype
+    dims = x.shape.as_list() if x.shape.ndims is not None else [None] * rank
+    out = []
+    for d in range(rank):
+        bd = None if b is None else b[d]
+        zd = None if z is None else z[d]
+        if zd is not None and zd != -1:
+            out.append(zd)
+        elif zd == -1 and bd is not None and dims[d] is not None:
+            out.append(dims[d] - bd)
+        else:
+            out.append(None)
+    return TensorShape(out), x.dtype
+
+
+def _slice_error(op):
+    return lambda msg: InvalidArgumentError(None, op, f"Slice op {getattr(op, 'name', '?')!r}: {msg}")
+
+
+def _slice_eager(xp, x, begin, size):
+    bounds = _slice_bounds(tuple(x.shape), begin, size, _slice_error(None))
+    return x[tuple(_py_slice(a, b) for a, b in bounds)]
+
+
+def _slice_lower(ctx, x, begin, size):
+    x = ctx.as_dask(x)
+    b, z = ctx.host_value(begin, "Slice begin"), ctx.host_value(size, "Slice size")
+    bounds = _slice_bounds(ctx.known_shape(x), b, z, _slice_error(ctx.op))
+    return x[tuple(_py_slice(a, e) for a, e in bounds)]
+
+
+register_op("Slice", _slice_infer, eager=_slice_eager, lower=_slice_lower)
+
+
+def _slice_grad(op, g):
+    """The gradient pads g back to x's shape: `begin` before, the rest after (TF1's _SliceGrad);
+    ops are made by their registered types."""
+    x, begin, _ = op.inputs
+    out_type = {"out_type": begin.dtype}
+    after = apply_op("Sub", [apply_op("Sub", [apply_op("Shape", [x], out_type),
+                                               apply_op("Shape", [op.outputs[0]], out_type)]), begin])
+    pads = apply_op("Pack", [begin, after], {"axis": 1})
+    return [apply_op("Pad", [g, pads]), None, None]
+
+
+def_grad("Slice")(_slice_grad)
+
+
+def slice(input_, begin, size, name=None):  # noqa: A001 - TF1's public name
+    """`size[i]` elements of `input_` from `begin[i]` along each axis i (size -1: to the end)."""
+    x = convert_to_tensor(input_)
+    begin = convert_to_tensor(begin, dtype=dtypes.int32) if not isinstance(begin, Tensor) else begin
+    size = convert_to_tensor(size, dtype=begin.dtype) if not isinstance(size, Tensor) else size
+    return apply_op("Slice", [x, begin, size], name=name, default_name="Slice")
+
+
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
                   new_axis_mask=0, shrink_axis_mask=0, var=None, name=None):
-    """TF1's strided slice: `input_[begin:end:strides]` per dim, with the masks' TF1 meanings.
+    """TF1's strided _py_slice: `input_[begin:end:strides]` per dim, with the masks' TF1 meanings.
 
     begin/end/strides: 1-D int32/int64 (lists may mix ints and scalar tensors); strides default to
     1. Bit i of begin_mask/end_mask ignores begin[i]/end[i]; ellipsis_mask marks `...`,
@@ -311,7 +403,7 @@ def _getitem(tensor, slice_spec):
     with name_scope(None, "strided_slice", [tensor]) as scope:
         for i, s in enumerate(spec):
             bit = 1 << i
-            if isinstance(s, slice):
+            if isinstance(s, _py_slice):
                 for val, out, mask in ((s.start, begin, "begin_mask"), (s.stop, end, "end_mask")):
                     if val is None or (isinstance(val, Dimension) and val.value is None):
                         out.append(0)
@@ -395,7 +487,7 @@ def _gather_lower(ctx, params, indices, axis, batch_dims=0):
             _raise_bad_indices(np_xp, idx, n)
         except InvalidArgumentError as e:
             raise InvalidArgumentError(None, ctx.op, f"GatherV2 op {ctx.op.name!r}: {e}") from None
-    lead = (slice(None),) * a
+    lead = (_py_slice(None),) * a
     if idx.ndim == 1:
         return params[lead + (idx,)]
     out = params[lead + (idx.reshape(-1),)]

@@ -39,7 +39,7 @@ from .creation_ops import (
 from .math_ops import cast
 from .pad_ops import *  # noqa: F403 - re-exported: these names were defined here before
 
-__all__ = ["transpose", "invert_permutation", "expand_dims", "squeeze", "concat", "unstack", "split",
+__all__ = ["broadcast_to", "transpose", "invert_permutation", "expand_dims", "squeeze", "concat", "unstack", "split",
            "reverse", "reverse_v2", "add_n"] + creation_ops.__all__ + pad_ops.__all__
 
 
@@ -576,3 +576,40 @@ def _concat_grad(op, g):
         a = axis_t % cast(rank_of(g), axis_t.dtype)
         sizes = [gather(shape_of(v, out_type=axis_t.dtype), a) for v in values]
     return split(g, sizes, axis=a) + [None]
+
+
+# ---- BroadcastTo ------------------------------------------------------------------------------
+def _broadcast_to_infer(inputs, attrs):
+    x, shape = inputs
+    if not shape.dtype.is_integer:
+        raise TypeError(f"BroadcastTo: shape must be an integer tensor, got {shape.dtype.name}")
+    target = partial_shape_value(shape)
+    if target is None:
+        n = shape.shape.num_elements() if shape.shape.ndims == 1 else None
+        return (unknown_shape() if n is None else TensorShape([None] * n)), x.dtype
+    out = TensorShape(target)
+    if x.shape.ndims is not None:
+        if x.shape.ndims > len(target):
+            raise ValueError(f"BroadcastTo: cannot broadcast a tensor of shape {x.shape} to {out}")
+        for d, t in zip(reversed(x.shape.as_list()), reversed(target)):
+            if d is not None and t is not None and d not in (1, t):
+                raise ValueError(f"BroadcastTo: cannot broadcast a tensor of shape {x.shape} to {out}")
+    return out, x.dtype
+
+
+def _broadcast_to_lower(ctx, x, shape):
+    target = tuple(int(d) for d in ctx.host_value(shape, "BroadcastTo shape").reshape(-1))
+    return ctx.da.broadcast_to(ctx.as_dask(x), target)
+
+
+register_op("BroadcastTo", _broadcast_to_infer,
+            eager=lambda xp, x, shape: xp.broadcast_to(x, tuple(int(d) for d in np.asarray(shape).reshape(-1))),
+            lower=_broadcast_to_lower)
+def_grad("BroadcastTo")(lambda op, g: [apply_op("SumToShape", [g, apply_op("Shape", [op.inputs[0]], {"out_type": dtypes.int32})]), None])
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002 - TF1 signature
+    """`input` broadcast to `shape` (numpy broadcasting rules)."""
+    x = convert_to_tensor(input)
+    shape = convert_to_tensor(shape, dtype=dtypes.int32) if not hasattr(shape, "op") else shape
+    return apply_op("BroadcastTo", [x, shape], name=name, default_name="BroadcastTo")

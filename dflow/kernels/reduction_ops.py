@@ -236,7 +236,7 @@ def _lse_aggregate(parts, axis, keepdims):
 def _lse_lower(ctx, x, axes, keepdims):
     if not axes or any(x.shape[a] == 0 for a in axes):
         return _logsumexp(ctx.xp, x, axes, keepdims)
-    from dask.array.utils import meta_from_array
+    from ..dask_compat import meta_from_array
 
     meta = meta_from_array(x, ndim=x.ndim if keepdims else x.ndim - len(axes))
     return ctx.da.reduction(x, _lse_chunk, _lse_aggregate, combine=_lse_combine, axis=axes,

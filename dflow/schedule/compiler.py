@@ -25,7 +25,7 @@ import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
 from .. import dask_compat
-from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError
+from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError, kernel_failure
 from ..graph.ops import Tensor
 from . import moments  # noqa: F401 - registers its rewrite
 from .fusion import Const, Expr, Ext, fused_scratch_chunks
@@ -280,8 +280,15 @@ def _lower_step(ctx, program, step, env, stager, memory):
         outs_vals = _lower_op(ctx, program, op, opdef, vals, step.inputs)
     except (OpError, NeedValues):
         raise
-    except (ValueError, TypeError, IndexError) as e:
-        raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r} cannot run on these inputs: {e}") from e
+    except (ValueError, TypeError, IndexError, NotImplementedError) as e:
+        # an input of data-dependent size that this lowering cannot take chunk by chunk: it is
+        # computed first and fed, its sizes then known
+        arrays = [v._array if isinstance(v, Expr) else v for v in vals]
+        unknown = [t for t, v in zip(step.inputs, arrays) if isinstance(v, da.Array) and any(d != d for d in v.shape)]
+        if unknown:
+            raise NeedValues(unknown, False, f"{op.type} op {op.name!r} cannot take its inputs of "
+                             f"data-dependent size chunk by chunk: {e}") from e
+        raise kernel_failure(op, e, where=" on these inputs") from e
     finally:
         ctx.inputs = ()
     lvl = stager.stage_of(step.inputs) if stager is not None else 0

@@ -8,8 +8,8 @@ from abc import ABC, abstractmethod
 import dask.local
 import dask.multiprocessing
 import dask.threaded
-from dask._task_spec import convert_legacy_graph
-from dask.core import flatten
+
+from ..dask_compat import convert_legacy_graph, flatten
 
 from ..errors import InvalidArgumentError, UnavailableError
 

@@ -14,7 +14,8 @@ import itertools
 import array_api_compat
 import dask.array as da
 
-from ..errors import InvalidArgumentError, OpError
+from ..dask_compat import concatenate3, elemwise
+from ..errors import kernel_failure
 
 _ids = itertools.count()
 
@@ -107,7 +108,7 @@ def _materialize(root):
         program.append((node.fn, tuple(slots), node.attrs, node.op_name))
     kernel = FusedKernel(tuple(program), tuple(consts))
     name = f"{root.op_name.replace('/', '.')}-fused-{next(_ids)}-{id(kernel):x}"
-    return da.core.elemwise(kernel, *_aligned(leaves), dtype=root.dtype.np_dtype, name=name), leaves
+    return elemwise(kernel, *_aligned(leaves), dtype=root.dtype.np_dtype, name=name), leaves
 
 
 def _unknown(a):
@@ -127,7 +128,6 @@ def _aligned(leaves):
 
 def _single_block(a):
     """`a` as one block (its blocks concatenated in one task; works for unknown chunk sizes)."""
-    from dask.array.core import concatenate3
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph
 
@@ -191,11 +191,8 @@ class FusedKernel:
         for (fn, slots, attrs, op_name), frees in zip(self.program, self.frees):
             try:
                 regs.append(fn(xp, *[regs[s] for s in slots], **attrs))
-            except OpError:
-                raise
             except Exception as e:
-                raise InvalidArgumentError(None, None, f"op {op_name!r} failed on a chunk: "
-                                           f"{type(e).__name__}: {e}") from e
+                raise kernel_failure(None, e, op_type="fused", op_name=op_name) from e
             for s in frees:
                 regs[s] = None
         return regs[-1]

@@ -26,7 +26,7 @@ import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
 from ..dask_compat import alias, cull, flatten, gather_blocks
-from ..errors import InvalidArgumentError, OpError
+from ..errors import kernel_failure
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 from .fusion import FusedKernel, fusion_groups
 
@@ -183,11 +183,8 @@ class EagerPlan:
                     out = fn(xp, *args, ctx=rc.eager_ctx(op), **attrs)
                 else:
                     out = fn(xp, *args, **attrs)
-            except OpError:
-                raise
             except Exception as e:
-                raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r} failed: "
-                                           f"{type(e).__name__}: {e}") from e
+                raise kernel_failure(op, e) from e
             del args
             if len(outputs) == 1:
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
