@@ -50,6 +50,7 @@ class OpDef:
     host: Callable | None = None  # host(h, op): decides a state="host" op (see schedule/host.py)
     cheap_source: bool = False  # a source that is cheap to read again (a feed, a Zarr read, a constant)
     takes_whole: bool = False  # takes inputs of unknown rank as whole values (py_func, identity)
+    takes_fused: bool = False  # its lowering may take an elementwise chain unbuilt (`ctx.fused`)
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -57,14 +58,15 @@ _REGISTRY: dict[str, OpDef] = {}
 
 def register_op(name, infer, eager=None, lower=None, grad=None, *, elementwise=False, run_state=False,
                 stateful=False, num_outputs=1, fold=None, must_feed=False, state=None,
-                replace=False, cheap_source=False, takes_whole=False):
+                replace=False, cheap_source=False, takes_whole=False, takes_fused=False):
     """Registers the OpDef of op type `name`; ValueError if it exists (unless `replace`)."""
     if name in _REGISTRY and not replace:
         raise ValueError(f"Op type {name!r} is already registered")
     if eager is None and lower is None and not must_feed and state != "host":
         raise ValueError(f"Op type {name!r} needs an eager kernel or a lowering")
     opdef = OpDef(name, infer, eager, lower, grad, elementwise, run_state, stateful, num_outputs, fold,
-                  must_feed, state, cheap_source=cheap_source, takes_whole=takes_whole)
+                  must_feed, state, cheap_source=cheap_source, takes_whole=takes_whole,
+                  takes_fused=takes_fused)
     _REGISTRY[name] = opdef
     return opdef
 

@@ -198,15 +198,48 @@ def _write_block(block, path, target=None, block_info=None):
     return np.full((1,) * block.ndim, block.nbytes, dtype=np.int64)
 
 
+def _write_fused(*blocks, kernel, target, n_leaves, grid, block_info=None):
+    """Writes one Zarr chunk computed by a fused elementwise kernel slab by slab (the task holds
+    its inputs and one slab, not the whole chunk). `blocks`: the leaves' blocks, then the path."""
+    import array_api_compat
+
+    leaves, path = blocks[:n_leaves], blocks[n_leaves]
+    coords = block_info[None]["chunk-location"]
+    starts = [sum(c[:i]) for c, i in zip(grid, coords)]
+    shape = tuple(c[i] for c, i in zip(grid, coords))
+    bounds = [(a, a + n) for a, n in zip(starts, shape)]
+    z = target.open("r+", path=str(path))
+    cio = chunk_io(z)
+    xp = array_api_compat.array_namespace(*[b for b in leaves if hasattr(b, "ndim")]) if leaves else np
+    if cio is None or not isinstance(leaves[0], np.ndarray) and xp is not np:
+        block = np.asarray(kernel.eager(xp, *leaves))
+        block = np.broadcast_to(block, shape) if block.shape != shape else block
+        z[tuple(slice(a, b) for a, b in bounds)] = block
+        n = block.nbytes
+    else:
+        n = cio.write_slabs(coords, _full_slabs(kernel.iter_slabs(xp, leaves), shape), shape)
+    return np.full((1,) * len(shape), n, dtype=np.int64)
+
+
+def _full_slabs(slabs, shape):
+    """Slabs broadcast to the block's trailing dims (a chain of broadcast inputs may yield fewer)."""
+    for s in slabs:
+        s = np.asarray(s)
+        want = (s.shape[0] if s.ndim == len(shape) else shape[0],) + tuple(shape[1:])
+        yield s if s.shape == want else np.broadcast_to(s, want)
+
+
 def _sink_lower(ctx, x, target, chunks, overwrite, where):
     import dask.array as da
 
-    x = ctx.as_dask(x)
+    fused = ctx.fused(x)  # an elementwise chain only this sink reads: computed slab by slab in the write
+    x = fused[2] if fused is not None else ctx.as_dask(x)
     shape = tuple(int(d) for d in ctx.known_shape(x))
     zchunks = tuple(chunks) if chunks is not None else tuple(max(1, int(c[0])) for c in x.chunks) or ()
     if x.ndim:
         aligned = normalize_chunks(zchunks, shape)
         if x.chunks != aligned:
+            fused = None
             x = x.rechunk(aligned)  # every dask chunk writes whole Zarr chunks: no write races
     dtype = x.dtype
 
@@ -227,12 +260,34 @@ def _sink_lower(ctx, x, target, chunks, overwrite, where):
     created = ctx.delayed(_create_array, target, shape, dtype, zchunks, ctx.run_token())
     if x.ndim == 0:
         total = ctx.delayed(_write_scalar, x, created, target, dtype=np.int64)
+    elif fused is not None and _streamable(fused[1], x):
+        kernel, leaves, _ = fused
+        ctx.set_scratch(0)  # inputs and one slab: no chunk-sized result is held
+        written = da.map_blocks(_write_fused, *leaves, created, kernel=kernel, target=target, n_leaves=len(leaves),
+                                grid=x.chunks, meta=np.empty((0,) * x.ndim, np.int64),
+                                dtype=np.int64, chunks=tuple((1,) * len(c) for c in x.chunks), name=ctx.name("-write"))
+        total = written.sum()
     else:
         written = da.map_blocks(_write_block, x, created, target=target, dtype=np.int64,
+                                meta=np.empty((0,) * x.ndim, np.int64),
                                 chunks=tuple((1,) * len(c) for c in x.chunks), name=ctx.name("-write"))
         total = written.sum()
     summary = {"path": where, "shape": shape, "dtype": str(dtype)}
     return ctx.delayed(_summarize, total, summary)
+
+
+def _streamable(leaves, x):
+    """Whether the leaves' blocks line up with x's (each dim: the same chunks, or one block of
+    size 1 broadcast), so a write task gets exactly the leaves' blocks of its chunk."""
+    if not leaves:
+        return False
+    for leaf in leaves:
+        if not isinstance(leaf, type(x)) or leaf.ndim > x.ndim:
+            return False
+        for lc, xc in zip(leaf.chunks[::-1], x.chunks[::-1]):
+            if lc != xc and lc != (1,):
+                return False
+    return True
 
 
 def _write_scalar(x, path, target):
@@ -272,7 +327,7 @@ def _discard(target, tmp):
         shutil.rmtree(target.fs_path(tmp), ignore_errors=True)
 
 
-register_op("ZarrSink", _sink_infer, eager=None, lower=_sink_lower, stateful=True, state="sink")
+register_op("ZarrSink", _sink_infer, eager=None, lower=_sink_lower, stateful=True, state="sink", takes_fused=True)
 not_differentiable("ZarrSink")
 
 

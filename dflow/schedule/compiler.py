@@ -28,7 +28,7 @@ from .. import dask_compat
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError, kernel_failure
 from ..graph.ops import Tensor
 from . import moments  # noqa: F401 - registers its rewrite
-from .fusion import Const, Expr, Ext, fused_scratch_chunks
+from .fusion import Const, Expr, Ext, compile_expr, fused_scratch_chunks
 from .host import HostDecision
 from .memory import MemoryReport, format_bytes, suggest_chunks
 from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
@@ -218,6 +218,16 @@ class LowerContext:
     def materialized(self, v):
         return v.materialize(self.fusion_log) if isinstance(v, Expr) else v
 
+    def fused(self, x):
+        """For a lowering registered with `takes_fused`: (FusedKernel, leaf dask arrays, the chain's
+        dask array) if input `x` is an elementwise chain only this op reads, else None. The
+        lowering then runs the kernel in its own tasks (by slabs); the array is only for its shape
+        and chunks and is not computed unless used."""
+        if not isinstance(x, Expr):
+            return None
+        kernel, leaves = compile_expr(x)
+        return kernel, leaves, x.materialize()
+
 
 def normalize_chunks(chunks, shape, dtype, limit=None):
     """Dask chunks for `shape`; a per-dimension tuple of the wrong length falls back to "auto".
@@ -325,7 +335,9 @@ def _lower_op(ctx, program, op, opdef, vals, inputs):
                 args.append(Const(v) if v.ndim == 0 else Ext(ctx.as_dask(v)))
         out_t = op._outputs[0]
         return [Expr(opdef.eager, op._attrs, args, op._name, out_t.shape, out_t.dtype)]
-    vals = [v.array if isinstance(v, Whole) else ctx.materialized(v) for v in vals]
+    vals = [v.array if isinstance(v, Whole) else
+            v if isinstance(v, Expr) and opdef.takes_fused and program.fuses_into_consumer(t) else
+            ctx.materialized(v) for t, v in zip(inputs, vals)]
     if opdef.lower is not None:
         out = opdef.lower(ctx, *vals, **op._attrs)
     else:

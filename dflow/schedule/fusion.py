@@ -61,6 +61,13 @@ class Expr:
 
 
 def _materialize(root):
+    kernel, leaves = compile_expr(root)
+    name = f"{root.op_name.replace('/', '.')}-fused-{next(_ids)}-{id(kernel):x}"
+    return elemwise(kernel, *_aligned(leaves), dtype=root.dtype.np_dtype, name=name), leaves
+
+
+def compile_expr(root):
+    """(FusedKernel, leaf dask arrays) of the chain ending at `root` (nothing is built in dask)."""
     leaves, leaf_index = [], {}
     consts = []
     program = []  # (fn, arg slots, attrs, op name); slots index into [leaves..., consts..., steps...]
@@ -106,9 +113,7 @@ def _materialize(root):
                 slots.append(slot_of[id(a)])
         slot_of[id(node)] = base + i
         program.append((node.fn, tuple(slots), node.attrs, node.op_name))
-    kernel = FusedKernel(tuple(program), tuple(consts))
-    name = f"{root.op_name.replace('/', '.')}-fused-{next(_ids)}-{id(kernel):x}"
-    return elemwise(kernel, *_aligned(leaves), dtype=root.dtype.np_dtype, name=name), leaves
+    return FusedKernel(tuple(program), tuple(consts)), leaves
 
 
 def _unknown(a):
@@ -166,6 +171,25 @@ class FusedKernel:
             if out is not None:
                 return out
         return self._run(xp, chunks)
+
+    def iter_slabs(self, xp, chunks):
+        """The chain's result on consecutive row slabs (one slab: the whole result when the chunks
+        are small or a slab's result does not keep its rows), for a consumer that streams them (a
+        Zarr write): the task then holds its inputs and one slab, never the whole result."""
+        rows = _slab_rows(chunks)
+        if not rows:
+            yield self._run(xp, chunks)
+            return
+        ndim = max(getattr(c, "ndim", 0) for c in chunks)
+        n0 = max(c.shape[0] for c in chunks if getattr(c, "ndim", 0) == ndim)
+        split = [getattr(c, "ndim", 0) == ndim and c.shape[0] == n0 for c in chunks]
+        for start in range(0, n0, rows):
+            stop = min(n0, start + rows)
+            r = self._run(xp, [c[start:stop] if s else c for c, s in zip(chunks, split)])
+            if start == 0 and (getattr(r, "ndim", 0) != ndim or r.shape[0] != stop - start):
+                yield self._run(xp, chunks)  # broadcasting along axis 0: no slabs
+                return
+            yield r
 
     def _by_slabs(self, xp, chunks, rows):
         """The chain run on slabs of rows (axis 0) into one output: intermediates stay a few MB

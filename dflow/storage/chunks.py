@@ -85,6 +85,41 @@ class ChunkIO:
             return np.ascontiguousarray(buf)
         return buf
 
+    def write_slabs(self, coords, slabs, block_shape):
+        """Writes chunk `coords` (of edge-clipped `block_shape`) from an iterator of consecutive
+        row slabs, each streamed through the encoder as it comes: the caller never holds the whole
+        chunk. Returns the bytes of data written."""
+        full = tuple(self.chunks)
+        if tuple(block_shape[1:]) != full[1:]:  # clipped in a trailing dim: rows are not contiguous
+            parts = [np.asarray(s, dtype=self.dtype) for s in slabs]
+            block = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            self.write(coords, block)
+            return block.nbytes
+        fn = self.path(coords)
+        os.makedirs(os.path.dirname(fn), exist_ok=True)
+        row_bytes = int(np.prod(full[1:], dtype=np.int64)) * self.dtype.itemsize
+        total, rows = full[0] * row_bytes, 0
+        with open(fn, "wb") as f:
+            if self.level is None:
+                w = f
+            else:
+                import zstandard
+
+                w = zstandard.ZstdCompressor(level=self.level, write_checksum=self.checksum).stream_writer(
+                    f, size=total, closefd=False)
+            for s in slabs:
+                s = np.ascontiguousarray(s, dtype=self.dtype)
+                rows += s.shape[0]
+                w.write(memoryview(s.reshape(-1).view(np.uint8)))
+            if rows != block_shape[0]:
+                raise ValueError(f"write_slabs: got {rows} rows for a block of {block_shape[0]}")
+            if rows < full[0]:  # an edge chunk along axis 0: padded with the fill value, as zarr does
+                w.write(memoryview(np.full((full[0] - rows,) + full[1:], self.fill_value,
+                                           dtype=self.dtype).reshape(-1).view(np.uint8)))
+            if w is not f:
+                w.close()
+        return rows * row_bytes
+
     def write(self, coords, block):
         """Writes a whole chunk (an edge chunk is padded with the fill value, as zarr stores it)."""
         full = tuple(self.chunks)
