@@ -1,7 +1,9 @@
 """Small TF1 programs, written as TF1 code with `import dflow as tf`, checked against numpy.
 
-Each program runs in memory (the default Session, eager path) and chunked on Dask (several
-chunks), fed from numpy and dask arrays, the way a TF1 user would write it.
+Each program is a `program` test (tests/conftest.py): it runs on the default Session in process
+and forced through Dask on the sync, threads and processes schedulers; most also run chunked on
+Dask (`chunked-sync`, `chunked-threads`: several chunks), fed from numpy and dask arrays, the way a
+TF1 user would write it.
 """
 
 from __future__ import annotations
@@ -31,14 +33,15 @@ def needs_grad(*op_types):
         pytest.skip(f"no gradient for {', '.join(missing)} yet")
 
 
-SESSIONS = [dict(), dict(scheduler="sync", chunks=3), dict(scheduler="threads", chunks=3)]
-SESSION_IDS = ["eager", "sync", "threads"]
+# every PROGRAM_MODES run, plus explicit chunked sessions (the test's `session_kwargs`)
+chunked = pytest.mark.program(extra={"chunked-sync": dict(scheduler="sync", chunks=3),
+                                     "chunked-threads": dict(scheduler="threads", chunks=3)})
 
 
 # ---- programs using the core ops ----------------------------------------------------------------
 
-@pytest.mark.parametrize("kwargs", SESSIONS, ids=SESSION_IDS)
-def test_horner_polynomial_with_name_scopes_and_collections(kwargs):
+@chunked
+def test_horner_polynomial_with_name_scopes_and_collections(session_kwargs):
     coefs = [0.5, -1.0, 2.0, 0.25]
     with tf.Graph().as_default() as g:
         x = tf.placeholder(tf.float64, shape=[None], name="x")
@@ -56,7 +59,7 @@ def test_horner_polynomial_with_name_scopes_and_collections(kwargs):
     assert y.name == "poly/value:0"
 
     xv = np.linspace(-2, 2, 10)
-    with tf.Session(graph=g, **kwargs) as sess:
+    with tf.Session(graph=g, **session_kwargs) as sess:
         feed = {"x:0": xv}
         feed.update({"poly/c%d:0" % i: c for i, c in enumerate(coefs)})
         (out,) = sess.run(g.get_collection("outputs"), feed_dict=feed)
@@ -65,8 +68,8 @@ def test_horner_polynomial_with_name_scopes_and_collections(kwargs):
     np.testing.assert_array_equal(out, same)
 
 
-@pytest.mark.parametrize("kwargs", SESSIONS, ids=SESSION_IDS)
-def test_image_batch_flatten_and_restore(kwargs):
+@chunked
+def test_image_batch_flatten_and_restore(session_kwargs):
     images = tf.placeholder(tf.float32, [None, 4, 4], name="images")
     flat = tf.reshape(images, [-1, 16])
     brightened = tf.clip_by_value(flat * 1.5 + 0.1, 0.0, 1.0)
@@ -74,7 +77,7 @@ def test_image_batch_flatten_and_restore(kwargs):
     channels = tf.stack([images, restored, tf.cast(images > 0.5, tf.float32)], axis=-1)
     batch = RNG.random((6, 4, 4), dtype=np.float32)
     want = np.clip(batch.reshape(-1, 16) * np.float32(1.5) + np.float32(0.1), 0, 1).reshape(batch.shape)
-    with tf.Session(**kwargs) as sess:
+    with tf.Session(**session_kwargs) as sess:
         r, c, shape = sess.run([restored, channels, tf.shape(channels)], feed_dict={images: batch})
     np.testing.assert_allclose(r, want, rtol=1e-6)
     assert c.shape == (6, 4, 4, 3) and c.dtype == np.float32
@@ -94,6 +97,7 @@ def test_batches_fed_in_a_loop_reuse_one_plan():
         assert len(sess._plans) == 1
 
 
+@pytest.mark.program
 def test_interactive_session_style():
     sess = tf.InteractiveSession()
     try:
@@ -107,8 +111,8 @@ def test_interactive_session_style():
 
 # ---- programs using reductions, matmul and friends (when present) -------------------------------
 
-@pytest.mark.parametrize("kwargs", SESSIONS, ids=SESSION_IDS)
-def test_standardize_features(kwargs):
+@chunked
+def test_standardize_features(session_kwargs):
     needs("reduce_mean", "reduce_sum")
     x = tf.placeholder(tf.float64, [None, 5], name="features")
     with tf.name_scope("standardize"):
@@ -118,15 +122,15 @@ def test_standardize_features(kwargs):
     total = tf.reduce_sum(z)
     xv = RNG.standard_normal((11, 5)) * 3 + 2
     want = (xv - xv.mean(0)) / np.sqrt(xv.var(0) + 1e-12)
-    with tf.Session(**kwargs) as sess:
+    with tf.Session(**session_kwargs) as sess:
         for feed in [xv, da.from_array(xv, chunks=(4, 5))]:
             got, t = sess.run([z, total], {x: feed})
             np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
             assert abs(t) < 1e-9 and np.ndim(t) == 0
 
 
-@pytest.mark.parametrize("kwargs", SESSIONS, ids=SESSION_IDS)
-def test_two_layer_classifier_forward_pass(kwargs):
+@chunked
+def test_two_layer_classifier_forward_pass(session_kwargs):
     needs("matmul", "reduce_max", "reduce_sum", "argmax")
     w1v, b1v = RNG.standard_normal((6, 8)).astype(np.float32), RNG.standard_normal(8).astype(np.float32)
     w2v, b2v = RNG.standard_normal((8, 3)).astype(np.float32), RNG.standard_normal(3).astype(np.float32)
@@ -148,7 +152,7 @@ def test_two_layer_classifier_forward_pass(kwargs):
     lg = hv @ w2v + b2v
     e = np.exp(lg - lg.max(1, keepdims=True))
     pv = e / e.sum(1, keepdims=True)
-    with tf.Session(**kwargs) as sess:
+    with tf.Session(**session_kwargs) as sess:
         p, k, acc = sess.run([probs, pred, accuracy], {x: xv, labels: lv})
     np.testing.assert_allclose(p, pv, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(p.sum(1), np.ones(10), rtol=1e-5)
@@ -157,23 +161,23 @@ def test_two_layer_classifier_forward_pass(kwargs):
     assert acc == pytest.approx(n_correct / 10)
 
 
-@pytest.mark.parametrize("kwargs", SESSIONS, ids=SESSION_IDS)
-def test_concat_and_split_features(kwargs):
+@chunked
+def test_concat_and_split_features(session_kwargs):
     needs("concat", "reduce_sum")
     a = tf.placeholder(tf.float32, [None, 2], name="a")
     b = tf.placeholder(tf.float32, [None, 3], name="b")
     both = tf.concat([a, b * 10.0], axis=1)
     row_sums = tf.reduce_sum(both, axis=1)
     av, bv = RNG.random((7, 2), dtype=np.float32), RNG.random((7, 3), dtype=np.float32)
-    with tf.Session(**kwargs) as sess:
+    with tf.Session(**session_kwargs) as sess:
         got, sums = sess.run([both, row_sums], {a: av, b: bv})
     want = np.concatenate([av, bv * np.float32(10)], axis=1)
     np.testing.assert_allclose(got, want, rtol=1e-6)
     np.testing.assert_allclose(sums, want.sum(1), rtol=1e-5)
 
 
-@pytest.mark.parametrize("kwargs", SESSIONS, ids=SESSION_IDS)
-def test_linear_regression_by_gradient_descent(kwargs):
+@chunked
+def test_linear_regression_by_gradient_descent(session_kwargs):
     needs("Variable", "global_variables_initializer", "gradients", "assign", "reduce_mean", "matmul")
     needs_grad("Mean", "MatMul")
     true_w = np.array([[2.0], [-3.0]])
@@ -190,7 +194,7 @@ def test_linear_regression_by_gradient_descent(kwargs):
     train = [tf.assign(w, w - lr * gw), tf.assign(b, b - lr * gb)]
     init = tf.global_variables_initializer()
 
-    with tf.Session(**kwargs) as sess:
+    with tf.Session(**session_kwargs) as sess:
         sess.run(init)
         first = sess.run(loss, {x: xv, y: yv})
         for _ in range(200):
@@ -201,8 +205,8 @@ def test_linear_regression_by_gradient_descent(kwargs):
     assert bv == pytest.approx(0.5, abs=1e-3)
 
 
-@pytest.mark.parametrize("kwargs", SESSIONS, ids=SESSION_IDS)
-def test_scalar_regression_with_elementwise_gradients(kwargs):
+@chunked
+def test_scalar_regression_with_elementwise_gradients(session_kwargs):
     needs("Variable", "global_variables_initializer", "gradients", "assign")
     xv = np.linspace(-1, 1, 20)
     yv = 3.0 * xv - 1.0
@@ -214,9 +218,19 @@ def test_scalar_regression_with_elementwise_gradients(kwargs):
     gw, gb = tf.gradients(errors, [w, b])
     lr = 0.5 / len(xv)
     train = [tf.assign(w, w - lr * gw), tf.assign(b, b - lr * gb)]  # both read the start-of-run values
-    with tf.Session(**kwargs) as sess:
+    with tf.Session(**session_kwargs) as sess:
         sess.run(tf.global_variables_initializer())
         for _ in range(100):
             sess.run(train, {x: xv, y: yv})
         wv, bv = sess.run([w, b])
     assert wv == pytest.approx(3.0, abs=1e-4) and bv == pytest.approx(-1.0, abs=1e-4)
+
+
+@chunked
+def test_program_modes_reach_the_session(program_mode, session_kwargs):
+    from tests.conftest import PROGRAM_MODES
+
+    with tf.Session(**session_kwargs) as sess:
+        want = session_kwargs.get("scheduler") or PROGRAM_MODES[program_mode] or "threads"
+        assert sess._executor.name == want
+        assert (sess._options.small_plan_bytes == 0) == (program_mode != "inprocess")

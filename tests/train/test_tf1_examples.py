@@ -67,6 +67,7 @@ def _train_fit(sess, steps):
     return ws, losses
 
 
+@pytest.mark.program
 def test_fit_quadratic_with_adam_and_l2_loss_matches_tf1():
     with tf.Session() as sess:
         ws, losses = _train_fit(sess, 1000)
@@ -86,6 +87,9 @@ def test_fit_quadratic_steps_agree_in_dask_modes(mode, sess_factory):
     assert losses[9] == pytest.approx(TF1_FIT_LOSS[9], rel=1e-5)
 
 
+# not on dask-processes: 1000 runs cost ~15 s there (each run ships its task graph to the pool),
+# and test_fit_quadratic_with_adam_and_l2_loss_matches_tf1 runs the same program on that path
+@pytest.mark.program(modes=["inprocess", "dask-sync", "dask-threads"])
 def test_fit_quadratic_verbatim_program_converges():
     # The tutorial's code unchanged: random initial w, float64 batches fed to float32 placeholders.
     # The constant term converges slowest (its gradient is tiny next to the x² term's): the tutorial
@@ -136,6 +140,7 @@ def _train_entropy(sess, steps):
     return ps, es
 
 
+@pytest.mark.program
 def test_maximizing_entropy_with_adam_reaches_uniform_softmax():
     with tf.Session() as sess:
         ps, es = _train_entropy(sess, 300)
