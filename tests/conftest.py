@@ -20,8 +20,10 @@ it on, e.g. to a subprocess (`program_mode_command`).
 
 Known failures are declared on the marker, as strict xfails, so that a fix shows as XPASS(strict)
 and the entry must be removed: `@pytest.mark.program(xfail={key: reason})`, where `key` is a mode
-name, "dask" (the three dask modes) or a whole parametrization id such as "3-dask-sync". Several
-`program` markers on one test (module + function) add up their xfail tables.
+name, "dask" (the three dask modes) or a whole parametrization id such as "3-dask-sync", and the
+value a reason or a dict of pytest.mark.xfail arguments (`dict(reason=..., raises=SomeError)`:
+failing otherwise is then a failure). Several `program` markers on one test (module + function)
+add up their xfail tables; the closest wins for a key.
 
 `program(extra={"chunked-sync": dict(scheduler="sync", chunks=3)})` adds runs with explicit Session
 arguments, which the test gets from the `session_kwargs` fixture ({} in the PROGRAM_MODES) and
@@ -182,11 +184,12 @@ def pytest_collection_modifyitems(config, items):
         if callspec is None or "program_mode" not in callspec.params:
             continue
         mode = callspec.params["program_mode"]
-        reasons = [reason for marker in _program_markers(item)
-                   for key, reason in marker.kwargs.get("xfail", {}).items()
-                   if key in (callspec.id, mode) or (key == "dask" and mode in DASK_PROGRAM_MODES)]
-        if reasons:
-            item.add_marker(pytest.mark.xfail(strict=True, reason=reasons[0]))
+        known = [why for marker in _program_markers(item)
+                 for key, why in marker.kwargs.get("xfail", {}).items()
+                 if key in (callspec.id, mode) or (key == "dask" and mode in DASK_PROGRAM_MODES)]
+        if known:
+            why = known[0] if isinstance(known[0], dict) else {"reason": known[0]}
+            item.add_marker(pytest.mark.xfail(strict=True, **why))
 
 
 @pytest.fixture(autouse=True)
