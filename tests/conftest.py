@@ -30,6 +30,10 @@ arguments, which the test gets from the `session_kwargs` fixture ({} in the PROG
 passes to its `tf.Session(**session_kwargs)`; `program(modes=[...])` restricts the PROGRAM_MODES.
 
 `-m "not program"` deselects them; `--program-modes=inprocess,dask-sync` runs only some modes.
+
+Cost: `dask-processes` starts a spawn process pool per Session (~0.5 s) and ships every run's task
+graph to it (~15 ms a run), so the two 1000-step programs of tests/train/test_tf1_examples.py use
+`program(modes=[...])` to skip it (~15 s each); every other program runs in all four modes.
 """
 
 from __future__ import annotations
