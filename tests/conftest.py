@@ -3,6 +3,37 @@
 `mode` is one of "eager" (the in-process path for small plans), "sync", "threads", "processes"
 and "distributed" (a 2-worker LocalCluster on loopback, started once per test session).
 Op tests use `run_modes` / the `sess_factory` fixture to compare every mode with numpy.
+
+Whole-program tests (a TF1 program run on default `tf.Session()`s) are marked `program`
+(`@pytest.mark.program`, or `pytestmark = pytest.mark.program` for a whole module). Each such test
+runs once per PROGRAM_MODES entry, with the mode last in its id (`test_x[dask-sync]`,
+`test_y[3-dask-processes]`):
+
+- `inprocess`: plain defaults (small plans take the in-process eager path);
+- `dask-sync`, `dask-threads`, `dask-processes`: inside
+  `session_defaults(scheduler=..., small_plan_bytes=0)`, so every Session created without a
+  `target`/`scheduler` sends every plan through Dask on that scheduler. Sessions that name a
+  scheduler themselves are unaffected.
+
+The `program_mode` fixture gives the mode's name (None in unmarked tests), for tests that must pass
+it on, e.g. to a subprocess (`program_mode_command`).
+
+Known failures are declared on the marker, as strict xfails, so that a fix shows as XPASS(strict)
+and the entry must be removed: `@pytest.mark.program(xfail={key: reason})`, where `key` is a mode
+name, "dask" (the three dask modes) or a whole parametrization id such as "3-dask-sync", and the
+value a reason or a dict of pytest.mark.xfail arguments (`dict(reason=..., raises=SomeError)`:
+failing otherwise is then a failure). Several `program` markers on one test (module + function)
+add up their xfail tables; the closest wins for a key.
+
+`program(extra={"chunked-sync": dict(scheduler="sync", chunks=3)})` adds runs with explicit Session
+arguments, which the test gets from the `session_kwargs` fixture ({} in the PROGRAM_MODES) and
+passes to its `tf.Session(**session_kwargs)`; `program(modes=[...])` restricts the PROGRAM_MODES.
+
+`-m "not program"` deselects them; `--program-modes=inprocess,dask-sync` runs only some modes.
+
+Cost: `dask-processes` starts a spawn process pool per Session (~0.5 s) and ships every run's task
+graph to it (~15 ms a run), so the two 1000-step programs of tests/train/test_tf1_examples.py use
+`program(modes=[...])` to skip it (~15 s each); every other program runs in all four modes.
 """
 
 from __future__ import annotations
@@ -102,3 +133,102 @@ def _assert_same(a, b, what):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=what)
         else:
             np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+# ---- whole-program tests on every path (see the module doc) -------------------------------------
+
+PROGRAM_MODES = {"inprocess": None, "dask-sync": "sync", "dask-threads": "threads", "dask-processes": "processes"}
+DASK_PROGRAM_MODES = [m for m in PROGRAM_MODES if m != "inprocess"]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--program-modes", default=",".join(PROGRAM_MODES),
+                     help="comma-separated modes that `program` tests run in (default: all of "
+                          + ", ".join(PROGRAM_MODES) + ")")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "program(xfail={mode or id: reason}, modes=[...], extra={name: Session kwargs}): a "
+        "whole TF1 program run on default Sessions, multiplied over PROGRAM_MODES (tests/conftest.py)")
+
+
+def _program_markers(node):
+    return list(node.iter_markers("program"))
+
+
+def _program_extras(node):
+    """name -> Session kwargs of the closest `program(extra=...)` marker."""
+    for marker in _program_markers(node):
+        if "extra" in marker.kwargs:
+            return marker.kwargs["extra"]
+    return {}
+
+
+@pytest.hookimpl(trylast=True)  # after @pytest.mark.parametrize: the mode is last in the test id
+def pytest_generate_tests(metafunc):
+    markers = _program_markers(metafunc.definition)
+    if not markers:
+        return
+    wanted = [m.strip() for m in metafunc.config.getoption("--program-modes").split(",") if m.strip()]
+    unknown = set(wanted) - set(PROGRAM_MODES)
+    if unknown:
+        raise pytest.UsageError(f"--program-modes: unknown {sorted(unknown)}; known: {list(PROGRAM_MODES)}")
+    for marker in markers:  # the closest marker naming `modes` restricts them
+        if "modes" in marker.kwargs:
+            wanted = [m for m in wanted if m in marker.kwargs["modes"]]
+            break
+    wanted += list(_program_extras(metafunc.definition))
+    metafunc.parametrize("program_mode", wanted, ids=wanted, indirect=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or "program_mode" not in callspec.params:
+            continue
+        mode = callspec.params["program_mode"]
+        known = [why for marker in _program_markers(item)
+                 for key, why in marker.kwargs.get("xfail", {}).items()
+                 if key in (callspec.id, mode) or (key == "dask" and mode in DASK_PROGRAM_MODES)]
+        if known:
+            why = known[0] if isinstance(known[0], dict) else {"reason": known[0]}
+            item.add_marker(pytest.mark.xfail(strict=True, **why))
+
+
+@pytest.fixture(autouse=True)
+def program_mode(request):
+    """The PROGRAM_MODES entry (or `extra` name) this `program` test runs in, None elsewhere; dask
+    modes run the test inside session_defaults(scheduler=..., small_plan_bytes=0)."""
+    mode = getattr(request, "param", None)
+    if PROGRAM_MODES.get(mode) is None:
+        yield mode
+        return
+    from dflow.schedule.session import session_defaults
+
+    with session_defaults(scheduler=PROGRAM_MODES[mode], small_plan_bytes=0):
+        yield mode
+
+
+@pytest.fixture
+def session_kwargs(request, program_mode):
+    """Keyword arguments for the test's explicit `tf.Session(**session_kwargs)`: {} in the
+    PROGRAM_MODES (which act through session_defaults), the `extra` entry's otherwise."""
+    return dict(_program_extras(request.node).get(program_mode, {}))
+
+
+def program_mode_command(mode, path):
+    """argv running the script `path` as `python path` would, in PROGRAM_MODES `mode`."""
+    import sys
+
+    scheduler = PROGRAM_MODES.get(mode)
+    if scheduler is None:
+        return [sys.executable, str(path)]
+    code = ("import runpy, sys\n"
+            "from dflow.schedule.session import session_defaults\n"
+            "path = sys.argv[1]\n"
+            "sys.argv = sys.argv[1:]\n"
+            "sys.path[0] = __import__('os').path.dirname(path)\n"
+            f"with session_defaults(scheduler={scheduler!r}, small_plan_bytes=0):\n"
+            "    runpy.run_path(path, run_name='__main__')\n")
+    return [sys.executable, "-c", code, str(path)]

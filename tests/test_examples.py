@@ -1,16 +1,19 @@
 """Every examples/*.py runs to completion in a fresh interpreter (each example asserts its own
-results), so the examples stay true to the library."""
+results), so the examples stay true to the library; in every `program` mode (tests/conftest.py),
+the mode passed on to the interpreter."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+from tests.conftest import program_mode_command
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
 def test_there_are_examples():
@@ -18,10 +21,13 @@ def test_there_are_examples():
     assert {"custom_op_softmax_xent.py", "make_parallel.py"} <= names
 
 
+@pytest.mark.program
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_runs(path):
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    proc = subprocess.run([sys.executable, str(path)], cwd=path.parents[1], capture_output=True, text=True,
-                          timeout=300, env=env)
+def test_example_runs(path, program_mode):
+    # PYTHONPATH: the examples import this checkout's dflow, whatever the interpreter has installed
+    env = dict(os.environ, PYTHONWARNINGS="ignore",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run(program_mode_command(program_mode, path), cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env=env)
     assert proc.returncode == 0, f"{path.name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     assert proc.stdout.strip(), f"{path.name} printed nothing"

@@ -230,6 +230,7 @@ def test_regularizer_values_and_names():
     np.testing.assert_allclose(run_modes(R.l2_regularizer(tf.constant(0.5))(w)), 0.5 * (w0 ** 2).sum() / 2)
 
 
+@pytest.mark.program
 def test_get_variable_regularizer_feeds_regularization_loss():
     v = tf.get_variable("w", [3], initializer=tf.constant_initializer([1.0, -2.0, 3.0]),
                         regularizer=R.l2_regularizer(0.1))

@@ -13,6 +13,7 @@ def test_readme_has_examples():
     assert len(BLOCKS) >= 3
 
 
+@pytest.mark.program
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_readme_block_runs(index):
     code = compile(BLOCKS[index], f"README.md[python block {index}]", "exec")

@@ -71,6 +71,7 @@ def test_fetching_loss_with_train_op_sees_start_of_step(mode, sess_factory):
     np.testing.assert_allclose(losses, [9.0, 5.76, 3.6864], rtol=1e-6)
 
 
+@pytest.mark.program
 def test_learning_rate_may_be_a_tensor():
     lr = tf.placeholder(tf.float32, [])
     w = tf.Variable(1.0)
@@ -88,6 +89,7 @@ def test_no_gradients_is_a_value_error():
         tf.train.GradientDescentOptimizer(0.1).minimize(v * 2.0, var_list=[w])
 
 
+@pytest.mark.program
 def test_schedules_match_tf1():
     gs = tf.Variable(0, trainable=False, dtype=tf.int64)
     lrs = [tf.train.exponential_decay(0.1, gs, 1, 0.96, staircase=True),
@@ -125,6 +127,7 @@ def test_exponential_moving_average_tf1_example(mode, sess_factory):
     assert restore["Variable/ExponentialMovingAverage"] is v1
 
 
+@pytest.mark.program
 def test_clipping_matches_tf1():
     x = tf.Variable([3.0, 4.0])
     n = tf.clip_by_norm(x, 2.0)
