@@ -225,9 +225,7 @@ def mysquare(x, name=None):
         return sqr_x[0]
 
 
-@pytest.mark.program(xfail={"dask": dict(raises=tf.errors.InvalidArgumentError, reason=(
-    "dask path: InvalidArgumentError: PyFunc op 'Mysquare': output 'Mysquare:0' has an unknown rank and "
-    "feeds OnesLike op 'gradients/grad_ys_0', which is lowered chunk by chunk"))})
+@pytest.mark.program
 def test_gradient_override_map_tf1_example():
     with tf.Session() as sess:
         x = tf.constant([1.0, 2.0])

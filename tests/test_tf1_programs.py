@@ -269,11 +269,9 @@ def _three_class_data(n=30, seed=5):
     return xv, np.eye(3, dtype=np.float32)[labels]
 
 
-# keep_prob fed as a plain placeholder("float") has an unknown shape; with shape [] the Dask path
-# works, so the unknown static shapes below dropout are what breaks the gradient's Reshape there
-@pytest.mark.program(xfail={"dask": dict(raises=tf.errors.UnimplementedError, reason=(
-    "dask path: UnimplementedError: Reshape op 'gradients/softmax_cross_entropy_with_logits_sg/Sum_2_grad/"
-    "Reshape_1': Reshape shape depends on data computed in this run"))})
+# keep_prob fed as a plain placeholder("float") has an unknown shape: the gradient's shapes then
+# come from the run (tf.shape of the dropout result), which the Dask path folds or decides first
+@pytest.mark.program
 def test_mlp_classifier_with_dropout_and_softmax_cross_entropy(capsys):
     rng = np.random.default_rng(11)
     sizes = [4, 8, 6, 3]
@@ -347,9 +345,7 @@ def test_dropout_keeps_the_static_shape_of_its_input():
         assert shape.ndims == 2 and shape.as_list() == [None, 8], shape
 
 
-@pytest.mark.program(xfail={"dask": dict(raises=tf.errors.InvalidArgumentError, reason=(
-    "dask path: InvalidArgumentError: PyFunc op 'PyFunc': output 'PyFunc:0' has an unknown rank and "
-    "feeds Sum op 'Sum', which is lowered chunk by chunk"))})
+@pytest.mark.program
 def test_py_func_without_set_shape_in_a_program():
     def cube_plus_one(a):
         return (a ** 3 + 1).astype(np.float32)
