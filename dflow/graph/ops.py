@@ -197,7 +197,9 @@ class Tensor:
         raise TypeError(f"Tensor {self.name!r} cannot be pickled; fetch its value with Session.run")
 
 
-_FOLD_MAX_ELEMENTS = 1 << 12
+# The one size limit of values computed on the host instead of as data: at build time
+# (`constant_value`) and when a plan is compiled (shapes of feeds, integer arithmetic on them).
+FOLD_MAX_ELEMENTS = 1 << 16
 
 
 def constant_value(tensor):
@@ -230,7 +232,7 @@ def _constant_value(tensor):
         return None
     for t in op.outputs:
         n = t.shape.num_elements()
-        if n is None or n > _FOLD_MAX_ELEMENTS:
+        if n is None or n > FOLD_MAX_ELEMENTS:
             return None
     values = []
     for t in op.inputs:

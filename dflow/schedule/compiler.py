@@ -26,7 +26,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 from .. import dask_compat
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError, kernel_failure
-from ..graph.ops import Tensor
+from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
 from .fusion import Const, Expr, Ext, compile_expr, fused_scratch_chunks
 from .host import HostDecision
@@ -35,7 +35,6 @@ from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
 from .program import Program
 from .staging import Stager, rewrite_for
 
-_FOLD_MAX_ELEMENTS = 1 << 16
 _names = itertools.count()
 _dask_xp = array_api_compat.array_namespace(da.zeros(1))
 
@@ -171,7 +170,7 @@ class LowerContext:
             why = (f"{self.op.type} op {self.op.name!r}: {what} depends on data computed in this run "
                    "and could not be computed first.")
             if t is not None and (t.dtype.is_integer or t.dtype.is_bool) and \
-                    (t.shape.num_elements() or 0) <= _FOLD_MAX_ELEMENTS:
+                    (t.shape.num_elements() or 0) <= FOLD_MAX_ELEMENTS:
                 raise NeedValues([t], True, why)
             raise UnimplementedError(None, self.op, why)
         return np.asarray(x)
@@ -351,13 +350,13 @@ def _foldable(op, vals):
     small = True
     for t in op._outputs:
         n = t.shape.num_elements()
-        if n is None or n > _FOLD_MAX_ELEMENTS:
+        if n is None or n > FOLD_MAX_ELEMENTS:
             small = False
     if small or op._opdef.fold is not None:
         return True
     if not all(t.dtype.is_integer or t.dtype.is_bool for t in op._outputs):
         return False
-    return sum(int(np.size(v)) for v in vals if v is not None) <= _FOLD_MAX_ELEMENTS
+    return sum(int(np.size(v)) for v in vals if v is not None) <= FOLD_MAX_ELEMENTS
 
 
 def _output(ctx, env, t):
