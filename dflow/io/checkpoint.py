@@ -519,7 +519,7 @@ class Saver:
                     value.discard()
             raise
         for var_name, value in loaded.items():
-            sess._load_variable(var_name, value)
+            sess.load_variable(var_name, value)
 
     def as_saver_def(self):
         return {"max_to_keep": self._max_to_keep, "name": self._name,

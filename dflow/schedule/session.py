@@ -370,8 +370,8 @@ class Session:
             return np.bool_(spec[1] in self.variables)
         raise InvalidArgumentError(None, None, f"Unknown run parameter {spec!r}")
 
-    def _load_variable(self, var_name, value):
-        """Sets a variable's committed value directly (`Variable.load`)."""
+    def load_variable(self, var_name, value):
+        """Sets a variable's committed value directly (`Variable.load`, `Saver.restore`)."""
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
         self.variables.load(var_name, value)

@@ -143,7 +143,7 @@ class Variable:
         if not self.shape.is_compatible_with(arr.shape):
             raise InvalidArgumentError(None, self.op, f"load: value of shape {arr.shape} for variable "
                                        f"{self.name!r} of shape {self.shape}")
-        session._load_variable(self.op.name, arr)
+        session.load_variable(self.op.name, arr)
 
     # ---- writing -----------------------------------------------------------------------------
     def assign(self, value, use_locking=False, name=None, read_value=True):
