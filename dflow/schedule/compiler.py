@@ -243,6 +243,8 @@ def lower_dask(program, feeds, constants, options):
     env = dict(constants)
     slots = []
     for t, spec in feeds.items():
+        if t in constants:
+            continue  # a fed value the plan was specialised to (a shape fed as a placeholder)
         arr = ctx.placeholder(f"feed-{t.name.replace('/', '.').replace(':', '_')}", spec)
         env[t] = arr
         slots.append(FeedSlot(t, arr.name, spec))

@@ -58,7 +58,7 @@ class HostRun:
         if decision.op is not None:
             decision.op._opdef.host(self, decision.op)
             return
-        known = [t for t in decision.tensors if t in self.feeds or t in self.decisions]
+        known = [t for t in decision.tensors if t in self.decisions or not decision.constant and t in self.feeds]
         if known:  # already settled, and the lowering still cannot go on: a limitation, not a loop
             raise UnimplementedError(None, known[0].op, decision.why)
         out = self.evaluate(decision.tensors)

@@ -136,3 +136,14 @@ def test_broadcast_to_and_its_gradient(sess_factory):
         np.testing.assert_array_equal(gv, np.full((1, 3), 8.0, np.float32))
     with pytest.raises(ValueError):
         tf.broadcast_to(v, [4, 2])
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync", "threads"])
+def test_a_shape_fed_through_a_placeholder(mode, sess_factory):
+    x = tf.placeholder(tf.float32, [None, 4])
+    shape = tf.placeholder(tf.int32, [2])
+    y = tf.reshape(x, shape) * 2
+    s = sess_factory(mode, chunks=2)
+    xv = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for target in ([2, 6], [6, 2], [-1, 3]):
+        np.testing.assert_array_equal(s.run(y, {x: xv, shape: target}), xv.reshape(target) * 2)
