@@ -550,7 +550,9 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
             scaled = realdiv(x, subtract(_like(x, 1), rate))
         rnd = random_uniform(_noise_shape(x, noise_shape), seed=seed, dtype=x.dtype)
         keep = greater_equal(rnd, rate if isinstance(rate, Tensor) else _like(x, rate))
-        return where(keep, scaled, _like(x, 0), name=scope)
+        out = where(keep, scaled, _like(x, 0), name=scope)
+        out.set_shape(x.shape)  # TF1: the result keeps x's static shape, whatever rate's shape is
+        return out
 
 
 def _noise_shape(x, noise_shape):

@@ -335,8 +335,6 @@ def test_mlp_classifier_with_dropout_and_softmax_cross_entropy(capsys):
     assert 0.0 <= acc <= 1.0
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="dropout's output has an unknown shape when keep_prob's is unknown")
 def test_dropout_keeps_the_static_shape_of_its_input():
     # TF1's dropout sets its result's shape to x's, whatever keep_prob's static shape
     x = tf.placeholder("float", [None, 8])
