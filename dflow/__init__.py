@@ -88,4 +88,4 @@ from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_n
 NotDifferentiable = not_differentiable
 newaxis = None
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402

@@ -72,6 +72,24 @@ def _create(graph, op_type, inputs, name):
     return graph.create_op(op_type, inputs, attrs, name=name).outputs[0]
 
 
+def _as_grad_y(graph, gy, y, i):
+    """A grad_ys entry as a tensor of y's dtype: a tensor is checked, a value becomes a Const op
+    (made through the registry: the graph layer does not import the kernels)."""
+    if isinstance(gy, Tensor):
+        if gy.dtype != y.dtype:
+            raise TypeError(f"gradients: grad_ys[{i}] has dtype {gy.dtype.name}, but y {y.name!r} has "
+                            f"dtype {y.dtype.name}")
+        return gy
+    import numpy as np
+
+    try:
+        value = np.array(gy, dtype=y.dtype.np_dtype)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"gradients: cannot convert grad_ys[{i}] {gy!r} to {y.dtype.name}: {e}") from None
+    value.setflags(write=False)
+    return graph.create_op("Const", [], {"value": value, "dtype": y.dtype}, name=f"grad_ys_{i}").outputs[0]
+
+
 def _aggregate(graph, grads):
     if not grads:
         return None
@@ -106,9 +124,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                     raise TypeError(f"gradients: y {y.name!r} has dtype {y.dtype.name}, which is not differentiable")
                 gy = _create(graph, "OnesLike", [y], f"grad_ys_{i}")
             else:
-                from ..kernels.common import convert_to_tensor
-
-                gy = convert_to_tensor(gy, dtype=y.dtype)
+                gy = _as_grad_y(graph, gy, y, i)
             grads.setdefault(y, []).append(gy)
         for op in _ops_between(ys, xs, stop):
             out_grads = [_aggregate(graph, grads.get(t)) if grads.get(t) else None for t in op.outputs]

@@ -37,7 +37,7 @@ _CHUNK_BYTES = 64 << 20
 
 
 def _version():
-    from .. import __version__
+    from ..version import __version__
 
     return __version__
 
@@ -448,7 +448,7 @@ class Saver:
         for p in to_delete:  # only after the index stops naming them
             _remove_checkpoint(p, meta_graph_suffix)
         if write_meta_graph:
-            from .graph_io import export_meta_graph
+            from .meta_graph import export_meta_graph
 
             try:
                 export_meta_graph(f"{prefix}.{meta_graph_suffix}", graph=self._graph, saver=self)

@@ -516,5 +516,3 @@ def read_graph_def(path):
     NotFoundError for a missing file, DataLossError for a malformed one."""
     return _read_document(path, GraphDef)
 
-
-from .meta_graph import MetaGraphDef, export_meta_graph, import_meta_graph, read_meta_graph_file  # noqa: E402,I001

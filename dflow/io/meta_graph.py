@@ -209,7 +209,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
 
 
 def _version():
-    from .. import __version__
+    from ..version import __version__
 
     return __version__
 
