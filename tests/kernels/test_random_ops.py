@@ -212,9 +212,9 @@ def test_shape_given_as_tensor():
             assert s.run(r, {x: xv}).shape == (5, 3)
     with eager_session() as s:  # a fed shape *value* works in memory ...
         assert s.run(q, {n: [2, 4]}).shape == (2, 4)
-    with make_session("sync", chunks=2) as s:  # ... and needs the value on the host to chunk it
-        with pytest.raises(errors.UnimplementedError):
-            s.run(q, {n: [2, 4]})
+    with make_session("sync", chunks=2) as s:  # ... and through Dask: the plan is made for the value
+        assert s.run(q, {n: [2, 4]}).shape == (2, 4)
+        assert s.run(q, {n: [3, 1]}).shape == (3, 1)
     with pytest.raises(ValueError):
         tf.random_normal(tf.placeholder(tf.int32, [2, 2]))
 
