@@ -274,8 +274,10 @@ class Session:
         feeds, _ = self._normalize_feeds(feed_dict)
         plan = self._cached_plan(elements, feeds)
         if plan.kind == "host":
-            raise InvalidArgumentError(None, plan.op, f"explain: the plan depends on {plan.op.type} op "
-                                       f"{plan.op.name!r}, decided when the graph runs")
+            what = f"{plan.op.type} op {plan.op.name!r}" if plan.op is not None else \
+                "the value of " + ", ".join(repr(t.name) for t in plan.tensors)
+            raise InvalidArgumentError(None, plan.op, f"explain: the plan depends on {what}, decided when "
+                                       "the graph runs")
         return plan, elements
 
     def make_callable(self, fetches, feed_list=None):

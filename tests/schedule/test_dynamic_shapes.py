@@ -147,3 +147,29 @@ def test_a_shape_fed_through_a_placeholder(mode, sess_factory):
     xv = np.arange(12, dtype=np.float32).reshape(3, 4)
     for target in ([2, 6], [6, 2], [-1, 3]):
         np.testing.assert_array_equal(s.run(y, {x: xv, shape: target}), xv.reshape(target) * 2)
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync", "threads"])
+def test_run_time_shapes_inside_while_and_cond(mode, sess_factory, xv):
+    x = tf.placeholder(tf.float32, [None, 4])
+
+    def body(i, v):
+        h = tf.py_func(double, [v], tf.float32)
+        return i + 1, tf.reshape(h, tf.shape(v))
+
+    _, out = tf.while_loop(lambda i, v: i < 3, body, [tf.constant(0), x])
+    p = tf.placeholder(tf.bool, [])
+    h = tf.py_func(double, [x], tf.float32)
+    c = tf.cond(p, lambda: tf.reduce_sum(tf.reshape(h, [-1])), lambda: tf.reduce_sum(x))
+    s = sess_factory(mode, chunks=2)
+    np.testing.assert_allclose(s.run(out, {x: xv}), xv * 8)
+    np.testing.assert_allclose(s.run(c, {x: xv, p: True}), 2 * xv.sum(), rtol=1e-5)
+    np.testing.assert_allclose(s.run(c, {x: xv, p: False}), xv.sum(), rtol=1e-5)
+
+
+def test_explain_names_the_value_a_plan_waits_for(sess_factory, xv):
+    x = tf.placeholder(tf.float32, [None, 4])
+    h = tf.py_func(double, [x], tf.float32, name="f")
+    y = tf.reshape(h, [tf.shape(h)[0], -1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="'f:0'.*decided when the graph runs"):
+        sess_factory("sync").explain(y, {x: xv})
