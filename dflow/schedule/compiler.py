@@ -28,7 +28,7 @@ from .. import dask_compat
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError, kernel_failure
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
-from .fusion import Const, Expr, Ext, compile_expr, fused_scratch_chunks
+from .fusion import Const, Expr, Ext, compile_expr, fused_scratch_chunks, unknown_size_leaves
 from .host import HostDecision
 from .memory import MemoryReport, format_bytes, suggest_chunks
 from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
@@ -160,7 +160,9 @@ class LowerContext:
         return da.from_array(x, chunks=self.default_chunks(x.shape, x.dtype)) if x.ndim else da.asarray(x)
 
     def _tensor_of(self, x):
-        return next((t for t, v in self.inputs if v is x and t is not None), None)
+        """The input tensor whose value `x` is (an elementwise chain's input arrives built)."""
+        return next((t for t, v in self.inputs if t is not None and (v is x or isinstance(v, Expr) and v._array is x)),
+                    None)
 
     def host_value(self, x, what):
         """`x` as a numpy value known now. If it is computed in this run, the lowering stops and
@@ -215,7 +217,15 @@ class LowerContext:
         return f"{base}{suffix}-{next(_names)}"
 
     def materialized(self, v):
-        return v.materialize(self.fusion_log) if isinstance(v, Expr) else v
+        if not isinstance(v, Expr):
+            return v
+        try:
+            return v.materialize(self.fusion_log)
+        except ValueError as e:  # leaves whose data-dependent sizes dask cannot pair with the others
+            unknown = unknown_size_leaves(v)
+            if unknown:
+                raise NeedValues(unknown, False, f"op {v.op_name!r}: inputs of data-dependent size: {e}") from e
+            raise
 
     def fused(self, x):
         """For a lowering registered with `takes_fused`: (FusedKernel, leaf dask arrays, the chain's
@@ -328,9 +338,9 @@ def _lower_op(ctx, program, op, opdef, vals, inputs):
         args = []
         for t, v in zip(inputs, vals):
             if isinstance(v, Expr):
-                args.append(v if program.fuses_into_consumer(t) else Ext(v.materialize(ctx.fusion_log)))
+                args.append(v if program.fuses_into_consumer(t) else Ext(ctx.materialized(v), t))
             elif isinstance(v, da.Array):
-                args.append(Ext(v))
+                args.append(Ext(v, t))
             else:
                 v = np.asarray(v)
                 args.append(Const(v) if v.ndim == 0 else Ext(ctx.as_dask(v)))
@@ -365,6 +375,8 @@ def _output(ctx, env, t):
     v = env[t]
     try:
         v = ctx.materialized(v)
+    except NeedValues:
+        raise
     except (ValueError, TypeError) as err:  # e.g. run-time shapes that do not broadcast
         raise InvalidArgumentError(None, t.op, f"{t.op.type} op {t.op.name!r} cannot run on these "
                                    f"inputs: {err}") from err

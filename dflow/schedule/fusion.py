@@ -21,12 +21,29 @@ _ids = itertools.count()
 
 
 class Ext:
-    """A leaf: an input that is already a dask array."""
+    """A leaf: an input that is already a dask array (`tensor`: the graph tensor it holds)."""
 
-    __slots__ = ("array",)
+    __slots__ = ("array", "tensor")
 
-    def __init__(self, array):
+    def __init__(self, array, tensor=None):
         self.array = array
+        self.tensor = tensor
+
+
+def unknown_size_leaves(root):
+    """The tensors of the leaves of an Expr whose sizes are data-dependent (unknown chunk sizes)."""
+    out, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for a in node.args:
+            if isinstance(a, Expr):
+                stack.append(a)
+            elif isinstance(a, Ext) and a.tensor is not None and any(d != d for d in a.array.shape):
+                out.append(a.tensor)
+    return list(dict.fromkeys(out))
 
 
 class Const:

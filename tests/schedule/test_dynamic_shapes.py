@@ -83,6 +83,8 @@ def test_data_dependent_sizes(mode, sess_factory, xv):
         "scaled": m * tf.constant([1., 2., 3., 4.]),
         "total": tf.reduce_sum(m) + tf.reduce_sum(x),
         "n": tf.shape(m)[0],
+        "computed_reshape": tf.reshape(m * 2, [tf.shape(m)[0] * 2, -1]),
+        "known_plus_data": tf.zeros(tf.shape(m * 3)) + m,  # a decided shape meets a data-dependent one
     }
     out = _run(sess_factory, mode, fetches, {x: xv})
     mv = xv[xv[:, 0] > 0]
@@ -93,6 +95,8 @@ def test_data_dependent_sizes(mode, sess_factory, xv):
     np.testing.assert_allclose(out["scaled"], mv * [1., 2., 3., 4.])
     np.testing.assert_allclose(out["total"], mv.sum() + xv.sum(), rtol=1e-5)
     assert out["n"] == len(mv)
+    np.testing.assert_allclose(out["computed_reshape"], (mv * 2).reshape(len(mv) * 2, -1))
+    np.testing.assert_allclose(out["known_plus_data"], mv)
 
 
 def test_run_time_shapes_are_recomputed_every_run(sess_factory):
