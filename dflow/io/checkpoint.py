@@ -24,8 +24,8 @@ import zarr
 
 from ..errors import DataLossError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..graph.graph import get_default_graph
-from ..storage.values import StoredValue
 from ..storage.chunks import chunk_io, row_chunks
+from ..storage.values import StoredValue
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "list_variables",
            "load_variable", "load_checkpoint", "init_from_checkpoint", "CheckpointState",

@@ -34,8 +34,7 @@ from ..graph.serialize import ExternalArray, GraphDef, NodeDef, ObjectRef, parse
 from ..graph.shape import TensorShape
 from .zarr_io import Target
 
-__all__ = ["import_graph_def", "write_graph", "read_graph_def", "export_meta_graph", "import_meta_graph",
-           "read_meta_graph_file", "GraphDef", "NodeDef", "MetaGraphDef"]
+__all__ = ["import_graph_def", "write_graph", "read_graph_def", "GraphDef", "NodeDef"]
 
 LARGE_CONST_ELEMENTS = 1024
 CONSTS_FORMAT = "dflow.graph_consts"

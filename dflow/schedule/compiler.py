@@ -25,7 +25,13 @@ import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
 from .. import dask_compat
-from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError, kernel_failure
+from ..errors import (
+    InvalidArgumentError,
+    OpError,
+    ResourceExhaustedError,
+    UnimplementedError,
+    kernel_failure,
+)
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
 from .fusion import Const, Expr, Ext, compile_expr, fused_scratch_chunks, unknown_size_leaves

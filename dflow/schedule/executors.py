@@ -10,7 +10,6 @@ import dask.multiprocessing
 import dask.threaded
 
 from ..dask_compat import convert_legacy_graph, flatten
-
 from ..errors import InvalidArgumentError, UnavailableError
 
 

@@ -14,9 +14,7 @@ number, per-run values, the scratch store), never the Session.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
-
 from typing import Callable
 
 import array_api_compat
@@ -28,7 +26,7 @@ from dask.highlevelgraph import HighLevelGraph
 from ..dask_compat import alias, cull, flatten, gather_blocks
 from ..errors import kernel_failure
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
-from .fusion import FusedKernel, fusion_groups
+from .fusion import fusion_groups
 
 
 @dataclass

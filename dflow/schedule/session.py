@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
 from dataclasses import dataclass
 
@@ -14,7 +13,6 @@ from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
-from ..kernels.common import convert_to_tensor
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor

@@ -11,7 +11,7 @@ import pytest
 
 import dflow as tf
 from dflow.graph import registry
-from dflow.schedule import compiler, program
+from dflow.schedule import program
 
 CHUNKS = 4
 XV = np.random.default_rng(7).standard_normal((16, 4))  # chunks of 4 rows: CHUNKS chunks
