@@ -86,7 +86,9 @@ class Session:
         self._config = config
         self._target = target
         if _FORCED and not target and scheduler is None:  # session_defaults() in force
-            scheduler, small_plan_bytes = _FORCED[-1].get("scheduler"), _FORCED[-1].get("small_plan_bytes")
+            scheduler = _FORCED[-1]["scheduler"]
+            if small_plan_bytes is None:
+                small_plan_bytes = _FORCED[-1]["small_plan_bytes"]
         budget = _parse_bytes(memory_budget)
         self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
