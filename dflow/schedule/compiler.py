@@ -236,12 +236,13 @@ class LowerContext:
     def fused(self, x):
         """For a lowering registered with `takes_fused`: (FusedKernel, leaf dask arrays, the chain's
         dask array) if input `x` is an elementwise chain only this op reads, else None. The
-        lowering then runs the kernel in its own tasks (by slabs); the array is only for its shape
-        and chunks and is not computed unless used."""
+        lowering then runs the kernel in its own tasks (by slabs); the array gives its shape and
+        chunks and is computed only if the lowering falls back to it (the memory projection counts
+        it either way: an overestimate when the chain is streamed)."""
         if not isinstance(x, Expr):
             return None
         kernel, leaves = compile_expr(x)
-        return kernel, leaves, x.materialize()
+        return kernel, leaves, x.materialize(self.fusion_log)
 
 
 def normalize_chunks(chunks, shape, dtype, limit=None):
