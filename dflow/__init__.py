@@ -73,6 +73,7 @@ from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
+from .kernels.pad_ops import *  # noqa: F403
 from .kernels.py_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403

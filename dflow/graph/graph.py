@@ -8,7 +8,14 @@ import re
 import threading
 
 from .dtypes import as_dtype
-from .ops import Operation, Tensor
+from .ops import (  # noqa: F401 - the default-session stack lives with Tensor.eval/Operation.run
+    Operation,
+    Tensor,
+    _default_session_stack,
+    _DefaultStack,
+    _session_for,
+    get_default_session,
+)
 from .registry import get_opdef, is_registered
 from .shape import as_shape
 
@@ -339,25 +346,6 @@ def _merge_device(outer, inner):
 
 
 # ---- default graph and default session stacks ------------------------------------------------
-class _DefaultStack(threading.local):
-    def __init__(self):
-        self.stack = []
-
-    def get_default(self):
-        return self.stack[-1] if self.stack else None
-
-    @contextlib.contextmanager
-    def get_controller(self, obj):
-        self.stack.append(obj)
-        try:
-            yield obj
-        finally:
-            if self.stack and self.stack[-1] is obj:
-                self.stack.pop()
-            elif obj in self.stack:
-                self.stack.remove(obj)
-
-
 class _DefaultGraphStack(_DefaultStack):
     _global = None
     _lock = threading.Lock()
@@ -378,7 +366,6 @@ class _DefaultGraphStack(_DefaultStack):
 
 
 _default_graph_stack = _DefaultGraphStack()
-_default_session_stack = _DefaultStack()
 
 
 def get_default_graph():
@@ -389,23 +376,6 @@ def get_default_graph():
 def reset_default_graph():
     """Replaces the global default graph with a new empty one (AssertionError inside as_default)."""
     _default_graph_stack.reset()
-
-
-def get_default_session():
-    """The innermost session entered with `with sess:` or `sess.as_default()`, else None."""
-    return _default_session_stack.get_default()
-
-
-def _session_for(graph, session, what):
-    if session is None:
-        session = get_default_session()
-        if session is None:
-            raise ValueError(f"Cannot evaluate {what} using `eval()` or `run()`: No default session is "
-                             "registered. Use `with sess.as_default()` or pass an explicit session.")
-    if session.graph is not graph:
-        raise ValueError(f"Cannot use the given session to evaluate {what}: its graph is different "
-                         "from the session's graph.")
-    return session
 
 
 def name_scope(name, default_name=None, values=None):

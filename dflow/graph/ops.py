@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
 import numpy as np
 
 from .registry import get_opdef
@@ -85,8 +88,6 @@ class Operation:
 
     def run(self, feed_dict=None, session=None):
         """Runs this op in `session` (default: the default session); returns None."""
-        from .graph import _session_for
-
         _session_for(self._graph, session, what=f"operation {self._name!r}").run(self, feed_dict)
 
     def __repr__(self):
@@ -163,8 +164,6 @@ class Tensor:
 
     def eval(self, feed_dict=None, session=None):
         """The value of this tensor in `session` (default: the default session)."""
-        from .graph import _session_for
-
         return _session_for(self.graph, session, what=f"tensor {self.name!r}").run(self, feed_dict)
 
     @classmethod
@@ -256,3 +255,43 @@ def _get_opdef(op_type):
 
 
 __all__ = ["Operation", "Tensor", "constant_value", "TensorShape"]
+
+
+# ---- the default session (`with sess:`), which Tensor.eval and Operation.run use ----------------
+class _DefaultStack(threading.local):
+    def __init__(self):
+        self.stack = []
+
+    def get_default(self):
+        return self.stack[-1] if self.stack else None
+
+    @contextlib.contextmanager
+    def get_controller(self, obj):
+        self.stack.append(obj)
+        try:
+            yield obj
+        finally:
+            if self.stack and self.stack[-1] is obj:
+                self.stack.pop()
+            elif obj in self.stack:
+                self.stack.remove(obj)
+
+
+_default_session_stack = _DefaultStack()
+
+
+def get_default_session():
+    """The innermost session entered with `with sess:` or `sess.as_default()`, else None."""
+    return _default_session_stack.get_default()
+
+
+def _session_for(graph, session, what):
+    if session is None:
+        session = get_default_session()
+        if session is None:
+            raise ValueError(f"Cannot evaluate {what} using `eval()` or `run()`: No default session is "
+                             "registered. Use `with sess.as_default()` or pass an explicit session.")
+    if session.graph is not graph:
+        raise ValueError(f"Cannot use the given session to evaluate {what}: its graph is different "
+                         "from the session's graph.")
+    return session

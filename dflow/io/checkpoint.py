@@ -350,6 +350,15 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
 # ---- Saver --------------------------------------------------------------------------------------
 
 
+# meta_graph.py (above this module: its import_meta_graph makes a Saver) installs its
+# export_meta_graph here when it is imported, for Saver.save(write_meta_graph=True)
+_META_GRAPH_WRITER = []
+
+
+def set_meta_graph_writer(fn):
+    _META_GRAPH_WRITER[:] = [fn]
+
+
 class Saver:
     """Saves and restores variables as Zarr checkpoints (TF1's `tf.train.Saver`)."""
 
@@ -447,11 +456,9 @@ class Saver:
                                     save_relative_paths=self._save_relative_paths)
         for p in to_delete:  # only after the index stops naming them
             _remove_checkpoint(p, meta_graph_suffix)
-        if write_meta_graph:
-            from .meta_graph import export_meta_graph
-
+        if write_meta_graph and _META_GRAPH_WRITER:
             try:
-                export_meta_graph(f"{prefix}.{meta_graph_suffix}", graph=self._graph, saver=self)
+                _META_GRAPH_WRITER[0](f"{prefix}.{meta_graph_suffix}", graph=self._graph, saver=self)
             except InvalidArgumentError as e:  # e.g. a py_func: the checkpoint itself is complete
                 import warnings
 

@@ -22,6 +22,7 @@ from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_opdef
 from ..graph.serialize import GraphDef, parse_input
+from .checkpoint import Saver, set_meta_graph_writer
 from .graph_io import (
     _NAME_ATTRS,
     _UNBOUND,
@@ -344,8 +345,6 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
         graph._variables_by_handle[v.op.name] = v
     if not saver_vars:
         return None
-    from .checkpoint import Saver
-
     sd = meta.saver_def or {}
     return Saver(var_list=saver_vars, max_to_keep=sd.get("max_to_keep", 5), name=sd.get("name"),
                  keep_checkpoint_every_n_hours=sd.get("keep_checkpoint_every_n_hours", 10000.0))
@@ -415,3 +414,6 @@ def _saver_variables(graph, meta, created, variables):
     globals_ = [it["variable"]["handle"] for it in meta.collection_def.get(GraphKeys.GLOBAL_VARIABLES, [])
                 if "variable" in it]
     return {h: variables[created[h]] for h in globals_ if h in created and created[h] in variables}
+
+
+set_meta_graph_writer(export_meta_graph)

@@ -295,6 +295,6 @@ def_grad("Reshape")(lambda op, g: [reshape(g, shape(op.inputs[0])) if not op.inp
 
 @def_grad("Pack")
 def _pack_grad(op, g):
-    from .manip_ops import unstack
-
-    return unstack(g, num=len(op.inputs), axis=op.get_attr("axis"))
+    n = len(op.inputs)  # Unpack (manip_ops) made by its registered type: this module is below manip_ops
+    out = apply_op("Unpack", [g], {"num": n, "axis": int(op.get_attr("axis"))})
+    return list(out) if n > 1 else [out]

@@ -135,10 +135,8 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
     if isinstance(value, Operation):
         raise TypeError(f"Can't convert Operation {value.name!r} to Tensor (fetch or depend on it instead)")
     if isinstance(value, (list, tuple)) and _contains_tensor(value):
-        from .array_ops import stack
-
-        return stack([convert_to_tensor(v, dtype=dtype, preferred_dtype=preferred_dtype) for v in value],
-                     name=name or "packed")
+        return apply_op("Pack", [convert_to_tensor(v, dtype=dtype, preferred_dtype=preferred_dtype) for v in value],
+                        {"axis": 0}, name=name or "packed")
     if dtype is None and preferred_dtype is not None:
         try:
             return constant(value, dtype=preferred_dtype, name=name or "Const")

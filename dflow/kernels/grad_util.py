@@ -11,10 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import dtypes
+from ..graph.graph import name_scope
 from ..graph.ops import constant_value
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape
-from .common import apply_op
+from .array_ops import reshape, shape
+from .common import apply_op, constant
 
 
 def broadcast_reduction_axes(shape_x, shape_y):
@@ -70,17 +72,22 @@ def _sum_to_lower(ctx, g, target):
 register_op("SumToShape", _sum_to_infer, eager=_sum_to, lower=_sum_to_lower)
 
 
+def _reduce_sum(x, axis):
+    """Sum over the int `axis` list, made by its registered type (reduction_ops is above this module)."""
+    with name_scope(None, "Sum", [x]) as scope:
+        return apply_op("Sum", [x, constant(np.array(axis, dtype=np.int32), name="Const")], {"keep_dims": False},
+                        name=scope)
+
+
 def unbroadcast(grad, x):
     """`grad` (of a result broadcast from `x`) summed back to x's shape."""
-    from .array_ops import reshape, shape
-    from .reduction_ops import reduce_sum
-
+    reduce_sum = _reduce_sum
     xs, gs = x.shape, grad.shape
     if xs.is_fully_defined() and gs.is_fully_defined():
         if xs.as_list() == gs.as_list():
             return grad
         rx, _ = broadcast_reduction_axes(xs.as_list(), gs.as_list())
-        out = reduce_sum(grad, axis=[int(a) for a in rx]) if len(rx) else grad
+        out = reduce_sum(grad, [int(a) for a in rx]) if len(rx) else grad
         return reshape(out, xs.as_list()) if out.shape.as_list() != xs.as_list() else out
     if xs.ndims is not None and gs.ndims is not None and xs.ndims == gs.ndims and all(
             a is not None and a == b for a, b in zip(xs.as_list(), gs.as_list())):
@@ -91,7 +98,7 @@ def unbroadcast(grad, x):
         dims, n = xs.as_list(), gs.ndims
         lead, gl = n - len(dims), gs.as_list()
         rx = [i for i in range(n) if i < lead or (dims[i - lead] == 1 and gl[i] != 1)]
-        out = reduce_sum(grad, axis=rx) if rx else grad
+        out = reduce_sum(grad, rx) if rx else grad
         return reshape(out, dims) if out.shape.as_list() != dims else out
     # shapes known only when the plan is built: one op sums to x's run-time shape (TF1 uses
     # Shape, Shape, BroadcastGradientArgs, Sum, Shape and Reshape for this)
@@ -100,33 +107,14 @@ def unbroadcast(grad, x):
     return out
 
 
-def kept_shape(x, axes):
-    """The shape of `x` with `axes` (an int Tensor) set to 1: a list of ints when static, else an
-    int32 Tensor from `shape(x)` (axes unknown when building need only be known at run time)."""
-    from .array_ops import rank, reshape, shape
-    from .manip_ops import expand_dims
-    from .manip_ops import range as range_
-    from .math_ops import cast, equal, floormod, where
-    from .reduction_ops import _host_ints, _normalize_axes, reduce_any
-
-    value = constant_value(axes)
-    if x.shape.ndims is not None and value is not None:
-        red = _normalize_axes(_host_ints(value), x.shape.ndims, "gradient")
-        dims = [1 if i in red else d for i, d in enumerate(x.shape.as_list())]
-        keep = np.array([i not in red for i in range(len(dims))], dtype=np.int32)
-        return dims if None not in dims else shape(x) * keep + (1 - keep)
-    ax = floormod(reshape(cast(axes, dtypes.int32), [-1]), rank(x))
-    return where(reduce_any(equal(expand_dims(range_(rank(x)), 1), expand_dims(ax, 0)), axis=1), 1, shape(x))
-
-
 def broadcast_like(t, x):
     """`t` broadcast to the shape of `x`, by an elementwise product with ones: it fuses with its
     neighbours and takes `x`'s chunks (Tile would cut one chunk per copy)."""
-    from .manip_ops import ones_like
-
     if t.shape.is_fully_defined() and x.shape.is_fully_defined() and t.shape.as_list() == x.shape.as_list():
         return t
-    return t * ones_like(x, dtype=t.dtype)
+    with name_scope(None, "ones_like", [x]) as scope:
+        ones = apply_op("OnesLike", [x], {"dtype": t.dtype}, name=scope)
+    return t * ones
 
 
 def _sum_to_grad(op, dy):

@@ -139,6 +139,16 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                     default_name="MatMul")
 
 
+def _matmul_operator(self, other, reverse=False):
+    with name_scope(None, "matmul", [self, other]) as scope:
+        return matmul(other, self, name=scope) if reverse else matmul(self, other, name=scope)
+
+
+# Tensor's `@` is bound here, beside matmul (math_ops binds the elementwise operators)
+Tensor._override_operator("__matmul__", lambda self, other: _matmul_operator(self, other))
+Tensor._override_operator("__rmatmul__", lambda self, other: _matmul_operator(self, other, reverse=True))
+
+
 # ---- tensordot -----------------------------------------------------------------------------------
 
 
@@ -521,9 +531,9 @@ def _einsum_grad(op, g):
     broadcast back, repeated labels put on their diagonal, broadcast '...' dims summed.
     UnimplementedError: '...' of unknown rank in several inputs, or absent from the output."""
     from .array_ops import rank, reshape
-    from .grad_util import broadcast_like, kept_shape
+    from .grad_util import broadcast_like
     from .manip_ops import range as range_
-    from .reduction_ops import reduce_sum
+    from .reduction_ops import kept_shape, reduce_sum
 
     eq = op.get_attr("equation")
     inputs = list(op.inputs)

@@ -1,6 +1,7 @@
 """Array manipulation ops: transpose, expand_dims, squeeze, concat, unstack, split, reverse and add_n,
-with their gradient rules. Filled arrays (zeros, ones, fill, range, linspace: `creation_ops`) and
-tiling and padding (`pad_ops`) live in their own modules and are re-exported here.
+with their gradient rules. Filled arrays (zeros, ones, fill, range, linspace: `creation_ops`) live in
+their own module and are re-exported here; tiling and padding are `pad_ops` (above this module:
+their gradients use concat, split, transpose and reverse).
 
 Shape-like arguments (axes, perms, split sizes) are int tensors known on the host when the plan is
 compiled (see `creation_ops`). Gradient rules build public ops only, so gradients are differentiable
@@ -18,7 +19,7 @@ from ..graph.graph import name_scope
 from ..graph.ops import constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
-from . import creation_ops, pad_ops
+from . import creation_ops
 from .array_ops import identity, partial_shape_value, reshape, stack
 from .array_ops import rank as rank_of
 from .array_ops import shape as shape_of
@@ -37,10 +38,9 @@ from .creation_ops import (
     zeros_like,
 )
 from .math_ops import cast
-from .pad_ops import *  # noqa: F403 - re-exported: these names were defined here before
 
 __all__ = ["broadcast_to", "transpose", "invert_permutation", "expand_dims", "squeeze", "concat", "unstack", "split",
-           "reverse", "reverse_v2", "add_n"] + creation_ops.__all__ + pad_ops.__all__
+           "reverse", "reverse_v2", "add_n"] + creation_ops.__all__
 
 
 def _outputs(arrays):

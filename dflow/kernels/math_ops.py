@@ -271,10 +271,9 @@ register_op("SelectV2", _select_infer, eager=lambda xp, c, x, y: xp.where(c, x, 
 def where(condition, x=None, y=None, name=None):
     """Elementwise `x if condition else y` with numpy broadcasting (op `SelectV2`); with one
     argument, the int64 coordinates of the true elements of `condition`, shape [None, rank]."""
-    if x is None and y is None:  # coordinates of the true elements (a data-dependent shape)
-        from .data_dependent_ops import where_coordinates
-
-        return where_coordinates(condition, name=name)
+    if x is None and y is None:  # coordinates of the true elements (a data-dependent shape): the
+        # Where op of data_dependent_ops, made by its registered type (that module is above this one)
+        return apply_op("Where", [convert_to_tensor(condition)], name=name, default_name="Where")
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
     condition = convert_to_tensor(condition)
@@ -341,16 +340,10 @@ def _logic_op(op_type):
     return fn
 
 
-def _matmul_op(x, y, name=None):
-    from .linalg_ops import matmul
-
-    return matmul(x, y, name=name)
-
-
 for _meth, _fn, _name in [
     ("add", add, "add"), ("sub", subtract, "sub"), ("mul", multiply, "mul"),
     ("truediv", _truediv_op, "truediv"), ("floordiv", floordiv, "floordiv"), ("mod", floormod, "mod"),
-    ("pow", pow, "pow"), ("matmul", _matmul_op, "matmul"), ("and", _logic_op("LogicalAnd"), "and"),
+    ("pow", pow, "pow"), ("and", _logic_op("LogicalAnd"), "and"),
     ("or", _logic_op("LogicalOr"), "or"), ("xor", _logic_op("LogicalXor"), "xor"),
 ]:
     _f, _r = _binop(_fn, _name)
@@ -422,9 +415,8 @@ not_differentiable("IsFinite", "IsNan", "IsInf", "LogicalNot", "Equal", "NotEqua
 
 
 def zeros_like_t(t):
-    from .manip_ops import zeros_like
-
-    return zeros_like(t)
+    with name_scope(None, "zeros_like", [t]) as scope:
+        return apply_op("ZerosLike", [t], {"dtype": t.dtype}, name=scope)
 
 
 @def_grad("Cast")
@@ -462,9 +454,8 @@ def _pow_grad(op, g):
 
 
 def ones_like_t(t):
-    from .manip_ops import ones_like
-
-    return ones_like(t)
+    with name_scope(None, "ones_like", [t]) as scope:
+        return apply_op("OnesLike", [t], {"dtype": t.dtype}, name=scope)
 
 
 def _select_mask(x, y, op_type):

@@ -522,7 +522,30 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int6
 # ---- gradient rules (TF1's math_grad); the axes input gets None ------------------------------------
 
 from ..graph.registry import def_grad, not_differentiable  # noqa: E402
-from .grad_util import broadcast_like, kept_shape  # noqa: E402
+from .grad_util import broadcast_like  # noqa: E402
+
+
+def kept_shape(x, axes):
+    """The shape of `x` with `axes` (an int Tensor) set to 1: a list of ints when static, else an
+    int32 Tensor from `shape(x)` (axes unknown when building need only be known at run time)."""
+    from .array_ops import rank, reshape, shape
+    from .math_ops import cast, equal, floormod, where
+
+
+    value = constant_value(axes)
+    if x.shape.ndims is not None and value is not None:
+        red = _normalize_axes(_host_ints(value), x.shape.ndims, "gradient")
+        dims = [1 if i in red else d for i, d in enumerate(x.shape.as_list())]
+        keep = np.array([i not in red for i in range(len(dims))], dtype=np.int32)
+        return dims if None not in dims else shape(x) * keep + (1 - keep)
+    ax = floormod(reshape(cast(axes, dtypes.int32), [-1]), rank(x))
+    # ExpandDims and Range (manip_ops, creation_ops: above this module) made by their registered types
+    r = rank(x)
+    positions = apply_op("Range", [constant(np.int32(0)), r, constant(np.int32(1))])
+    hit = equal(apply_op("ExpandDims", [positions, constant(np.int32(1))]),
+                apply_op("ExpandDims", [ax, constant(np.int32(0))]))
+    return where(reduce_any(hit, axis=1), 1, shape(x))
+
 
 not_differentiable("ArgMax", "ArgMin", "Any", "All")
 
