@@ -22,8 +22,9 @@ from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import Dimension, TensorShape, unknown_shape
-from .array_ops import partial_shape_value, stack
+from .array_ops import partial_shape_value, reshape, shape, stack
 from .common import REAL, apply_op, check_dtype, constant, convert_to_tensor, to_numpy
+from .math_ops import cast
 
 _py_slice = builtins.slice
 
@@ -248,6 +249,17 @@ def _ss_fold(op):
 register_op("StridedSlice", _ss_infer, eager=_ss_eager, lower=_ss_lower, fold=_ss_fold)
 
 
+@def_grad("StridedSlice")
+def _strided_slice_grad(op, g):
+    """Scatters g into zeros of x's shape (the StridedSliceGrad op of scatter_ops, by its type)."""
+    x = op.inputs[0]
+    in_shape = x.shape.as_list() if x.shape.is_fully_defined() else shape(x)
+    in_shape = convert_to_tensor(in_shape, dtype=dtypes.int32) if isinstance(in_shape, list) else in_shape
+    attrs = {k: op.get_attr(k) for k in _MASKS}
+    dx = apply_op("StridedSliceGrad", [in_shape, *op.inputs[1:], g], attrs)
+    return [dx, None, None, None]
+
+
 def _index_dtype(values):
     """int64 if an entry (int or scalar tensor) needs it, else int32."""
     big = [v.dtype == dtypes.int64 if isinstance(v, Tensor) else not -2**31 <= v < 2**31 for v in values]
@@ -256,8 +268,6 @@ def _index_dtype(values):
 
 def _index_tensors(values, name, dt=None):
     """begin/end/strides entries (ints or scalar int tensors) as one 1-D tensor of dtype `dt`."""
-    from .math_ops import cast
-
     dt = dt or _index_dtype(values)
     if not any(isinstance(v, Tensor) for v in values):
         return constant(np.array(values, dtype=dt.np_dtype), name=name)
@@ -497,6 +507,35 @@ def _gather_lower(ctx, params, indices, axis, batch_dims=0):
 register_op("GatherV2", _gather_infer, eager=_gather_eager, lower=_gather_lower)
 
 
+@def_grad("GatherV2")
+def _gather_grad(op, g):
+    """The rows of g summed into params' rows (UnsortedSegmentSum and Transpose of modules above
+    this one, made by their registered types)."""
+    params, indices = op.inputs[0], op.inputs[1]
+    if params.shape.ndims is None or indices.shape.ndims is None:
+        raise LookupError("The gradient of gather needs params and indices of known rank")
+    axis = op.get_attr("axis") % params.shape.ndims
+    p = params.shape.ndims
+    q = indices.shape.ndims
+    psize = params.shape[axis].value
+    n = psize if psize is not None else shape(params)[axis]
+
+    def transpose(t, perm):
+        if perm == list(range(len(perm))):
+            return t
+        return apply_op("Transpose", [t, constant(np.array(perm, dtype=np.int32))], default_name="transpose")
+
+    # g: params[:axis] + indices + params[axis+1:]  ->  indices + params[:axis] + params[axis+1:]
+    gt = transpose(g, list(range(axis, axis + q)) + list(range(axis)) + list(range(axis + q, p - 1 + q)))
+    num = convert_to_tensor(n, dtype=indices.dtype) if not isinstance(n, Tensor) else \
+        (n if n.dtype == indices.dtype else cast(n, indices.dtype))
+    summed = apply_op("UnsortedSegmentSum", [gt, indices, num])  # params[axis] + params[:axis] + ...
+    dparams = transpose(summed, list(range(1, axis + 1)) + [0] + list(range(axis + 1, p)))
+    if params.shape.is_fully_defined():
+        dparams = reshape(dparams, params.shape.as_list())
+    return [dparams, None]
+
+
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
     """Slices of `params` along `axis` at `indices` (TF1's GatherV2; `validate_indices` unused).
 
@@ -677,6 +716,19 @@ def _top_k_lower(ctx, x, k, sorted=True):  # noqa: A002 - TF1 attr name
 
 
 register_op("TopKV2", _top_k_infer, eager=_top_k_eager, lower=_top_k_lower, num_outputs=2)
+
+
+@def_grad("TopKV2")
+def _top_k_grad(op, g_values, g_indices):
+    from .reduction_ops import reduce_sum
+
+    x = op.inputs[0]
+    depth = x.shape[-1].value
+    if depth is None:
+        depth = shape(x)[-1]
+    hot = one_hot(op.outputs[1], depth, dtype=g_values.dtype)  # [..., k, n]
+    expanded = apply_op("ExpandDims", [g_values, constant(np.int32(-1))])  # manip_ops' op, by its type
+    return [reduce_sum(hot * expanded, axis=-2), None]
 
 
 def top_k(input, k=1, sorted=True, name=None):  # noqa: A002 - TF1 signature

@@ -10,12 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..graph import dtypes
 from ..graph.ops import constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
 from . import index_ops
-from .array_ops import reshape, shape
 from .common import apply_op, convert_to_tensor
 
 __all__ = ["unsorted_segment_sum"]
@@ -72,16 +70,6 @@ def _ssg_whole(in_shape, begin, end, strides, dy, masks):
 
 
 register_op("StridedSliceGrad", _ssg_infer, eager=_ssg_eager, lower=_ssg_lower)
-
-
-@def_grad("StridedSlice")
-def _strided_slice_grad(op, g):
-    x = op.inputs[0]
-    in_shape = x.shape.as_list() if x.shape.is_fully_defined() else shape(x)
-    in_shape = convert_to_tensor(in_shape, dtype=dtypes.int32) if isinstance(in_shape, list) else in_shape
-    attrs = {k: op.get_attr(k) for k in _MASKS}
-    dx = apply_op("StridedSliceGrad", [in_shape, *op.inputs[1:], g], attrs)
-    return [dx, None, None, None]
 
 
 @def_grad("StridedSliceGrad")
@@ -159,46 +147,6 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
 @def_grad("UnsortedSegmentSum")
 def _seg_grad(op, g):
     return [index_ops.gather(g, op.inputs[1]), None, None]
-
-
-# ---- gather and top_k -----------------------------------------------------------------------------
-
-
-@def_grad("GatherV2")
-def _gather_grad(op, g):
-    from .manip_ops import transpose
-
-    params, indices = op.inputs[0], op.inputs[1]
-    axis = op.get_attr("axis") % params.shape.ndims
-    if params.shape.ndims is None or indices.shape.ndims is None:
-        raise LookupError("The gradient of gather needs params and indices of known rank")
-    p = params.shape.ndims
-    q = indices.shape.ndims
-    psize = params.shape[axis].value
-    n = psize if psize is not None else shape(params)[axis]
-    # g: params[:axis] + indices + params[axis+1:]  ->  indices + params[:axis] + params[axis+1:]
-    perm = list(range(axis, axis + q)) + list(range(axis)) + list(range(axis + q, p - 1 + q))
-    gt = transpose(g, perm) if perm != list(range(len(perm))) else g
-    summed = unsorted_segment_sum(gt, indices, n)  # params[axis] + params[:axis] + params[axis+1:]
-    back = list(range(1, axis + 1)) + [0] + list(range(axis + 1, p))
-    dparams = transpose(summed, back) if back != list(range(p)) else summed
-    if params.shape.is_fully_defined():
-        dparams = reshape(dparams, params.shape.as_list())
-    return [dparams, None]
-
-
-@def_grad("TopKV2")
-def _top_k_grad(op, g_values, g_indices):
-    from .reduction_ops import reduce_sum
-
-    x = op.inputs[0]
-    depth = x.shape[-1].value
-    if depth is None:
-        depth = shape(x)[-1]
-    hot = index_ops.one_hot(op.outputs[1], depth, dtype=g_values.dtype)  # [..., k, n]
-    from .manip_ops import expand_dims
-
-    return [reduce_sum(hot * expand_dims(g_values, -1), axis=-2), None]
 
 
 not_differentiable("OneHot")
