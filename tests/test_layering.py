@@ -1,13 +1,17 @@
 """Arrows point down: every import in dflow (module level or inside a function) goes to a module of
-the same layer or a lower one, and packages import each other without cycles.
+the same layer or a lower one, and there are no import cycles, between packages or between the
+modules of one package.
 
 The layer table below is the one place the rule is written down (docs/ARCHITECTURE.md draws it).
-A module missing from it fails the test, so a new package is placed deliberately.
+A module missing from it fails the test, so a new package is placed deliberately. Each check is a
+function of a module map, so the self-tests at the bottom can show that it fails on a planted
+violation.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "dflow"
@@ -27,12 +31,15 @@ LAYERS = [
     ["dflow", "dflow.demo"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
+# the bottom layer imports nothing else of dflow, except these
+BOTTOM_ALLOWED = {"dflow.config": {"dflow.devices"}}
 
 
-def _modules():
+def _modules(root=ROOT):
+    """{dotted name: (path, is_package)} for every dflow/**/*.py."""
     out = {}
-    for path in ROOT.rglob("*.py"):
-        rel = path.relative_to(ROOT.parent).with_suffix("")
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root.parent).with_suffix("")
         parts = list(rel.parts)
         is_pkg = parts[-1] == "__init__"
         if is_pkg:
@@ -52,60 +59,89 @@ def _unit(module):
     return module if module in LEVEL else None
 
 
-def _imports(module):
-    """(target module, line, nested) for every dflow import of `module`."""
-    path, is_pkg = MODULES[module]
+def _where(stack):
+    """How an import is reached: 'module level', 'inside a function', 'inside a class', ..."""
+    for node in reversed(stack):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return "inside a function"
+    for node in reversed(stack):
+        if isinstance(node, ast.ClassDef):
+            return "inside a class"
+    if any(isinstance(node, (ast.If, ast.Try, ast.With)) for node in stack):
+        return "module level, conditional"
+    return "module level"
+
+
+def _resolve(target, modules):
+    """The module an imported name lives in: dflow.graph.ops.Tensor -> dflow.graph.ops."""
+    while target not in modules and "." in target:
+        target = target.rsplit(".", 1)[0]
+    return target
+
+
+def _imports(module, modules=None):
+    """(target module, line, where) for every dflow import of `module`: `import x`, `from x import
+    y` (relative levels resolved; `from . import name` is the submodule when `name` is one) and
+    `importlib.import_module("...")` / `__import__("...")` with a literal name, wherever they sit."""
+    modules = MODULES if modules is None else modules
+    path, is_pkg = modules[module]
     tree = ast.parse(path.read_text(), str(path))
     package = module if is_pkg else module.rsplit(".", 1)[0]
-    nested_lines = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for sub in ast.walk(node):
-                if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                    nested_lines.add(sub.lineno)
     found = []
-    for node in ast.walk(tree):
+
+    def visit(node, stack):
+        targets = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            # `from . import name` imports a submodule when `name` is one
-            targets = [f"{target}.{a.name}" if f"{target}.{a.name}" in MODULES else target for a in node.names]
-        else:
-            continue
+            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level \
+                else node.module or ""
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant) \
+                    and isinstance(node.args[0].value, str):
+                name_arg = node.args[0].value
+                targets = [importlib.util.resolve_name(name_arg, package) if name_arg.startswith(".") else name_arg]
         for t in targets:
             if t == "dflow" or t.startswith("dflow."):
-                while t not in MODULES and "." in t:  # `from dflow.graph.ops import Tensor` -> the module
-                    t = t.rsplit(".", 1)[0]
-                found.append((t, node.lineno, node.lineno in nested_lines))
+                found.append((_resolve(t, modules), node.lineno, _where(stack)))
+        for child in ast.iter_child_nodes(node):
+            visit(child, stack + [node])
+
+    visit(tree, [])
     return found
 
 
-def test_every_module_is_in_the_layer_table():
-    missing = sorted(m for m in MODULES if _unit(m) is None)
-    assert not missing, f"modules in no layer of tests/test_layering.py LAYERS: {missing}"
+def _unplaced(modules):
+    return sorted(m for m in modules if _unit(m) is None)
 
 
-def test_imports_point_down():
-    upward = []
-    for module in sorted(MODULES):
+def _upward(modules):
+    """Each import that points up the layer table (or, from the bottom layer, sideways)."""
+    out = []
+    for module in sorted(modules):
         here = _unit(module)
-        for target, line, nested in _imports(module):
+        if here is None:
+            continue
+        for target, line, where in _imports(module, modules):
             there = _unit(target)
-            if there is not None and LEVEL[there] > LEVEL[here]:
-                where = "inside a function" if nested else "module level"
-                upward.append(f"{module} -> {target} (line {line}, {where}): layer {LEVEL[here]} imports "
-                              f"layer {LEVEL[there]}")
-    assert not upward, "upward imports:\n" + "\n".join(upward)
+            if there is None:
+                continue
+            if LEVEL[there] > LEVEL[here]:
+                out.append(f"{module} -> {target} (line {line}, {where}): layer {LEVEL[here]} imports "
+                           f"layer {LEVEL[there]}")
+            elif LEVEL[here] == 0 and there != here and there not in BOTTOM_ALLOWED.get(here, ()):
+                out.append(f"{module} -> {target} (line {line}, {where}): the bottom layer imports "
+                           f"nothing else of dflow")
+    return out
 
 
 def _cycles(edges):
-    """The strongly connected components with more than one node (Tarjan)."""
-    index, low, stack, on, out = {}, {}, [], set(), []
+    """One cycle per strongly connected component of more than one node (Tarjan), each written as
+    'a -> b (line N) -> ... -> a'. `edges` maps node -> {successor: line}."""
+    index, low, stack, on, comps = {}, {}, [], set(), []
     counter = [0]
 
     def visit(v):
@@ -113,7 +149,7 @@ def _cycles(edges):
         counter[0] += 1
         stack.append(v)
         on.add(v)
-        for w in edges.get(v, ()):
+        for w in sorted(edges.get(v, ())):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -128,47 +164,169 @@ def _cycles(edges):
                 if w == v:
                     break
             if len(comp) > 1:
-                out.append(sorted(comp))
+                comps.append(set(comp))
 
     for v in sorted(edges):
         if v not in index:
             visit(v)
-    return out
+    return [_a_cycle(comp, edges) for comp in comps]
+
+
+def _a_cycle(comp, edges):
+    """A shortest cycle through the first node of a strongly connected component (breadth first)."""
+    start = min(comp)
+    prev, frontier = {start: None}, [start]
+    while frontier:
+        nxt = []
+        for v in frontier:
+            for w in sorted(edges.get(v, ())):
+                if w not in comp:
+                    continue
+                if w == start:
+                    path = [v]
+                    while prev[path[-1]] is not None:
+                        path.append(prev[path[-1]])
+                    path.reverse()
+                    hops = [f"{a} (line {edges[a][b]})" for a, b in zip(path, path[1:] + [start])]
+                    return " -> ".join(hops + [start]) + f"   [cycle among {sorted(comp)}]"
+                if w not in prev:
+                    prev[w] = v
+                    nxt.append(w)
+        frontier = nxt
+    return str(sorted(comp))
+
+
+def _package_cycles(modules):
+    edges = {}
+    for module in modules:
+        here = _unit(module)
+        if here is None:
+            continue
+        for target, line, _ in _imports(module, modules):
+            there = _unit(target)
+            if there is not None and there != here:
+                edges.setdefault(here, {}).setdefault(there, line)
+    return _cycles(edges)
+
+
+def _module_cycles(modules):
+    """Cycles among the modules of one package (its __init__ included), lazy imports counted. An
+    import of a submodule passes through its package's __init__ at run time, but that is Python's
+    doing, not an arrow: only a name taken from the __init__ itself is an edge to it."""
+    cycles = []
+    for unit in LEVEL:
+        if unit == "dflow" or not modules.get(unit, (None, False))[1]:
+            continue  # a single-module unit (dflow.nn), or the top package: its modules are units
+        edges = {}
+        for module in modules:
+            if module != unit and not module.startswith(unit + "."):
+                continue
+            for target, line, _ in _imports(module, modules):
+                if (target == unit or target.startswith(unit + ".")) and target != module:
+                    edges.setdefault(module, {}).setdefault(target, line)
+        cycles += _cycles(edges)
+    return cycles
+
+
+def test_every_module_is_in_the_layer_table():
+    missing = _unplaced(MODULES)
+    assert not missing, f"modules in no layer of tests/test_layering.py LAYERS: {missing}"
+
+
+def test_imports_point_down():
+    upward = _upward(MODULES)
+    assert not upward, "upward imports:\n" + "\n".join(upward)
 
 
 def test_no_cycles_between_packages():
-    edges = {}
-    for module in MODULES:
-        here = _unit(module)
-        for target, _, _ in _imports(module):
-            there = _unit(target)
-            if there is not None and there != here and here != "dflow":
-                edges.setdefault(here, set()).add(there)
-    assert not _cycles(edges), f"import cycles between packages: {_cycles(edges)}"
-
-
-def test_the_checker_sees_an_upward_import(tmp_path, monkeypatch):
-    # the test itself can fail: a lazy import of dflow.schedule from dflow.graph is reported
-    fake = tmp_path / "fake.py"
-    fake.write_text("def f():\n    from ..schedule import session\n")
-    monkeypatch.setitem(MODULES, "dflow.graph.fake", (fake, False))
-    found = _imports("dflow.graph.fake")
-    assert found == [("dflow.schedule.session", 2, True)]
-    assert LEVEL[_unit(found[0][0])] > LEVEL[_unit("dflow.graph.fake")]
+    cycles = _package_cycles(MODULES)
+    assert not cycles, "import cycles between packages:\n" + "\n".join(cycles)
 
 
 def test_modules_within_a_package_import_each_other_without_cycles():
     # module-level and lazy imports alike: the modules of a package form layers of their own (in
     # dflow/kernels a gradient rule that needs an op of a module above its own makes it by its
     # registered type, `apply_op("Sum", ...)`, instead of importing that module)
-    cycles = []
-    for unit in LEVEL:
-        edges = {}
-        for module in MODULES:
-            if not module.startswith(unit + "."):
-                continue
-            for target, _, _ in _imports(module):
-                if target.startswith(unit + ".") and target != module:
-                    edges.setdefault(module, set()).add(target)
-        cycles += _cycles(edges)
-    assert not cycles, f"import cycles inside a package: {cycles}"
+    cycles = _module_cycles(MODULES)
+    assert not cycles, "import cycles inside a package:\n" + "\n".join(cycles)
+
+
+# -- the checks can fail: each one sees a violation planted in a copy of the module map
+
+
+def _new(check, modules):
+    """What `check` reports for the planted module map beyond what it reports for the real one."""
+    before = check(MODULES)
+    return [v for v in check(modules) if v not in before]
+
+
+def _plant(tmp_path, sources):
+    modules = dict(MODULES)
+    for name, text in sources.items():
+        path = tmp_path / (name.replace(".", "_") + ".py")
+        path.write_text(text)
+        modules[name] = (path, False)
+    return modules
+
+
+def test_the_checker_sees_a_lazy_upward_import(tmp_path):
+    modules = _plant(tmp_path, {"dflow.graph.fake": "def f():\n    if True:\n        from ..schedule import session\n"})
+    assert _imports("dflow.graph.fake", modules) == [("dflow.schedule.session", 3, "inside a function")]
+    assert _new(_upward, modules) == ["dflow.graph.fake -> dflow.schedule.session (line 3, inside a function): "
+                                "layer 1 imports layer 5"]
+
+
+def test_the_checker_sees_every_import_form(tmp_path):
+    text = ("import dflow.kernels.common as c\n"
+            "from dflow import nn\n"
+            "from .. import __version__\n"
+            "from ..graph.ops import Tensor\n"
+            "class A:\n    import dflow.train\n"
+            "try:\n    from dflow.io import checkpoint\nexcept ImportError:\n    pass\n"
+            "def g():\n    import importlib\n    return importlib.import_module('dflow.state.scope')\n")
+    modules = _plant(tmp_path, {"dflow.storage.fake": text})
+    assert _imports("dflow.storage.fake", modules) == [
+        ("dflow.kernels.common", 1, "module level"),
+        ("dflow.nn", 2, "module level"),
+        ("dflow", 3, "module level"),
+        ("dflow.graph.ops", 4, "module level"),
+        ("dflow.train", 6, "inside a class"),
+        ("dflow.io.checkpoint", 8, "module level, conditional"),
+        ("dflow.state.scope", 13, "inside a function"),
+    ]
+    assert len(_new(_upward, modules)) == 6  # all but dflow.graph.ops
+
+
+def test_the_checker_sees_a_bottom_layer_import(tmp_path):
+    modules = _plant(tmp_path, {"dflow.errors": "from .devices import DeviceSpec\n"})
+    assert _new(_upward, modules) == ["dflow.errors -> dflow.devices (line 1, module level): the bottom layer "
+                                "imports nothing else of dflow"]
+
+
+def test_the_checker_sees_a_cycle_between_packages(tmp_path):
+    modules = _plant(tmp_path, {"dflow.nn": "from dflow.losses import x\n",
+                                "dflow.losses": "def f():\n    from dflow import nn\n"})
+    assert _new(_package_cycles, modules) == ["dflow.losses (line 2) -> dflow.nn (line 1) -> dflow.losses   "
+                                        "[cycle among ['dflow.losses', 'dflow.nn']]"]
+
+
+def test_the_checker_sees_a_cycle_inside_a_package(tmp_path):
+    modules = _plant(tmp_path, {"dflow.kernels.aaa": "from .zzz import f\n",
+                                "dflow.kernels.zzz": "def f():\n    from . import aaa\n"})
+    assert _new(_module_cycles, modules) == ["dflow.kernels.aaa (line 1) -> dflow.kernels.zzz (line 2) -> "
+                                       "dflow.kernels.aaa   [cycle among ['dflow.kernels.aaa', "
+                                       "'dflow.kernels.zzz']]"]
+    # a name taken from the package's own __init__ (which imports every kernel module) closes a cycle
+    modules = _plant(tmp_path, {"dflow.kernels.aaa": "def f():\n    from dflow.kernels import array_ops, common\n"
+                                                     "    from dflow.kernels import __doc__\n"})
+    assert _imports("dflow.kernels.aaa", modules) == [("dflow.kernels.array_ops", 2, "inside a function"),
+                                                      ("dflow.kernels.common", 2, "inside a function"),
+                                                      ("dflow.kernels", 3, "inside a function")]
+    modules["dflow.kernels"] = (tmp_path / "kernels_init.py", True)
+    modules["dflow.kernels"][0].write_text("from . import aaa\n")
+    assert len(_new(_module_cycles, modules)) == 1
+
+
+def test_the_checker_sees_an_unplaced_module(tmp_path):
+    modules = _plant(tmp_path, {"dflow.newpkg.thing": ""})
+    assert _new(_unplaced, modules) == ["dflow.newpkg.thing"]
