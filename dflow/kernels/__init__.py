@@ -1,11 +1,13 @@
 """One OpDef per op type, and the public functions that create the ops.
 
-Importing this package registers every op. Modules: `common` (conversion, op creation, Const),
-`math_ops` (elementwise), `array_ops` (placeholders, shapes, reshape, stack), `creation_ops`
-(zeros, fill, range...), `manip_ops` (transpose, concat, split...), `pad_ops` (tile, pad),
-`index_ops` (slicing, gather, one_hot, top_k), `scatter_ops` (segment sums, index gradients),
-`reduction_ops`, `linalg_ops`, `random_ops`, `state_ops`, `control_ops`, `grad_util`.
-"""
+Importing this package registers every op (each module is imported by `dflow/__init__.py`).
+Modules: `common` (conversion, op creation, Const), `array_ops` (placeholders, shapes, reshape,
+stack), `grad_util` (unbroadcast), `math_ops` (elementwise), `reduction_ops`, `index_ops`
+(slicing, gather, one_hot, top_k), `creation_ops` (zeros, fill, range...), `manip_ops`
+(transpose, concat, split...), `pad_ops` (tile, pad), `linalg_ops`, `scatter_ops` (segment sums),
+`data_dependent_ops` (boolean_mask, unique, where), `random_ops`, `state_ops`, `py_ops`,
+`control_ops`, `tensor_array_ops`, `check_ops`, `control_flow_ops`, `custom_gradient`. Their
+import order is docs/ARCHITECTURE.md's kernel layers."""
 
 from . import (  # noqa: F401  # noqa: F401
     array_ops,
