@@ -19,7 +19,7 @@ import numpy as np
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
-from ..graph.ops import Tensor, constant_value
+from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor, constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op, shape_only
 from ..graph.shape import Dimension, TensorShape, unknown_shape
 from .array_ops import partial_shape_value, stack
@@ -29,7 +29,7 @@ from .math_ops import cast
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "range", "linspace", "lin_space"]
 
 _pyrange = builtins.range  # this module defines TF1's `range`
-_HOST_MAX_ELEMENTS = 1 << 16  # the compiler's limit for values it folds on the host
+_HOST_MAX_ELEMENTS = FOLD_MAX_ELEMENTS  # the compiler's limit for values it folds on the host
 
 # ---- shape-like arguments (manip_ops uses these helpers too) -------------------------------------
 

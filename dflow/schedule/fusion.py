@@ -181,21 +181,32 @@ class FusedKernel:
         return self.eager(xp, *chunks)
 
     def eager(self, xp, *chunks):
-        """The chain on whole arrays of namespace `xp` (an eager kernel's signature)."""
-        rows = _slab_rows(chunks)
-        if rows:
-            out = self._by_slabs(xp, chunks, rows)
-            if out is not None:
-                return out
-        return self._run(xp, chunks)
+        """The chain on whole arrays of namespace `xp` (an eager kernel's signature); on large
+        chunks by row slabs into one output, so intermediates stay a few MB (in cache)."""
+        out, n0 = None, None
+        for start, stop, r in self._slabs(xp, chunks):
+            if start is None:
+                return r  # small chunks, or broadcasting along axis 0: run whole
+            if out is None:
+                n0 = max(c.shape[0] for c in chunks if getattr(c, "ndim", 0) == r.ndim)
+                out = xp.empty((n0,) + tuple(r.shape[1:]), dtype=r.dtype)
+            out[start:stop] = r
+        return out
 
     def iter_slabs(self, xp, chunks):
         """The chain's result on consecutive row slabs (one slab: the whole result when the chunks
         are small or a slab's result does not keep its rows), for a consumer that streams them (a
         Zarr write): the task then holds its inputs and one slab, never the whole result."""
+        for _, _, r in self._slabs(xp, chunks):
+            yield r
+
+    def _slabs(self, xp, chunks):
+        """(start, stop, result) per row slab of axis 0; inputs not spanning axis 0 (a bias, a column
+        statistic) are passed whole. One (None, None, whole result) when the chunks are small or
+        the first slab's result does not keep its rows."""
         rows = _slab_rows(chunks)
         if not rows:
-            yield self._run(xp, chunks)
+            yield None, None, self._run(xp, chunks)
             return
         ndim = max(getattr(c, "ndim", 0) for c in chunks)
         n0 = max(c.shape[0] for c in chunks if getattr(c, "ndim", 0) == ndim)
@@ -204,27 +215,9 @@ class FusedKernel:
             stop = min(n0, start + rows)
             r = self._run(xp, [c[start:stop] if s else c for c, s in zip(chunks, split)])
             if start == 0 and (getattr(r, "ndim", 0) != ndim or r.shape[0] != stop - start):
-                yield self._run(xp, chunks)  # broadcasting along axis 0: no slabs
+                yield None, None, self._run(xp, chunks)  # broadcasting along axis 0: no slabs
                 return
-            yield r
-
-    def _by_slabs(self, xp, chunks, rows):
-        """The chain run on slabs of rows (axis 0) into one output: intermediates stay a few MB
-        (in cache) instead of whole chunks. Inputs not spanning axis 0 (a bias, a column
-        statistic) are passed whole. None if a slab's result does not have the slab's rows."""
-        ndim = max(getattr(c, "ndim", 0) for c in chunks)
-        n0 = max(c.shape[0] for c in chunks if getattr(c, "ndim", 0) == ndim)
-        split = [getattr(c, "ndim", 0) == ndim and c.shape[0] == n0 for c in chunks]
-        out = None
-        for start in range(0, n0, rows):
-            stop = min(n0, start + rows)
-            r = self._run(xp, [c[start:stop] if s else c for c, s in zip(chunks, split)])
-            if getattr(r, "ndim", 0) != ndim or r.shape[0] != stop - start:
-                return None
-            if out is None:
-                out = xp.empty((n0,) + tuple(r.shape[1:]), dtype=r.dtype)
-            out[start:stop] = r
-        return out
+            yield start, stop, r
 
     def _run(self, xp, chunks):
         regs = list(chunks)
