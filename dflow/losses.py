@@ -19,7 +19,7 @@ from .graph.keys import GraphKeys
 from .graph.ops import Tensor
 from .kernels.array_ops import shape, size, stop_gradient
 from .kernels.common import constant, convert_to_tensor
-from .kernels.index_ops import gather
+from .kernels.gather_ops import gather
 from .kernels.manip_ops import add_n, squeeze
 from .kernels.math_ops import (
     abs,  # noqa: A004 - the op, not the builtin

@@ -9,6 +9,7 @@ from . import nn
 from .kernels import (
     array_ops,
     data_dependent_ops,
+    gather_ops,
     index_ops,
     linalg_ops,
     manip_ops,
@@ -17,7 +18,7 @@ from .kernels import (
     scatter_ops,
 )
 
-_SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, scatter_ops, array_ops, linalg_ops,
+_SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,
             data_dependent_ops, nn)
 
 _NAMES = (

@@ -22,7 +22,7 @@ from .graph.ops import Tensor, constant_value
 from .graph.registry import not_differentiable, register_op
 from .kernels.array_ops import reshape, shape, stop_gradient
 from .kernels.common import apply_op, convert_to_tensor
-from .kernels.index_ops import gather, one_hot, top_k
+from .kernels.gather_ops import gather, one_hot, top_k
 from .kernels.linalg_ops import matmul
 from .kernels.manip_ops import concat, squeeze
 from .kernels.math_ops import (

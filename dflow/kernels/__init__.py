@@ -3,7 +3,7 @@
 Importing this package registers every op (each module is imported by `dflow/__init__.py`).
 Modules: `common` (conversion, op creation, Const), `array_ops` (placeholders, shapes, reshape,
 stack), `grad_util` (unbroadcast), `math_ops` (elementwise), `reduction_ops`, `index_ops`
-(slicing, gather, one_hot, top_k), `creation_ops` (zeros, fill, range...), `manip_ops`
+(strided_slice, slice, getitem), `gather_ops` (gather, one_hot, top_k), `creation_ops` (zeros, fill, range...), `manip_ops`
 (transpose, concat, split...), `pad_ops` (tile, pad), `linalg_ops`, `scatter_ops` (segment sums),
 `data_dependent_ops` (boolean_mask, unique, where), `random_ops`, `state_ops`, `py_ops`,
 `control_ops`, `tensor_array_ops`, `check_ops`, `control_flow_ops`, `custom_gradient`. Their
@@ -13,6 +13,7 @@ from . import (  # noqa: F401  # noqa: F401
     array_ops,
     common,
     control_ops,
+    gather_ops,
     grad_util,
     index_ops,
     linalg_ops,

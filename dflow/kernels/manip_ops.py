@@ -564,7 +564,7 @@ def _unpack_grad(op, *grads):
 
 @def_grad("ConcatV2")
 def _concat_grad(op, g):
-    from .index_ops import gather
+    from .gather_ops import gather
 
     values, axis_t = op.inputs[:-1], op.inputs[-1]
     a, r = _static_scalar(axis_t), g.shape.ndims

@@ -13,7 +13,7 @@ from ..errors import InvalidArgumentError
 from ..graph.ops import constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
-from . import index_ops
+from . import gather_ops, index_ops
 from .common import apply_op, convert_to_tensor
 
 __all__ = ["unsorted_segment_sum"]
@@ -146,7 +146,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
 
 @def_grad("UnsortedSegmentSum")
 def _seg_grad(op, g):
-    return [index_ops.gather(g, op.inputs[1]), None, None]
+    return [gather_ops.gather(g, op.inputs[1]), None, None]
 
 
 not_differentiable("OneHot")

@@ -164,7 +164,7 @@ HOST_COPIES = {
     **{n: _INTS for n in ("transpose", "concat", "split", "split_sizes", "expand_dims", "reverse", "tile",
                           "fill", "invert_permutation")},
     "reshape": "array_ops.py:223 _reshape_eager: np.asarray(shape) on a device array (breaks cupy)",
-    "one_hot": "index_ops.py:454 xp.arange(depth) without device= lands on the default device (cupy ok: "
+    "one_hot": "gather_ops.py xp.arange(depth) without device= lands on the default device (cupy ok: "
                "the current device)",
     "linspace": "creation_ops.py LinSpace eager creates its result on the default device (cupy ok)",
 }
