@@ -12,6 +12,7 @@ from . import (
     io,
     losses,
     math,
+    metrics,
     nn,
     parallel,
     regularizers,
