@@ -263,7 +263,8 @@ def _ratio_of_counts(labels, predictions, weights, metrics_collections, updates_
 
         def ratio(tp, nb, name):
             both = add(tp, nb)
-            return where(greater(both, 0.0), divide(tp, both), constant(0.0), name=name)
+            some = greater(both, 0.0)  # 0/0 is never computed (no warning), as TF1's output is 0
+            return where(some, divide(tp, where(some, both, ones_like(both))), constant(0.0), name=name)
 
         return _publish(ratio(tp, nb, "value"), ratio(update_tp, update_nb, "update_op"),
                         metrics_collections, updates_collections)
@@ -489,7 +490,8 @@ def mean_iou(labels, predictions, num_classes, weights=None, metrics_collections
         num_valid = reduce_sum(cast(not_equal(denominator, 0.0), dtypes.float32))
         denominator = where(greater(denominator, 0.0), denominator, ones_like(denominator))
         iou = divide(diag, denominator)
-        value = where(greater(num_valid, 0.0), divide(reduce_sum(iou, name="mean_iou"), num_valid), constant(0.0))
+        value = where(greater(num_valid, 0.0), divide(reduce_sum(iou, name="mean_iou"), maximum(num_valid, 1.0)),
+                      constant(0.0))
         return _publish(value, update_op, metrics_collections, updates_collections)
 
 
