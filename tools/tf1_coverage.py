@@ -114,11 +114,11 @@ def dump():
 
 
 def _resolve(dflow, path):
-    """dflow's module for TF module `path` ("" is the top level), or None."""
+    """dflow's module (or namespace object) for TF module `path` ("" is the top level), or None."""
     obj = dflow
     for part in filter(None, path.split(".")):
         obj = getattr(obj, part, None)
-        if not isinstance(obj, types.ModuleType):
+        if obj is None:
             return None
     return obj
 
@@ -131,6 +131,8 @@ def _dflow_only(module, tf_names):
     """The public names of a dflow module that TF1's module lacks: its `__all__`; else a package's
     every name (a namespace of re-exports, as dflow itself) or a module's own definitions."""
     public = getattr(module, "__all__", None)
+    if public is None and not hasattr(module, "__dict__"):
+        return []
     if public is None:
         own = hasattr(module, "__path__")
         public = [n for n, v in vars(module).items() if not n.startswith("_") and not isinstance(v, types.ModuleType)

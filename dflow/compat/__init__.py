@@ -69,7 +69,8 @@ def _install_v1(dflow_name):
     globals()["v1"] = namespace
     sys.modules[f"{__name__}.v1"] = namespace
     for name, value in vars(namespace).items():
-        if isinstance(value, types.ModuleType) and value.__name__ == f"{dflow_name}.{name}":
+        if not name.startswith("_") and isinstance(value, types.ModuleType) and \
+                value.__name__.startswith(f"{dflow_name}."):  # dflow.nn, and dflow.dtypes (dflow.graph.dtypes)
             sys.modules[f"{__name__}.v1.{name}"] = value
 
 
