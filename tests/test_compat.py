@@ -35,10 +35,16 @@ def test_every_submodule_is_the_same_module_under_compat_v1():
 
 def test_a_fresh_interpreter_imports_compat_v1_first():
     # `import dflow.compat.v1 as tf` as the first dflow import, and a submodule by its v1 path: no second copy
-    code = ("import dflow.compat.v1 as tf\nimport dflow.compat.v1.nn as nn\nfrom dflow.compat.v1 import train\n"
-            "import dflow\nassert tf is dflow and nn is dflow.nn and train is dflow.train\n"
-            "import sys\nnns = {id(m) for m in sys.modules.values() if getattr(m, '__file__', '') == dflow.nn.__file__}\n"
-            "assert len(nns) == 1, nns\nprint('ok')")
+    code = "\n".join([
+        "import sys",
+        "import dflow.compat.v1 as tf",
+        "import dflow.compat.v1.nn as nn",
+        "from dflow.compat.v1 import train",
+        "import dflow",
+        "assert tf is dflow and nn is dflow.nn and train is dflow.train",
+        "copies = {id(m) for m in sys.modules.values() if getattr(m, '__file__', '') == dflow.nn.__file__}",
+        "assert len(copies) == 1, copies",
+        "print('ok')"])
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
 
