@@ -528,3 +528,7 @@ def mean_per_class_accuracy(labels, predictions, num_classes, weights=None, metr
         value = reduce_mean(divide_no_nan(count, maximum(total, 0.0)), name="mean_accuracy")
         update_op = divide_no_nan(update_count, maximum(update_total, 0.0), name="update_op")
         return _publish(value, update_op, metrics_collections, updates_collections)
+
+from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)
