@@ -6,7 +6,7 @@ stack), `grad_util` (unbroadcast), `math_ops` (elementwise), `reduction_ops`, `i
 (strided_slice, slice, getitem), `gather_ops` (gather, one_hot, top_k), `creation_ops` (zeros, fill, range...), `manip_ops`
 (transpose, concat, split...), `pad_ops` (tile, pad), `linalg_ops`, `scatter_ops` (segment sums),
 `data_dependent_ops` (boolean_mask, unique, where), `random_ops`, `state_ops`, `py_ops`,
-`control_ops`, `tensor_array_ops`, `check_ops`, `control_flow_ops`, `custom_gradient`. Their
+`string_ops` (as_string, string_join), `control_ops`, `tensor_array_ops`, `check_ops`, `control_flow_ops`, `custom_gradient`. Their
 import order is docs/ARCHITECTURE.md's kernel layers."""
 
 from . import (  # noqa: F401  # noqa: F401
@@ -22,4 +22,5 @@ from . import (  # noqa: F401  # noqa: F401
     random_ops,
     reduction_ops,
     state_ops,
+    string_ops,
 )

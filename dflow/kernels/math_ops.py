@@ -18,6 +18,7 @@ from .common import (
     FLOAT,
     NUMERIC,
     REAL,
+    STRING,
     apply_op,
     broadcast_infer,
     check_dtype,
@@ -154,7 +155,7 @@ def to_int64(x, name="ToInt64"):
 
 _BINARY = {
     # op type: (public name, allowed kinds, eager kernel, output dtype or None)
-    "Add": ("add", NUMERIC, lambda xp, x, y: xp.add(x, y), None),
+    "Add": ("add", NUMERIC + STRING, lambda xp, x, y: xp.add(x, y), None),
     "Sub": ("subtract", NUMERIC, lambda xp, x, y: xp.subtract(x, y), None),
     "Mul": ("multiply", NUMERIC, lambda xp, x, y: xp.multiply(x, y), None),
     "RealDiv": ("realdiv", "fc", lambda xp, x, y: xp.divide(x, y), None),
@@ -164,8 +165,8 @@ _BINARY = {
     "Maximum": ("maximum", REAL, lambda xp, x, y: xp.maximum(x, y), None),
     "Minimum": ("minimum", REAL, lambda xp, x, y: xp.minimum(x, y), None),
     "SquaredDifference": ("squared_difference", NUMERIC, lambda xp, x, y: xp.square(x - y), None),
-    "Equal": ("equal", ANY, lambda xp, x, y: xp.equal(x, y), dtypes.bool),
-    "NotEqual": ("not_equal", ANY, lambda xp, x, y: xp.not_equal(x, y), dtypes.bool),
+    "Equal": ("equal", ANY + STRING, lambda xp, x, y: xp.equal(x, y), dtypes.bool),
+    "NotEqual": ("not_equal", ANY + STRING, lambda xp, x, y: xp.not_equal(x, y), dtypes.bool),
     "Less": ("less", REAL, lambda xp, x, y: xp.less(x, y), dtypes.bool),
     "LessEqual": ("less_equal", REAL, lambda xp, x, y: xp.less_equal(x, y), dtypes.bool),
     "Greater": ("greater", REAL, lambda xp, x, y: xp.greater(x, y), dtypes.bool),

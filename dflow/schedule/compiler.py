@@ -250,7 +250,10 @@ def normalize_chunks(chunks, shape, dtype, limit=None):
     `limit`: bytes per "auto" chunk (None: dask's array.chunk-size, 128 MiB)."""
     if isinstance(chunks, (tuple, list)) and len(chunks) != len(shape):
         chunks = "auto"
-    return dask_compat.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    if dtype == object:  # strings: dask cannot size "auto" chunks of objects; count 64 bytes each
+        dtype = np.dtype("S64")
+    return dask_compat.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=dtype)
 
 
 # ---- lowering ---------------------------------------------------------------------------------

@@ -136,7 +136,9 @@ class EagerPlan:
             op = step.op
             if op._type == "Const":  # preloaded: constants are not re-made every run
                 value = op._attrs["value"]
-                consts[op._outputs[0]] = value[()] if value.ndim == 0 else value  # scalars: faster numpy ops
+                # scalars: faster numpy ops (but a string stays a 0-d object array: numpy would make
+                # two bytes scalars an S array)
+                consts[op._outputs[0]] = value[()] if value.ndim == 0 and value.dtype != object else value
                 continue
             if step.select:
                 steps.append((op, _select, list(step.inputs), step.outputs, {}, False))

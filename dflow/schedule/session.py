@@ -10,9 +10,11 @@ import dask.array as da
 import numpy as np
 
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
+from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
+from ..kernels.common import to_bytes_array
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
@@ -333,7 +335,9 @@ class Session:
                 except (ValueError, TypeError) as e:
                     raise FeedError(None, t.op, f"Cannot feed value {value!r} for Tensor {t.name!r}: {e}") from None
             vdtype = value.dtype
-        if vdtype != target.np_dtype:
+        if target == dtypes.string:
+            value = self._string_feed(t, value, kind)
+        elif vdtype != target.np_dtype:
             if vdtype.kind in "OUS" or not np.can_cast(vdtype, target.np_dtype, casting="same_kind"):
                 raise FeedError(None, t.op, f"Cannot feed value of dtype {vdtype} for Tensor {t.name!r}, which "
                                 f"has dtype {target.name}")
@@ -354,6 +358,20 @@ class Session:
                 if _hashable(ck):
                     self._chunk_cache[ck] = chunks
         return FeedSpec(kind, shape, as_dtype(target), chunks), value
+
+    @staticmethod
+    def _string_feed(t, value, kind):
+        """A feed of a string tensor as an object array of bytes (str encoded as UTF-8, as TF1)."""
+        if value.dtype.kind not in "OUS":
+            raise FeedError(None, t.op, f"Cannot feed value of dtype {value.dtype} for Tensor {t.name!r}, which "
+                            "has dtype string")
+        if kind == "dask":
+            return value if value.dtype == object else value.map_blocks(to_bytes_array, dtype=object)
+        try:
+            return to_bytes_array(value)
+        except TypeError as e:
+            raise FeedError(None, t.op, f"Cannot feed value for Tensor {t.name!r}, which has dtype string: {e}") \
+                from None
 
     # ---- per-run parameters ------------------------------------------------------------------
     def _param_value(self, spec):
