@@ -8,9 +8,19 @@ from abc import ABC, abstractmethod
 import dask.local
 import dask.multiprocessing
 import dask.threaded
+import numpy as np
 
 from ..dask_compat import convert_legacy_graph, flatten
 from ..errors import InvalidArgumentError, UnavailableError
+
+
+def quiet_numpy():
+    """Kernels stay silent where TF1 is: log(0), sqrt(-1), x/0 and overflows give inf/nan without
+    numpy RuntimeWarnings (`check_numerics` is how a TF1 program asks). numpy's error state is per
+    thread (a context variable), so each executor sets it in the threads that run its tasks: the
+    calling thread for the sync scheduler (around the run), each pool thread or process when it
+    starts (the pools' initializer)."""
+    np.seterr(all="ignore")
 
 
 class Executor(ABC):
@@ -41,7 +51,8 @@ class SyncExecutor(Executor):
     name = "sync"
 
     def get(self, dsk, keys, num_workers=None):
-        return dask.local.get_sync(dsk, keys)
+        with np.errstate(all="ignore"):  # see quiet_numpy
+            return dask.local.get_sync(dsk, keys)
 
 
 class ThreadsExecutor(Executor):
@@ -62,7 +73,7 @@ class ThreadsExecutor(Executor):
         n = min(self.workers(), num_workers) if num_workers else self.workers()
         pool = self._pools.get(n)
         if pool is None:
-            pool = self._pools[n] = ThreadPoolExecutor(n)
+            pool = self._pools[n] = ThreadPoolExecutor(n, initializer=quiet_numpy)
         try:
             return dask.threaded.get(dsk, keys, pool=pool)
         except BaseException:
@@ -99,7 +110,8 @@ class ProcessesExecutor(Executor):
             from concurrent.futures import ProcessPoolExecutor
 
             ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
-            self._pool = ProcessPoolExecutor(self.num_workers or os.cpu_count(), mp_context=ctx)
+            self._pool = ProcessPoolExecutor(self.num_workers or os.cpu_count(), mp_context=ctx,
+                                             initializer=quiet_numpy)
         try:
             return dask.multiprocessing.get(dsk, keys, pool=self._pool)
         except BaseException:

@@ -13,6 +13,7 @@ import itertools
 
 import array_api_compat
 import dask.array as da
+import numpy as np
 
 from ..dask_compat import concatenate3, elemwise
 from ..errors import kernel_failure
@@ -178,7 +179,8 @@ class FusedKernel:
 
     def __call__(self, *chunks):
         xp = array_api_compat.array_namespace(*chunks) if chunks else array_api_compat.numpy
-        return self.eager(xp, *chunks)
+        with np.errstate(all="ignore"):  # silent as TF1 on any worker thread (a cluster's too)
+            return self.eager(xp, *chunks)
 
     def eager(self, xp, *chunks):
         """The chain on whole arrays of namespace `xp` (an eager kernel's signature); on large

@@ -176,6 +176,13 @@ class EagerPlan:
                 except TypeError:
                     xp = np_xp
                 break
+        with np.errstate(all="ignore"):  # kernels are silent where TF1 is (executors.quiet_numpy)
+            self._run_steps(rc, env, xp)
+        values = [env[e] if e is not None else None for e in self._fetch_tensors]
+        return values, {var: env[t] for var, t in self.commit_tensors.items()}
+
+
+    def _run_steps(self, rc, env, xp):
         for (op, fn, inputs, outputs, attrs, run_state), frees in zip(self.steps, self.frees):
             args = [env[t] for t in inputs]
             try:
@@ -195,8 +202,6 @@ class EagerPlan:
             out = None
             for t in frees:
                 del env[t]
-        values = [env[e] if e is not None else None for e in self._fetch_tensors]
-        return values, {var: env[t] for var, t in self.commit_tensors.items()}
 
 
 def _none(*_):
