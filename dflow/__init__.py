@@ -89,6 +89,7 @@ from .state.variables import *  # noqa: F403
 from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402
 
 from . import strings  # noqa: E402
+from .run_options import RunMetadata, RunOptions  # noqa: E402
 from .kernels.string_ops import as_string, string_join, string_to_number  # noqa: E402
 
 NotDifferentiable = not_differentiable

@@ -275,7 +275,8 @@ def lower_dask(program, feeds, constants, options):
     outputs = [_output(ctx, env, t) if t is not None else None for t in program.fetch_tensors]
     # ops reached only through control inputs, and fetched ops, still run: their values are
     # computed and dropped
-    extra = [v for v in (ctx.materialized(env.get(t)) for t in program.run_only) if isinstance(v, da.Array)]
+    extra = [v.array if isinstance(v, Whole) else v for v in (ctx.materialized(env.get(t)) for t in program.run_only)]
+    extra = [v for v in extra if isinstance(v, da.Array)]  # (a py_func's output of unknown rank is a Whole)
     commits, stored = _commit_values(ctx, program, env, options)
     for root, leaves, arr in ctx.fusion_log:
         memory.add(root, "fused", leaves, [arr], fused=True, scratch_chunks=fused_scratch_chunks(leaves, arr))

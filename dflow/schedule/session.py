@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import threading
 from dataclasses import dataclass
 
 import dask.array as da
@@ -15,6 +16,7 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
 from ..kernels.common import to_bytes_array
+from ..run_options import RunOptions
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
@@ -22,6 +24,7 @@ from .fetches import flatten_fetches
 from .host import HostRun, decision_key
 from .plan import FeedSpec, RunContext
 from .store import VariableStore, to_host
+from .tracing import RunTrace
 
 _DEFAULT_SMALL_PLAN_BYTES = 1 << 20
 
@@ -117,6 +120,7 @@ class Session:
         self._session_seed = secrets.randbits(31)
         self._closed = False
         self._context_stack = []
+        self._tracing = threading.local()  # the RunTrace of the run in progress in each thread
 
     # ---- properties --------------------------------------------------------------------------
     @property
@@ -201,6 +205,10 @@ class Session:
 
         Returns values in the same structure: numpy arrays for tensors, None for operations.
         Raises InvalidArgumentError for an unfed placeholder or a feed that contradicts its tensor.
+        `options` (a RunOptions) with a trace level and `run_metadata` (a RunMetadata): the run's
+        per-op (in process) or per-task (Dask) timings go into `run_metadata.step_stats`; with
+        `timeout_in_ms`, a run past it raises DeadlineExceededError and commits nothing (see
+        dflow/run_options.py for what each path measures and where it checks).
         """
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
@@ -209,7 +217,17 @@ class Session:
         else:
             elements, rebuild = flatten_fetches(fetches, self._graph)
         feeds, values = self._normalize_feeds(feed_dict)
-        results, commits = self._execute(elements, feeds, values)
+        trace = _run_trace(options, run_metadata)
+        if trace is None:
+            results, commits = self._execute(elements, feeds, values)
+        else:
+            self._tracing.trace = trace  # every plan of this run (nested host runs too) sees it
+            try:
+                results, commits = self._execute(elements, feeds, values)
+            finally:
+                self._tracing.trace = None
+            if run_metadata is not None and trace.trace:
+                trace.step_stats_into(run_metadata)
         fed = sum(spec.nbytes for spec in feeds.values() if spec.kind == "numpy")
         for var, value in commits.items():  # only a run that succeeded gets here
             self.variables.commit(var, value, fed)
@@ -244,7 +262,8 @@ class Session:
             self._check_initialized(plan.state)
         self._run_count += 1
         rc = RunContext(self._executor, self._run_count, self._run_id_base + self._run_count, self._param_value,
-                        lambda spec, v: self.variables.set(spec[1], v), self.variables.new_stored)
+                        lambda spec, v: self.variables.set(spec[1], v), self.variables.new_stored,
+                        getattr(self._tracing, "trace", None))
         try:
             return plan.run(rc, values)
         except OpError:
@@ -405,6 +424,19 @@ def _parse_bytes(value):
 
         return int(parse_bytes(value))
     return int(value)
+
+
+def _run_trace(options, run_metadata):
+    """A RunTrace when `options` asks for a trace or a deadline (TF1's RunOptions), else None."""
+    if options is None:
+        return None
+    if not hasattr(options, "trace_level"):
+        raise TypeError(f"Session.run: options must be a dflow.RunOptions, got {type(options).__name__}")
+    if run_metadata is not None and not hasattr(run_metadata, "step_stats"):
+        raise TypeError(f"Session.run: run_metadata must be a dflow.RunMetadata, got {type(run_metadata).__name__}")
+    traced = options.trace_level > RunOptions.NO_TRACE and run_metadata is not None
+    timeout = int(getattr(options, "timeout_in_ms", 0) or 0)
+    return RunTrace(trace=traced, timeout_ms=timeout) if traced or timeout > 0 else None
 
 
 def _first(values):
