@@ -380,12 +380,16 @@ class Session:
 
     @staticmethod
     def _string_feed(t, value, kind):
-        """A feed of a string tensor as an object array of bytes (str encoded as UTF-8, as TF1)."""
+        """A feed of a string tensor as an object array of bytes (str encoded as UTF-8, as TF1). An
+        object array holding other Python objects passes as it is (a TensorArray's state, fed back
+        by a while loop, is a string tensor holding a tuple)."""
         if value.dtype.kind not in "OUS":
             raise FeedError(None, t.op, f"Cannot feed value of dtype {value.dtype} for Tensor {t.name!r}, which "
                             "has dtype string")
         if kind == "dask":
-            return value if value.dtype == object else value.map_blocks(to_bytes_array, dtype=object)
+            return value.map_blocks(to_bytes_array, dtype=object)  # encoded chunk by chunk, in the tasks
+        if value.dtype == object and not any(isinstance(v, str) for v in value.reshape(-1)):
+            return value
         try:
             return to_bytes_array(value)
         except TypeError as e:

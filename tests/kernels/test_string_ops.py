@@ -284,3 +284,16 @@ def test_string_pipeline_in_a_program():
         got_lines, got_best = sess.run([lines, best], {scores: np.array([1.0, 2.5], np.float32), names: ["a", "b"]})
     _is_bytes_array(got_lines, [b"a: 1.00", b"b: 2.50"])
     np.testing.assert_array_equal(got_best, [False, True])
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "threads"])
+def test_dask_array_feeds_of_strings(scheduler):
+    import dask.array as da
+
+    p = tf.placeholder(tf.string, [None])
+    joined = tf.strings.join([p, "!"])
+    with tf.Session(scheduler=scheduler) as sess:
+        for values in (np.array(["a", "b", "c", "d"]), np.array([b"a", b"b", b"c", b"d"]),
+                       np.array(["a", "b", "c", "d"], dtype=object)):
+            got = sess.run(joined, {p: da.from_array(values, chunks=2)})
+            _is_bytes_array(got, [b"a!", b"b!", b"c!", b"d!"])
