@@ -4,6 +4,7 @@ at the end (see dflow/run_options.py for what each path measures)."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -11,6 +12,7 @@ from ..errors import DeadlineExceededError
 from ..run_options import DeviceStepStats, NodeExecStats
 
 _DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+_RUN_SUFFIX = re.compile(r"-r\d+$")  # the per-run suffix the distributed executor gives each key
 
 
 def _now_us():
@@ -65,7 +67,8 @@ class RunTrace:
         for r in records:
             for ss in r.get("startstops", ()):
                 if ss.get("action") == "compute":
-                    self.record(f"{_DEVICE} (dask worker {r.get('worker', '?')})", _key_name(r.get("key")),
+                    self.record(f"{_DEVICE} (dask worker {r.get('worker', '?')})",
+                                _RUN_SUFFIX.sub("", _key_name(r.get("key"))),
                                 int(ss["start"] * 1e6), int(ss["stop"] * 1e6), label=str(r.get("key")),
                                 thread_id=r.get("thread", 0))
 

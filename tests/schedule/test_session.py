@@ -603,6 +603,7 @@ def test_full_trace_fills_step_stats(mode, sess_factory):
     else:
         assert len(nodes) >= 4  # one per task: the chunks of x (4 of them) are computed separately
         assert any("matmul" in n.node_name for n in nodes)
+        assert not any(n.node_name.endswith("-r0") for n in nodes)  # the distributed run suffix is dropped
     # without a trace level, or without run metadata, nothing is recorded
     md2 = tf.RunMetadata()
     sess.run(total, {x: xv}, options=tf.RunOptions(), run_metadata=md2)
