@@ -55,6 +55,9 @@ def to_numpy(value, dtype=None, what="value"):
         except ValueError as e:
             raise TypeError(f"{what}: cannot convert {value!r} to a tensor: {e}") from None
         if arr.dtype.kind in "US" or (arr.dtype == object and _all_strings(arr)):
+            if not _all_strings(np.asarray(value, dtype=object)):  # ["a", 1]: numpy made 1 a string
+                raise TypeError(f"Failed to convert elements of {value!r} to Tensor: strings and other values "
+                                "mixed.")
             return to_bytes_array(arr, what)
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)

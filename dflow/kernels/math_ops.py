@@ -117,7 +117,11 @@ relu = _unary("Relu")
 
 
 def _cast_infer(inputs, attrs):
-    return inputs[0].shape, attrs["DstT"]
+    src, dst = inputs[0].dtype, attrs["DstT"]
+    if (src == dtypes.string) != (dst == dtypes.string):  # TF1's Cast has no kernel for these
+        raise TypeError(f"Cast {src.name} to {dst.name} is not supported ({inputs[0].name!r}); use "
+                        "dflow.as_string or dflow.strings.to_number")
+    return inputs[0].shape, dst
 
 
 register_op("Cast", _cast_infer, eager=lambda xp, x, DstT: xp.astype(x, DstT.np_dtype), elementwise=True)
@@ -256,7 +260,7 @@ def _select_infer(inputs, attrs):
     if x.dtype != y.dtype:
         raise TypeError(f"where: x and y must have the same dtype, got {x.dtype.name} ({x.name!r}) and "
                         f"{y.dtype.name} ({y.name!r})")
-    shape, _ = broadcast_infer(ANY, None, "Select")([x, y], attrs)
+    shape, _ = broadcast_infer(ANY + STRING, None, "Select")([x, y], attrs)
     from ..graph.shape import broadcast_static_shape
 
     try:

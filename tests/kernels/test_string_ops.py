@@ -297,3 +297,34 @@ def test_dask_array_feeds_of_strings(scheduler):
                        np.array(["a", "b", "c", "d"], dtype=object)):
             got = sess.run(joined, {p: da.from_array(values, chunks=2)})
             _is_bytes_array(got, [b"a!", b"b!", b"c!", b"d!"])
+
+
+# ---- other ops on strings, as TF1 (TF 2.21.0's answers) --------------------------------------------
+
+
+def test_shape_ops_select_and_zeros_like_on_strings():
+    l = tf.constant(["a", "bc", "d", "e"])
+    got = run_modes([tf.gather(l, [2, 0]), tf.reshape(l, [2, 2]), tf.concat([l, l[:1]], 0), tf.stack([l, l])[1],
+                     tf.where(tf.equal(l, "a"), l, tf.fill([4], "z")), tf.zeros_like(l), tf.tile(l[:2], [2]),
+                     tf.boolean_mask(l, tf.not_equal(l, "bc")), tf.transpose(tf.reshape(l, [2, 2]))])
+    _is_bytes_array(got[0], [b"d", b"a"])
+    _is_bytes_array(got[1], [[b"a", b"bc"], [b"d", b"e"]])
+    _is_bytes_array(got[2], [b"a", b"bc", b"d", b"e", b"a"])
+    _is_bytes_array(got[3], [b"a", b"bc", b"d", b"e"])
+    _is_bytes_array(got[4], [b"a", b"z", b"z", b"z"])  # TF: [b'a' b'z' b'z' b'z']
+    _is_bytes_array(got[5], [b"", b"", b"", b""])  # TF: zeros_like of strings is empty strings
+    _is_bytes_array(got[6], [b"a", b"bc", b"a", b"bc"])
+    _is_bytes_array(got[7], [b"a", b"d", b"e"])
+    _is_bytes_array(got[8], [[b"a", b"d"], [b"bc", b"e"]])
+
+
+def test_string_conversions_tf1_refuses():
+    l = tf.constant(["1", "2"])
+    with pytest.raises(TypeError, match="Expected string, but got 1 of type 'int'"):
+        tf.ones_like(l)
+    with pytest.raises(TypeError, match="Cast string to float32 is not supported"):
+        tf.cast(l, tf.float32)  # TF: UnimplementedError "Cast string to float is not supported" at run time
+    with pytest.raises(TypeError, match="Cast float32 to string is not supported"):
+        tf.cast(tf.constant([1.0]), tf.string)
+    with pytest.raises(TypeError, match="Failed to convert elements"):
+        tf.constant(["a", 1])
