@@ -24,3 +24,7 @@ def to_number(string_tensor, out_type=None, name=None):
 
 
 __all__ = ["as_string", "join", "length", "to_number"]
+
+from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)
