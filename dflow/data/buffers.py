@@ -1,0 +1,120 @@
+"""Buffered stages: `shuffle` (TF's buffer algorithm, seeded) and `prefetch` (a background thread
+filling a bounded queue). Memory is bounded by their buffers: `buffer_size` elements each."""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import threading
+
+from ..errors import InvalidArgumentError
+from .node import Node, rng
+from .transforms import AUTOTUNE
+
+_AUTOTUNE_PREFETCH = 4  # elements prefetched for buffer_size=AUTOTUNE
+
+
+class ShuffleNode(Node):
+    """`shuffle`: a buffer of `buffer_size` elements; each output is a uniformly chosen element of
+    the buffer, whose slot the next input element takes; at the end the buffer drains in random
+    order. Seeded: the same (seed, seed2) gives the same order in every session and scheduler;
+    with `reshuffle_each_iteration`, each restart (a `repeat` epoch) draws a new order."""
+
+    def __init__(self, node, buffer_size, seeds, reshuffle_each_iteration=True):
+        self.size = int(buffer_size)
+        if self.size < 1:
+            raise InvalidArgumentError(None, None, f"shuffle: buffer_size must be positive, got {buffer_size}")
+        self.inputs = (node,)
+        self.seeds = seeds  # (graph seed, op seed), or (None, None): drawn per iterator
+        self.reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
+        self._token = secrets.randbits(32)
+        super().__init__(node.spec)
+
+    def cardinality(self):
+        return self.inputs[0].cardinality()
+
+    def generator(self, ctx):
+        """The random generator of this start of the stage."""
+        k = ctx.start(self) if self.reshuffle else 0
+        if self.seeds[0] is None and self.seeds[1] is None:
+            return rng(ctx.seed, self._token, k)
+        return rng(self.seeds[0], self.seeds[1], k)
+
+    def iterate(self, ctx):
+        r = self.generator(ctx)
+        draws, j = r.random(1024), 0
+        buf, size = [], self.size
+        for e in self.inputs[0].iterate(ctx):
+            if len(buf) < size:
+                buf.append(e)
+                continue
+            if j == len(draws):
+                draws, j = r.random(1024), 0
+            i = int(draws[j] * size)
+            j += 1
+            out, buf[i] = buf[i], e
+            yield out
+        while buf:
+            if j == len(draws):
+                draws, j = r.random(1024), 0
+            i = int(draws[j] * len(buf))
+            j += 1
+            buf[i], buf[-1] = buf[-1], buf[i]
+            yield buf.pop()
+
+
+class PrefetchNode(Node):
+    """`prefetch`: the upstream pipeline runs on a background thread, at most `buffer_size`
+    elements ahead of the consumer; errors come out where they would have."""
+
+    def __init__(self, node, buffer_size):
+        n = int(buffer_size)
+        if n == AUTOTUNE:
+            n = _AUTOTUNE_PREFETCH
+        if n < 0:
+            raise InvalidArgumentError(None, None, f"prefetch: buffer_size must be >= 0 or AUTOTUNE, got {buffer_size}")
+        self.size = n
+        self.inputs = (node,)
+        super().__init__(node.spec)
+
+    def cardinality(self):
+        return self.inputs[0].cardinality()
+
+    def iterate(self, ctx):
+        if self.size == 0:
+            yield from self.inputs[0].iterate(ctx)
+            return
+        q = queue.Queue(maxsize=self.size)
+        stop = threading.Event()
+
+        def put(item):
+            while not stop.is_set():
+                try:
+                    q.put(item, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def fill():
+            try:
+                for e in self.inputs[0].iterate(ctx):
+                    if not put((0, e)):
+                        return
+                put((1, None))
+            except BaseException as ex:  # noqa: BLE001 - handed to the consumer, raised there
+                put((2, ex))
+
+        t = threading.Thread(target=fill, name="dflow-data-prefetch", daemon=True)
+        t.start()
+        try:
+            while True:
+                kind, v = q.get()
+                if kind == 0:
+                    yield v
+                elif kind == 1:
+                    return
+                else:
+                    raise v
+        finally:
+            stop.set()

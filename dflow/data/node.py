@@ -1,0 +1,67 @@
+"""The pipeline stage every `Dataset` wraps: a `Node` knows its element spec, its input nodes, the
+graph tensors it captured, and how to iterate its elements given an `IterContext`.
+
+Elements are flat tuples of numpy arrays; the public `Dataset` (dataset.py) nests them. Iterating
+happens on the host, in the process of the Session that owns the iterator (iterator.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class IterContext:
+    """What iterating a pipeline in one iterator needs: the values of the graph tensors it captured
+    (`values`), the iterator's seed (used by unseeded shuffles) and per-stage start counts (a
+    shuffle restarted by `repeat` draws a new order: reshuffle_each_iteration)."""
+
+    def __init__(self, values, seed, starts=None, memo=None):
+        self.values = values
+        self.seed = int(seed)
+        self._starts = starts if starts is not None else {}
+        self.memo = memo if memo is not None else {}  # per-iterator records of stages (cache)
+
+    def start(self, node):
+        """How many times `node` started iterating in this iterator before now."""
+        n = self._starts.get(node, 0)
+        self._starts[node] = n + 1
+        return n
+
+    def with_values(self, values):
+        """A context for an inner pipeline (a flat_map's datasets): more captured values, same counters."""
+        return IterContext({**self.values, **values}, self.seed, self._starts, self.memo)
+
+
+class Node:
+    """One pipeline stage. Subclasses set `spec` and implement `iterate(ctx)` (a Python iterator of
+    flat element tuples); `inputs` are upstream nodes, `captured` graph tensors read at start."""
+
+    inputs = ()
+    captured = ()
+
+    def __init__(self, spec):
+        self.spec = spec
+
+    def iterate(self, ctx):
+        raise NotImplementedError
+
+    def all_captured(self):
+        """The graph tensors this pipeline reads (evaluated once, when its iterator starts)."""
+        out = list(self.captured)
+        for n in self.inputs:
+            out += n.all_captured()
+        return list(dict.fromkeys(out))
+
+    def cardinality(self):
+        """The number of elements if known without reading (None: unknown or infinite)."""
+        return None
+
+    def with_shuffled_blocks(self, seeds, reshuffle):
+        """This source reading its blocks in a random order, for a shuffle over it (chunked
+        sources: chunked.py), or None when it has no blocks."""
+        return None
+
+
+def rng(*seeds):
+    """A numpy Generator from integer seeds (deterministic: the same seeds, the same draws)."""
+    return np.random.Generator(np.random.PCG64([int(s) & 0xFFFFFFFFFFFFFFFF for s in seeds]))
