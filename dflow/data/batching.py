@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..graph.ops import Tensor
 from ..graph.shape import TensorShape, as_shape
 from ..kernels.common import to_numpy
-from .node import Node
+from .node import Node, int_arg, int_value
 from .structure import ElementSpec, _shape_leaves, flatten
 
 
 def _batched_shapes(spec, batch_size, drop_remainder):
-    lead = batch_size if drop_remainder else None
+    lead = batch_size if drop_remainder and isinstance(batch_size, int) else None
     return [TensorShape([lead]).concatenate(s) if s.ndims is not None else TensorShape(None) for s in spec.shapes]
 
 
@@ -28,8 +29,8 @@ def _stack(rows, i):
 
 class BatchNode(Node):
     def __init__(self, node, batch_size, drop_remainder=False):
-        self.size = int(batch_size)
-        if self.size < 1:
+        self.size = int_arg(self, batch_size)
+        if isinstance(self.size, int) and self.size < 1:
             raise InvalidArgumentError(None, None, f"batch: batch_size must be positive, got {batch_size}")
         self.drop = bool(drop_remainder)
         self.inputs = (node,)
@@ -38,22 +39,25 @@ class BatchNode(Node):
 
     def cardinality(self):
         c = self.inputs[0].cardinality()
-        if c is None:
+        if c is None or not isinstance(self.size, int):
             return None
         return c // self.size if self.drop else -(-c // self.size)
 
-    def _make(self, rows):
-        return tuple(_stack(rows, i) for i in range(len(self.spec)))
+    def _maker(self, ctx):
+        """The function making one batch from its rows in this iterator."""
+        return lambda rows: tuple(_stack(rows, i) for i in range(len(self.spec)))
 
     def iterate(self, ctx):
-        rows = []
+        rows, size, make = [], int_value(ctx, self.size), self._maker(ctx)
+        if size < 1:
+            raise InvalidArgumentError(None, None, f"batch: batch_size must be positive, got {size}")
         for e in self.inputs[0].iterate(ctx):
             rows.append(e)
-            if len(rows) == self.size:
-                yield self._make(rows)
+            if len(rows) == size:
+                yield make(rows)
                 rows = []
         if rows and not self.drop:
-            yield self._make(rows)
+            yield make(rows)
 
 
 class PaddedBatchNode(BatchNode):
@@ -75,14 +79,29 @@ class PaddedBatchNode(BatchNode):
             self.pad_values = [np.zeros((), d.np_dtype) for d in spec.dtypes]
         else:
             vals = flatten(padding_values) if spec.structure is not None else [padding_values]
-            self.pad_values = [to_numpy(v, d, what="padding_values") for v, d in zip(vals, spec.dtypes)]
-        lead = self.size if self.drop else None
+            self.pad_values = []
+            for v, d in zip(vals, spec.dtypes):
+                if hasattr(v, "_as_graph_element"):
+                    v = v._as_graph_element()
+                if isinstance(v, Tensor):  # read when the iterator starts
+                    if v.dtype != d:
+                        raise TypeError(f"padded_batch: padding value {v.name!r} has dtype {v.dtype.name}, "
+                                        f"expected {d.name}")
+                    self.captured = list(self.captured) + [v]
+                    self.pad_values.append(v)
+                else:
+                    self.pad_values.append(to_numpy(v, d, what="padding_values"))
+        lead = self.size if self.drop and isinstance(self.size, int) else None
         self.spec = ElementSpec(spec.structure, spec.dtypes,
                                 [TensorShape([lead]).concatenate(p) for p in self.pad_shapes])
 
-    def _make(self, rows):
+    def _maker(self, ctx):
+        fills = [np.asarray(ctx.values[v]) if isinstance(v, Tensor) else v for v in self.pad_values]
+        return lambda rows: self._padded(rows, fills)
+
+    def _padded(self, rows, fills):
         out = []
-        for i, (p, fill) in enumerate(zip(self.pad_shapes, self.pad_values)):
+        for i, (p, fill) in enumerate(zip(self.pad_shapes, fills)):
             comps = [r[i] for r in rows]
             rank = p.ndims
             for k, c in enumerate(comps):

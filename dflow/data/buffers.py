@@ -8,7 +8,7 @@ import secrets
 import threading
 
 from ..errors import InvalidArgumentError
-from .node import Node, rng
+from .node import Node, int_arg, int_value, rng
 from .transforms import AUTOTUNE
 
 _AUTOTUNE_PREFETCH = 4  # elements prefetched for buffer_size=AUTOTUNE
@@ -21,8 +21,8 @@ class ShuffleNode(Node):
     with `reshuffle_each_iteration`, each restart (a `repeat` epoch) draws a new order."""
 
     def __init__(self, node, buffer_size, seeds, reshuffle_each_iteration=True):
-        self.size = int(buffer_size)
-        if self.size < 1:
+        self.size = int_arg(self, buffer_size)
+        if isinstance(self.size, int) and self.size < 1:
             raise InvalidArgumentError(None, None, f"shuffle: buffer_size must be positive, got {buffer_size}")
         self.inputs = (node,)
         self.seeds = seeds  # (graph seed, op seed), or (None, None): drawn per iterator
@@ -43,7 +43,9 @@ class ShuffleNode(Node):
     def iterate(self, ctx):
         r = self.generator(ctx)
         draws, j = r.random(1024), 0
-        buf, size = [], self.size
+        buf, size = [], int_value(ctx, self.size)
+        if size < 1:
+            raise InvalidArgumentError(None, None, f"shuffle: buffer_size must be positive, got {size}")
         for e in self.inputs[0].iterate(ctx):
             if len(buf) < size:
                 buf.append(e)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from ..graph.dtypes import int64
 from ..graph.graph import get_seed
-from . import batching, buffers, sources, transforms
+from . import batching, buffers, chunked, sources, transforms
 from .functions import Function
 from .iterator import Iterator
-from .structure import pack
+from .structure import flatten, pack
 
 
 class Dataset:
@@ -67,6 +67,19 @@ class Dataset:
         nodes = [d._node for d in leaves]
         template = pack(datasets, [n.spec.structure if n.spec.structure is not None else None for n in nodes])
         return Dataset(sources.ZipNode(nodes, template))
+
+    @staticmethod
+    def from_zarr(arrays, read_ahead=1):
+        """Rows of Zarr arrays (paths or zarr arrays; a tuple or dict of them gives aligned
+        components, e.g. (X, y)), read a row chunk at a time (dflow extension). `read_ahead`:
+        blocks read on a background thread ahead of the one being consumed."""
+        return Dataset(_chunked(arrays, read_ahead))
+
+    @staticmethod
+    def from_dask(arrays, read_ahead=1):
+        """Rows of dask arrays (a tuple or dict of them: aligned components), computed a row chunk
+        at a time (dflow extension)."""
+        return Dataset(_chunked(arrays, read_ahead))
 
     def concatenate(self, dataset):
         return Dataset(sources.ConcatenateNode(self._node, dataset._node))
@@ -146,6 +159,13 @@ class Dataset:
         it = Iterator(self._node.spec)
         it._initializer = it.make_initializer(self)
         return it
+
+
+def _chunked(arrays, read_ahead):
+    structure = arrays if isinstance(arrays, (tuple, dict)) else None
+    leaves = flatten(arrays) if structure is not None else [arrays]
+    template = pack(structure, [None] * len(leaves)) if structure is not None else None
+    return chunked.ChunkedNode(chunked.open_arrays(leaves), template, read_ahead)
 
 
 def _dataset_leaves(x):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph.ops import Tensor
+
 
 class IterContext:
     """What iterating a pipeline in one iterator needs: the values of the graph tensors it captured
@@ -65,3 +67,19 @@ class Node:
 def rng(*seeds):
     """A numpy Generator from integer seeds (deterministic: the same seeds, the same draws)."""
     return np.random.Generator(np.random.PCG64([int(s) & 0xFFFFFFFFFFFFFFFF for s in seeds]))
+
+
+def int_arg(node, v):
+    """A transformation's integer argument (a count, a size): a Python/numpy int, or a scalar tensor
+    captured by `node` (its value is read when the iterator starts)."""
+    if hasattr(v, "_as_graph_element") and not isinstance(v, Tensor):
+        v = v._as_graph_element()
+    if isinstance(v, Tensor):
+        node.captured = list(node.captured) + [v]
+        return v
+    return int(v)
+
+
+def int_value(ctx, v):
+    """The value of an `int_arg` in this iterator."""
+    return int(np.asarray(ctx.values[v])) if isinstance(v, Tensor) else v

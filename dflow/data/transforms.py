@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph.dtypes import bool as tf_bool
-from .node import Node
+from .node import Node, int_arg, int_value
 
 AUTOTUNE = -1
 
@@ -134,16 +134,16 @@ class FlatMapNode(Node):
 class RepeatNode(Node):
     def __init__(self, node, count):
         self.inputs = (node,)
-        self.count = -1 if count is None else int(count)
+        self.count = -1 if count is None else int_arg(self, count)
         super().__init__(node.spec)
 
     def cardinality(self):
         c = self.inputs[0].cardinality()
-        return None if c is None or self.count < 0 else c * self.count
+        return None if c is None or not isinstance(self.count, int) or self.count < 0 else c * self.count
 
     def iterate(self, ctx):
-        k = 0
-        while self.count < 0 or k < self.count:
+        k, count = 0, int_value(ctx, self.count)
+        while count < 0 or k < count:
             empty = True
             for e in self.inputs[0].iterate(ctx):
                 empty = False
@@ -156,37 +156,41 @@ class RepeatNode(Node):
 class TakeNode(Node):
     def __init__(self, node, count):
         self.inputs = (node,)
-        self.count = int(count)
+        self.count = int_arg(self, count)
         super().__init__(node.spec)
 
     def cardinality(self):
         c = self.inputs[0].cardinality()
+        if not isinstance(self.count, int):
+            return None
         if self.count < 0:
             return c
         return self.count if c is None else min(c, self.count)
 
     def iterate(self, ctx):
-        if self.count == 0:
+        count = int_value(ctx, self.count)
+        if count == 0:
             return
         for k, e in enumerate(self.inputs[0].iterate(ctx)):
             yield e
-            if k + 1 == self.count:
+            if k + 1 == count:
                 return
 
 
 class SkipNode(Node):
     def __init__(self, node, count):
         self.inputs = (node,)
-        self.count = int(count)
+        self.count = int_arg(self, count)
         super().__init__(node.spec)
 
     def iterate(self, ctx):
-        if self.count < 0:
+        count = int_value(ctx, self.count)
+        if count < 0:
             for _ in self.inputs[0].iterate(ctx):
                 pass
             return
         for k, e in enumerate(self.inputs[0].iterate(ctx)):
-            if k >= self.count:
+            if k >= count:
                 yield e
 
 
