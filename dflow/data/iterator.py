@@ -15,6 +15,7 @@ succeeds, replaces the session's state of that iterator with a fresh one.
 from __future__ import annotations
 
 import secrets
+import threading
 
 import numpy as np
 
@@ -74,6 +75,7 @@ class IteratorState:
         self._it = node.iterate(IterContext(values, seed))
         self._returned = []
         self._done = False
+        self._lock = threading.Lock()  # runs of one session on several threads pull in turn
 
     @classmethod
     def start(cls, node, h):
@@ -82,6 +84,10 @@ class IteratorState:
         return cls(node, values, secrets.randbits(32))
 
     def pull(self, txn, op):
+        with self._lock:
+            return self._pull(txn, op)
+
+    def _pull(self, txn, op):
         if self._returned:
             e = self._returned.pop()
         else:
@@ -100,8 +106,12 @@ class IteratorState:
                 raise InvalidArgumentError(None, op, f"{op.name}: the input pipeline failed: "
                                            f"{type(ex).__name__}: {ex}") from ex
             e = self._checked(e, op)
-        txn.on_failure(lambda: self._returned.append(e))
+        txn.on_failure(lambda: self._give_back(e))
         return e
+
+    def _give_back(self, e):
+        with self._lock:
+            self._returned.append(e)
 
     def _checked(self, e, op):
         out = []

@@ -14,7 +14,7 @@ from ..graph.dtypes import as_dtype, int64
 from ..graph.ops import Tensor
 from ..graph.shape import TensorShape
 from ..kernels.common import convert_to_tensor, to_numpy
-from .node import Node
+from .node import Node, int_arg, int_value
 from .structure import ElementSpec, flatten, is_structure, most_specific_compatible, pack
 
 
@@ -88,19 +88,24 @@ class TensorsNode(Node):
 
 
 class RangeNode(Node):
+    """`range(start, stop, step)`; each bound an int or a scalar tensor (read when the iterator starts)."""
+
     def __init__(self, start, stop, step, dtype=int64):
-        if step == 0:
+        self.bounds = [int_arg(self, v) for v in (start, stop, step)]
+        if isinstance(self.bounds[2], int) and self.bounds[2] == 0:
             raise InvalidArgumentError(None, None, "Dataset.range: step must not be 0")
         super().__init__(ElementSpec(None, [dtype], [TensorShape([])]))
-        self.range = range(int(start), int(stop), int(step))
         self.np_dtype = as_dtype(dtype).np_dtype
 
     def cardinality(self):
-        return len(self.range)
+        return len(range(*self.bounds)) if all(isinstance(b, int) for b in self.bounds) else None
 
     def iterate(self, ctx):
+        start, stop, step = (int_value(ctx, b) for b in self.bounds)
+        if step == 0:
+            raise InvalidArgumentError(None, None, "Dataset.range: step must not be 0")
         dt = self.np_dtype
-        for i in self.range:
+        for i in range(start, stop, step):
             yield (np.asarray(i, dtype=dt),)
 
 

@@ -36,6 +36,12 @@ def test_range_and_from_tensor_slices():
     assert flat(elements(tf.data.Dataset.range(5))) == [0, 1, 2, 3, 4]
     assert flat(elements(tf.data.Dataset.range(2, 9, 3))) == [2, 5, 8]
     assert flat(elements(tf.data.Dataset.range(5, 0, -2))) == [5, 3, 1]
+    n = tf.placeholder(tf.int64, [])
+    it = tf.data.Dataset.range(n).make_initializable_iterator()
+    nxt = it.get_next()
+    with tf.Session() as s:
+        s.run(it.initializer, {n: 3})
+        assert [int(s.run(nxt)) for _ in range(3)] == [0, 1, 2]
     ds = tf.data.Dataset.from_tensor_slices(([1, 2, 3], {"b": np.arange(6.0).reshape(3, 2)}))
     assert ds.output_types == (tf.int32, {"b": tf.float64})
     assert ds.output_shapes[1]["b"].as_list() == [2]
@@ -95,6 +101,8 @@ def test_map_filter_and_captured_tensors():
     assert flat(elements(pairs)) == [11, 22]
     d = tf.data.Dataset.from_tensor_slices({"a": [1, 2]}).map(lambda e: e["a"] * 2)
     assert flat(elements(d)) == [2, 4]
+    swapped = tf.data.Dataset.from_tensor_slices(([1, 2], [3.0, 4.0])).map(lambda a, b: (b, a))  # identity outputs
+    assert [(float(b), int(a)) for b, a in elements(swapped)] == [(3.0, 1), (4.0, 2)]
 
 
 def test_parallel_map_keeps_order():
