@@ -27,6 +27,12 @@ def _stack(rows, i):
     return np.stack([r[i] for r in rows])
 
 
+def _joined(pieces):
+    if len(pieces) == 1:
+        return pieces[0]
+    return tuple(np.concatenate(cs) for cs in zip(*pieces))
+
+
 class BatchNode(Node):
     def __init__(self, node, batch_size, drop_remainder=False):
         self.size = int_arg(self, batch_size)
@@ -51,6 +57,9 @@ class BatchNode(Node):
         rows, size, make = [], int_value(ctx, self.size), self._maker(ctx)
         if size < 1:
             raise InvalidArgumentError(None, None, f"batch: batch_size must be positive, got {size}")
+        if self.inputs[0].row_blocks and type(self) is BatchNode:
+            yield from self._from_blocks(ctx, size)
+            return
         for e in self.inputs[0].iterate(ctx):
             rows.append(e)
             if len(rows) == size:
@@ -58,6 +67,22 @@ class BatchNode(Node):
                 rows = []
         if rows and not self.drop:
             yield make(rows)
+
+    def _from_blocks(self, ctx, size):
+        """Batches cut from blocks of rows (vectorized: slices, one concatenation per batch that
+        straddles blocks)."""
+        pieces, count = [], 0
+        for block in self.inputs[0].iterate_blocks(ctx):
+            n, start = int(block[0].shape[0]), 0
+            while start < n:
+                take = min(size - count, n - start)
+                pieces.append(tuple(c[start:start + take] for c in block))
+                count, start = count + take, start + take
+                if count == size:
+                    yield _joined(pieces)
+                    pieces, count = [], 0
+        if count and not self.drop:
+            yield _joined(pieces)
 
 
 class PaddedBatchNode(BatchNode):

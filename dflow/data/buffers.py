@@ -7,8 +7,10 @@ import queue
 import secrets
 import threading
 
+import numpy as np
+
 from ..errors import InvalidArgumentError
-from .node import Node, int_arg, int_value, rng
+from .node import Node, int_arg, int_value, rng, rows_of
 from .transforms import AUTOTUNE
 
 _AUTOTUNE_PREFETCH = 4  # elements prefetched for buffer_size=AUTOTUNE
@@ -30,6 +32,10 @@ class ShuffleNode(Node):
         self._token = secrets.randbits(32)
         super().__init__(node.spec)
 
+    @property
+    def row_blocks(self):
+        return self.inputs[0].row_blocks
+
     def cardinality(self):
         return self.inputs[0].cardinality()
 
@@ -41,6 +47,9 @@ class ShuffleNode(Node):
         return rng(self.seeds[0], self.seeds[1], k)
 
     def iterate(self, ctx):
+        if self.row_blocks:  # one algorithm per pipeline, whoever consumes it
+            yield from rows_of(self.iterate_blocks(ctx))
+            return
         r = self.generator(ctx)
         draws, j = r.random(1024), 0
         buf, size = [], int_value(ctx, self.size)
@@ -63,6 +72,39 @@ class ShuffleNode(Node):
             j += 1
             buf[i], buf[-1] = buf[-1], buf[i]
             yield buf.pop()
+
+
+    def iterate_blocks(self, ctx):
+        """The buffer algorithm on blocks of rows: the buffer is an array of `buffer_size` rows;
+        each piece of m new rows (m = buffer_size / 4, at least 1: TF's one-at-a-time for small
+        buffers) takes m distinct random slots, whose rows are output and replaced by the piece.
+        At the end the buffer drains in a random order."""
+        r = self.generator(ctx)
+        size = int_value(ctx, self.size)
+        if size < 1:
+            raise InvalidArgumentError(None, None, f"shuffle: buffer_size must be positive, got {size}")
+        step = max(1, size // 4)
+        buf, filled = None, 0
+        for block in self.inputs[0].iterate_blocks(ctx):
+            n, start = int(block[0].shape[0]), 0
+            if buf is None and n:
+                buf = tuple(np.empty((size,) + c.shape[1:], c.dtype) for c in block)
+            while start < n:
+                if filled < size:  # filling the buffer
+                    take = min(size - filled, n - start)
+                    for b, c in zip(buf, block):
+                        b[filled:filled + take] = c[start:start + take]
+                    filled, start = filled + take, start + take
+                    continue
+                take = min(step, n - start)
+                slots = r.choice(size, take, replace=False) if take > 1 else r.integers(size, size=1)
+                yield tuple(b[slots] for b in buf)
+                for b, c in zip(buf, block):
+                    b[slots] = c[start:start + take]
+                start += take
+        if filled:
+            order = r.permutation(filled)
+            yield tuple(b[:filled][order] for b in buf)
 
 
 class PrefetchNode(Node):

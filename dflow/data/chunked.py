@@ -76,6 +76,8 @@ def row_blocks(array):
 class ChunkedNode(Node):
     """Rows of aligned arrays; `seeds`/`reshuffle`: read blocks in a random order (a shuffle)."""
 
+    row_blocks = True
+
     def __init__(self, arrays, template, read_ahead=1, seeds=None, reshuffle=True):
         self.arrays = list(arrays)
         if not self.arrays:
@@ -125,7 +127,7 @@ class ChunkedNode(Node):
         order = list(self.block_order(ctx))
         if self.read_ahead < 1:
             for i in order:
-                yield self.read_block(i)
+                yield tuple(self.read_block(i))
             return
         with ThreadPoolExecutor(1, thread_name_prefix="dflow-data-read") as pool:
             pending = [pool.submit(self.read_block, i) for i in order[:self.read_ahead]]
@@ -136,10 +138,13 @@ class ChunkedNode(Node):
                     if nxt < len(order):
                         pending.append(pool.submit(self.read_block, order[nxt]))
                         nxt += 1
-                    yield block
+                    yield tuple(block)
             finally:
                 for f in pending:
                     f.cancel()
+
+    def iterate_blocks(self, ctx):
+        return self.iter_blocks(ctx)
 
     def iterate(self, ctx):
         for block in self.iter_blocks(ctx):

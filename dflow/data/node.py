@@ -40,11 +40,17 @@ class Node:
 
     inputs = ()
     captured = ()
+    row_blocks = False  # whether `iterate_blocks` gives the elements as blocks of rows
 
     def __init__(self, spec):
         self.spec = spec
 
     def iterate(self, ctx):
+        raise NotImplementedError
+
+    def iterate_blocks(self, ctx):
+        """The same elements, in the same order, as blocks of rows: flat tuples of arrays with a
+        leading row axis (only where `row_blocks`). Batching and shuffling consume them vectorized."""
         raise NotImplementedError
 
     def all_captured(self):
@@ -62,6 +68,13 @@ class Node:
         """This source reading its blocks in a random order, for a shuffle over it (chunked
         sources: chunked.py), or None when it has no blocks."""
         return None
+
+
+def rows_of(blocks):
+    """The elements of row blocks, one row at a time (views)."""
+    for block in blocks:
+        for j in range(block[0].shape[0] if block else 0):
+            yield tuple(c[j] for c in block)
 
 
 def rng(*seeds):

@@ -67,6 +67,18 @@ class TensorsNode(Node):
         super().__init__(ElementSpec(template, dtypes, shapes))
         self.captured = [v for v in self.leaves if isinstance(v, Tensor)]
 
+    @property
+    def row_blocks(self):
+        return self.slices
+
+    def iterate_blocks(self, ctx):
+        values = tuple(_value(ctx, v) for v in self.leaves)
+        n = {int(v.shape[0]) for v in values}
+        if len(n) > 1:
+            raise InvalidArgumentError(None, None, f"from_tensor_slices: components have different first "
+                                       f"dimensions {sorted(n)}")
+        yield values
+
     def cardinality(self):
         if not self.slices:
             return 1

@@ -137,15 +137,25 @@ class RepeatNode(Node):
         self.count = -1 if count is None else int_arg(self, count)
         super().__init__(node.spec)
 
+    @property
+    def row_blocks(self):
+        return self.inputs[0].row_blocks
+
     def cardinality(self):
         c = self.inputs[0].cardinality()
         return None if c is None or not isinstance(self.count, int) or self.count < 0 else c * self.count
 
     def iterate(self, ctx):
+        yield from self._repeat(ctx, self.inputs[0].iterate)
+
+    def iterate_blocks(self, ctx):
+        yield from self._repeat(ctx, self.inputs[0].iterate_blocks)
+
+    def _repeat(self, ctx, source):
         k, count = 0, int_value(ctx, self.count)
         while count < 0 or k < count:
             empty = True
-            for e in self.inputs[0].iterate(ctx):
+            for e in source(ctx):
                 empty = False
                 yield e
             if empty:  # repeating an empty dataset forever would never yield: TF1 ends it too

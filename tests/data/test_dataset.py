@@ -262,3 +262,21 @@ def test_output_classes():
     ds = tf.data.Dataset.from_tensor_slices(([1], {"a": [2.0]}))
     assert ds.output_classes == (tf.Tensor, {"a": tf.Tensor})
     assert tf.data.get_output_types(ds) == (tf.int32, {"a": tf.float32})
+
+
+@pytest.mark.parametrize("buffer_size", [1, 2, 7, 40, 100])
+def test_block_shuffle_is_one_order_whoever_consumes_it(buffer_size):
+    """Over row-block sources (tensor slices, Zarr, dask) shuffle and batch run vectorized; the
+    order is the pipeline's, the same whether rows or batches are read."""
+    data = np.arange(60)
+    rows = flat(elements(tf.data.Dataset.from_tensor_slices(data).shuffle(buffer_size, seed=8)))
+    batches = elements(tf.data.Dataset.from_tensor_slices(data).shuffle(buffer_size, seed=8).batch(9))
+    assert [len(b) for b in batches] == [9] * 6 + [6]
+    assert [int(v) for b in batches for v in b] == rows
+    assert sorted(rows) == list(range(60))
+    if buffer_size == 1:
+        assert rows == list(range(60))
+    else:
+        assert rows != list(range(60))
+    for pos, v in enumerate(rows):  # no row comes out before its input position minus the buffer
+        assert v <= pos + buffer_size
