@@ -5,8 +5,6 @@ static shapes."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..graph.dtypes import as_dtype
 from ..graph.ops import Tensor
 from ..graph.shape import TensorShape, as_shape
@@ -43,12 +41,7 @@ def pack(template, leaves):
             return tuple(build(v) for v in t)
         return next(it)
 
-    out = build(template)
-    return out
-
-
-def map_structure(fn, x):
-    return pack(x, [fn(v) for v in flatten(x)])
+    return build(template)
 
 
 def same_structure(a, b):
@@ -121,7 +114,3 @@ def most_specific_compatible(a, b):
     if a.ndims is None or b.ndims is None or a.ndims != b.ndims:
         return TensorShape(None)
     return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
-
-
-def shape_of_value(v):
-    return TensorShape(list(np.shape(v)))
