@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import secrets
 import threading
+import weakref
 
 import numpy as np
 
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, OutOfRangeError
+from ..graph.dtypes import string
 from ..graph.graph import get_default_graph
 from ..graph.registry import def_host, register_op
-from ..kernels.common import apply_op
+from ..kernels.common import apply_op, constant, convert_to_tensor
 from .node import IterContext
 from .structure import ElementSpec, flatten, is_structure, pack
 
@@ -39,6 +41,9 @@ register_op("MakeIterator", lambda inputs, attrs: [], stateful=True, state="host
 @def_host("IteratorGetNext")
 def _get_next_host(h, op):
     iterator = op.get_attr("iterator")
+    if op.inputs:  # a feedable iterator: its string handle names the iterator to pull from
+        (handle,) = h.evaluate([op.inputs[0]])
+        iterator = _by_handle(handle, iterator.spec, op)
 
     def pull():
         state = h.resources.get(iterator)
@@ -127,14 +132,32 @@ class IteratorState:
         self._it.close()
 
 
+_HANDLES = weakref.WeakValueDictionary()  # string handle -> Iterator
+
+
+def _by_handle(handle, spec, op):
+    key = handle.encode() if isinstance(handle, str) else bytes(handle)
+    target = _HANDLES.get(key)
+    if target is None:
+        raise InvalidArgumentError(None, op, f"{op.name}: {key!r} is not the string handle of an iterator")
+    if not target.spec.compatible(spec):
+        raise InvalidArgumentError(None, op, f"{op.name}: the iterator of handle {key!r} gives "
+                                   f"{target.spec.describe()}, expected {spec.describe()}")
+    return target
+
+
 class Iterator:
     """TF1's `tf.data.Iterator`: `get_next()`, an `initializer` (initializable and reinitializable
-    iterators) or a dataset iterated from the start in each session (one-shot)."""
+    iterators) or a dataset iterated from the start in each session (one-shot); feedable
+    iterators (`from_string_handle`) pull from the iterator whose `string_handle()` is fed."""
 
-    def __init__(self, spec, one_shot=None, initializer=None):
+    def __init__(self, spec, one_shot=None, initializer=None, handle=None):
         self.spec = spec
         self._one_shot = one_shot  # the node a one-shot iterator iterates
         self._initializer = initializer
+        self._handle_input = handle  # a feedable iterator's string handle tensor
+        self._handle = f"dflow-iterator-{secrets.token_hex(8)}".encode()
+        _HANDLES[self._handle] = self
 
     @staticmethod
     def from_structure(output_types, output_shapes=None, shared_name=None, output_classes=None):
@@ -163,7 +186,8 @@ class Iterator:
 
     def get_next(self, name=None):
         """The next element as (nested) tensors; running them pulls it. OutOfRangeError at the end."""
-        out = apply_op("IteratorGetNext", [], {"iterator": self}, name=name, default_name="IteratorGetNext",
+        inputs = [] if self._handle_input is None else [self._handle_input]
+        out = apply_op("IteratorGetNext", inputs, {"iterator": self}, name=name, default_name="IteratorGetNext",
                        graph=get_default_graph())
         return self.spec.nested([out] if len(self.spec) == 1 else list(out))
 
@@ -178,13 +202,21 @@ class Iterator:
                         default_name="make_initializer", graph=get_default_graph())
 
     def string_handle(self, name=None):
-        raise NotImplementedError("dflow.data: feedable iterators (string_handle/from_string_handle) need "
-                                  "string tensors, which dflow does not have yet")
+        """A scalar string tensor naming this iterator, to feed to `from_string_handle`'s placeholder."""
+        try:
+            return constant(self._handle, dtype=string, name=name or "IteratorToStringHandle")
+        except TypeError as e:
+            raise NotImplementedError(f"string_handle needs string tensors, which this dflow lacks: {e}") from None
 
     @staticmethod
     def from_string_handle(string_handle, output_types, output_shapes=None, output_classes=None):
-        raise NotImplementedError("dflow.data: feedable iterators (string_handle/from_string_handle) need "
-                                  "string tensors, which dflow does not have yet")
+        """A feedable iterator: each run pulls from the iterator whose `string_handle()` value
+        `string_handle` (a scalar string tensor, usually a placeholder) has in that run."""
+        handle = convert_to_tensor(string_handle)
+        if handle.dtype != string:
+            raise TypeError(f"from_string_handle: expected a string tensor, got {handle.dtype.name}")
+        template = pack(output_types, [None] * len(flatten(output_types))) if is_structure(output_types) else None
+        return Iterator(ElementSpec.of(template, output_types, output_shapes), handle=handle)
 
     def _start_one_shot(self, h, op):
         if self._one_shot is None:
