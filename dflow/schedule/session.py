@@ -214,23 +214,28 @@ class Session:
         else:
             elements, rebuild = flatten_fetches(fetches, self._graph)
         feeds, values = self._normalize_feeds(feed_dict)
-        txn = RunTransaction()
-        try:
-            results, commits = self._execute(elements, feeds, values, txn=txn)
-        except BaseException:
-            txn.finish(False)  # host state changed by this run's hooks goes back
-            raise
+        results, commits = self._execute(elements, feeds, values)
         fed = sum(spec.nbytes for spec in feeds.values() if spec.kind == "numpy")
         for var, value in commits.items():  # only a run that succeeded gets here
             self.variables.commit(var, value, fed)
-        txn.finish(True)
         return rebuild([to_host(r) for r in results])
 
     def _execute(self, elements, feeds, values, decisions=None, txn=None):
         """Plans and runs `elements`; (values, variable commits). What the compiler cannot decide
         (a cond's branch, a while loop, a value a lowering needs on the host) is settled first by
         the run's HostRun, through nested runs whose commits are dropped: only the outermost run
-        commits."""
+        commits. Host state the run's hooks change (an iterator's position) goes through its
+        RunTransaction (`txn`, shared by nested runs): kept if the outermost run succeeds, undone
+        otherwise."""
+        if txn is None:  # the outermost run
+            txn = RunTransaction()
+            try:
+                out = self._execute(elements, feeds, values, decisions, txn)
+            except BaseException:
+                txn.finish(False)
+                raise
+            txn.finish(True)
+            return out
         h = None
         decisions = decisions or {}
         while True:
