@@ -136,6 +136,7 @@ _HANDLES = weakref.WeakValueDictionary()  # string handle -> Iterator
 
 
 def _by_handle(handle, spec, op):
+    handle = np.asarray(handle).item() if np.ndim(handle) == 0 else handle  # a 0-d object array of bytes
     key = handle.encode() if isinstance(handle, str) else bytes(handle)
     target = _HANDLES.get(key)
     if target is None:
