@@ -25,6 +25,10 @@ Not done: feedable iterators (`from_string_handle`, needs string tensors), `list
 from . import experimental
 from .dataset import Dataset
 from .iterator import Iterator
+from .transforms import AUTOTUNE
+
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
 
 
 def make_one_shot_iterator(dataset):
@@ -49,5 +53,5 @@ def get_output_classes(dataset_or_iterator):
     return dataset_or_iterator.output_classes
 
 
-__all__ = ["Dataset", "Iterator", "experimental", "make_one_shot_iterator", "make_initializable_iterator",
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "experimental", "make_one_shot_iterator", "make_initializable_iterator",
            "get_output_types", "get_output_shapes", "get_output_classes"]

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, OutOfRangeError
 from ..graph.dtypes import string
 from ..graph.graph import get_default_graph
-from ..graph.registry import def_host, register_op
+from ..graph.registry import def_host, not_differentiable, register_op
 from ..kernels.common import apply_op, constant, convert_to_tensor
 from .node import IterContext
 from .structure import ElementSpec, flatten, is_structure, pack
@@ -36,6 +36,7 @@ def _get_next_infer(inputs, attrs):
 
 register_op("IteratorGetNext", _get_next_infer, stateful=True, state="host", num_outputs=None)
 register_op("MakeIterator", lambda inputs, attrs: [], stateful=True, state="host", num_outputs=0)
+not_differentiable("IteratorGetNext", "MakeIterator")  # elements are data, as in TF1
 
 
 @def_host("IteratorGetNext")

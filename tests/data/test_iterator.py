@@ -44,6 +44,15 @@ def test_tutorial_map_square_shuffle_batch():
     assert batches[0].dtype == np.int32
 
 
+def test_compat_v1_make_one_shot_iterator():
+    import dflow.compat.v1 as tf1
+
+    nxt = tf1.data.make_one_shot_iterator(tf1.data.Dataset.range(3)).get_next()
+    with tf.Session() as sess:
+        assert [int(v) for v in drain(sess, nxt)] == [0, 1, 2]
+    assert tf1.data.AUTOTUNE == tf1.data.experimental.AUTOTUNE == -1
+
+
 def test_get_next_feeds_a_training_step():
     X = np.random.RandomState(0).rand(40, 3).astype(np.float32)
     y = X @ np.array([1.0, -2.0, 0.5], np.float32)
