@@ -280,3 +280,24 @@ def test_block_shuffle_is_one_order_whoever_consumes_it(buffer_size):
         assert rows != list(range(60))
     for pos, v in enumerate(rows):  # no row comes out before its input position minus the buffer
         assert v <= pos + buffer_size
+
+
+def test_closing_the_session_stops_pipeline_threads():
+    import threading
+    import time
+
+    def live():
+        return [t for t in threading.enumerate() if t.name.startswith("dflow-data")]
+
+    before = len(live())
+    nxt = tf.data.Dataset.range(10**6).map(lambda x: x + 1, num_parallel_calls=2).prefetch(4) \
+        .make_one_shot_iterator().get_next()
+    sess = tf.Session()
+    assert sess.run(nxt) == 1
+    assert len(live()) > before
+    sess.close()
+    for _ in range(100):
+        if len(live()) == before:
+            break
+        time.sleep(0.05)
+    assert len(live()) == before
