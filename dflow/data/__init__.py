@@ -18,8 +18,10 @@ placeholders and run per element by a private in-process Session (functions.py).
 Chunked sources (`from_zarr`, `from_dask`) read a block of rows at a time with dflow's chunk reader;
 a shuffle over one reads its chunks in a random order (each once an epoch) into its buffer.
 
-Not done: feedable iterators (`from_string_handle`, needs string tensors), `list_files`,
-`TFRecordDataset`, `window`; a session's `memory_budget` does not account for pipeline buffers.
+Feedable iterators (`from_string_handle`) need string tensors. With a session `memory_budget`, a
+pipeline whose buffers (static shapes) could exceed it is refused when its iterator starts.
+
+Not done: `list_files`, `TFRecordDataset`, `window`; saving iterator state.
 """
 
 from . import experimental

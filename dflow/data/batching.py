@@ -8,7 +8,7 @@ from ..errors import InvalidArgumentError
 from ..graph.ops import Tensor
 from ..graph.shape import TensorShape, as_shape
 from ..kernels.common import to_numpy
-from .node import Node, int_arg, int_value
+from .node import Node, element_bytes, int_arg, int_value
 from .structure import ElementSpec, _shape_leaves, flatten
 
 
@@ -48,6 +48,13 @@ class BatchNode(Node):
         if c is None or not isinstance(self.size, int):
             return None
         return c // self.size if self.drop else -(-c // self.size)
+
+    def held_bytes(self):
+        eb = element_bytes(self.inputs[0].spec)
+        return None if not isinstance(self.size, int) or eb is None else 2 * self.size * eb  # rows + batch
+
+    def describe_buffer(self):
+        return f"batch of {self.size}"
 
     def _maker(self, ctx):
         """The function making one batch from its rows in this iterator."""

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .node import Node, int_arg, int_value, rng, rows_of
+from .node import Node, element_bytes, int_arg, int_value, rng, rows_of
 from .transforms import AUTOTUNE
 
 _AUTOTUNE_PREFETCH = 4  # elements prefetched for buffer_size=AUTOTUNE
@@ -38,6 +38,13 @@ class ShuffleNode(Node):
 
     def cardinality(self):
         return self.inputs[0].cardinality()
+
+    def held_bytes(self):
+        eb = element_bytes(self.spec)
+        return None if not isinstance(self.size, int) or eb is None else self.size * eb
+
+    def describe_buffer(self):
+        return f"shuffle buffer of {self.size} elements"
 
     def generator(self, ctx):
         """The random generator of this start of the stage."""
@@ -123,6 +130,13 @@ class PrefetchNode(Node):
 
     def cardinality(self):
         return self.inputs[0].cardinality()
+
+    def held_bytes(self):
+        eb = element_bytes(self.spec)
+        return None if eb is None else (self.size + 1) * eb
+
+    def describe_buffer(self):
+        return f"prefetch of {self.size} elements"
 
     def iterate(self, ctx):
         if self.size == 0:

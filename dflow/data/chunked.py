@@ -100,6 +100,14 @@ class ChunkedNode(Node):
     def cardinality(self):
         return int(self.arrays[0].shape[0])
 
+    def held_bytes(self):
+        rows = max(b - a for a, b in self.blocks) if self.blocks else 0
+        row = sum(int(np.prod(a.shape[1:], dtype=np.int64)) * np.dtype(a.dtype).itemsize for a in self.arrays)
+        return (1 + max(0, self.read_ahead)) * rows * row
+
+    def describe_buffer(self):
+        return f"{1 + max(0, self.read_ahead)} blocks of rows read"
+
     def with_shuffled_blocks(self, seeds, reshuffle):
         return ChunkedNode(self.arrays, self.template, self.read_ahead, seeds, reshuffle)
 

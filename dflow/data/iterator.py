@@ -20,12 +20,12 @@ import weakref
 
 import numpy as np
 
-from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, OutOfRangeError
+from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, OutOfRangeError, ResourceExhaustedError
 from ..graph.dtypes import string
 from ..graph.graph import get_default_graph
 from ..graph.registry import def_host, not_differentiable, register_op
 from ..kernels.common import apply_op, constant, convert_to_tensor
-from .node import IterContext
+from .node import IterContext, buffered_bytes
 from .structure import ElementSpec, flatten, is_structure, pack
 
 
@@ -59,7 +59,7 @@ def _get_next_host(h, op):
 @def_host("MakeIterator")
 def _make_iterator_host(h, op):
     iterator = op.get_attr("iterator")
-    new = IteratorState.start(op.get_attr("node"), h)
+    new = IteratorState.start(op.get_attr("node"), h, op)
 
     def install():
         old = h.resources.get(iterator)
@@ -70,6 +70,10 @@ def _make_iterator_host(h, op):
     h.txn.on_success(install)
     h.txn.on_failure(new.close)
     h.decisions[op] = True
+
+
+def _mib(n):
+    return f"{n / (1 << 20):.1f} MiB"
 
 
 class IteratorState:
@@ -84,7 +88,17 @@ class IteratorState:
         self._lock = threading.Lock()  # runs of one session on several threads pull in turn
 
     @classmethod
-    def start(cls, node, h):
+    def start(cls, node, h, op=None):
+        """A fresh state of `node`'s pipeline: its captured tensors evaluated in this run. With a
+        session `memory_budget`, a pipeline whose buffers cannot fit in it is refused."""
+        if h.memory_budget:
+            total, parts, _ = buffered_bytes(node)
+            if total > h.memory_budget:
+                what = ", ".join(f"{name} ({_mib(b)})" for name, b in parts)
+                raise ResourceExhaustedError(None, op, f"{getattr(op, 'name', 'iterator')}: the input pipeline's "
+                                             f"buffers hold up to {_mib(total)} ({what}), over the session's "
+                                             f"memory_budget of {_mib(h.memory_budget)}; use smaller buffers, "
+                                             "batches or chunks")
         captured = node.all_captured()
         values = dict(zip(captured, h.evaluate(captured))) if captured else {}
         return cls(node, values, secrets.randbits(32))
@@ -225,4 +239,4 @@ class Iterator:
             raise FailedPreconditionError(None, op, "GetNext() failed because the iterator has not been "
                                           "initialized. Ensure that you have run the initializer operation for "
                                           "this iterator before getting the next element.")
-        return IteratorState.start(self._one_shot, h)
+        return IteratorState.start(self._one_shot, h, op)

@@ -48,6 +48,9 @@ class Node:
     def iterate(self, ctx):
         raise NotImplementedError
 
+    def describe_buffer(self):
+        return type(self).__name__.replace("Node", "").lower()
+
     def iterate_blocks(self, ctx):
         """The same elements, in the same order, as blocks of rows: flat tuples of arrays with a
         leading row axis (only where `row_blocks`). Batching and shuffling consume them vectorized."""
@@ -64,10 +67,42 @@ class Node:
         """The number of elements if known without reading (None: unknown or infinite)."""
         return None
 
+    def held_bytes(self):
+        """The most bytes this stage holds beyond its inputs (its buffers), from static shapes;
+        None when unknown (a dimension or size known only at run time)."""
+        return 0
+
     def with_shuffled_blocks(self, seeds, reshuffle):
         """This source reading its blocks in a random order, for a shuffle over it (chunked
         sources: chunked.py), or None when it has no blocks."""
         return None
+
+
+def element_bytes(spec):
+    """Bytes of one element of `spec`, or None if a shape is not fully known."""
+    total = 0
+    for d, s in zip(spec.dtypes, spec.shapes):
+        n = s.num_elements()
+        if n is None:
+            return None
+        total += n * d.size
+    return total
+
+
+def buffered_bytes(node):
+    """(bytes the pipeline's buffers hold at most, [(stage, bytes)], [stages of unknown size])."""
+    total, parts, unknown = 0, [], []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        b = n.held_bytes()
+        if b is None:
+            unknown.append(type(n).__name__)
+        elif b:
+            total += b
+            parts.append((n.describe_buffer(), b))
+        stack.extend(n.inputs)
+    return total, parts, unknown
 
 
 def rows_of(blocks):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph.dtypes import bool as tf_bool
-from .node import Node, int_arg, int_value
+from .node import Node, element_bytes, int_arg, int_value
 
 AUTOTUNE = -1
 
@@ -43,6 +43,15 @@ class MapNode(Node):
 
     def cardinality(self):
         return self.inputs[0].cardinality()
+
+    def held_bytes(self):
+        if self.workers == 1:
+            return 0
+        a, b = element_bytes(self.inputs[0].spec), element_bytes(self.spec)
+        return None if a is None or b is None else self.workers * (a + b)
+
+    def describe_buffer(self):
+        return f"map on {self.workers} threads"
 
     def iterate(self, ctx):
         fn = self.fn
@@ -229,6 +238,15 @@ class CacheNode(Node):
         self.inputs = (node,)
         self.filename = os.fspath(filename) if filename else ""
         super().__init__(node.spec)
+
+    def held_bytes(self):
+        if self.filename:
+            return 0
+        c, eb = self.inputs[0].cardinality(), element_bytes(self.spec)
+        return None if c is None or eb is None else c * eb
+
+    def describe_buffer(self):
+        return "in-memory cache of the whole dataset"
 
     def iterate(self, ctx):
         if self.filename:

@@ -77,16 +77,17 @@ class RunTransaction:
 
 class HostRun:
     """One run's host side: its feeds and values so far, its decisions, the session's host state
-    (`resources`) and the run's `txn`, and the session's ways to run nested plans (callables: it
-    never holds the Session)."""
+    (`resources`), its `memory_budget` (bytes or None) and the run's `txn`, and the session's
+    ways to run nested plans (callables: it never holds the Session)."""
 
     def __init__(self, feeds, values, decisions, *, execute, plan, run_plan, feed_spec, check_initialized,
-                 resources=None, txn=None):
+                 resources=None, txn=None, memory_budget=None):
         self.feeds = feeds
         self.values = values
         self.decisions = decisions
         self.resources = resources if resources is not None else {}
         self.txn = txn if txn is not None else RunTransaction()
+        self.memory_budget = memory_budget
         self._execute = execute
         self.plan = plan
         self.run_plan = run_plan

@@ -245,7 +245,8 @@ class Session:
             if h is None:
                 h = HostRun(feeds, values, dict(decisions), execute=self._execute, plan=self._cached_plan,
                             run_plan=self._run_plan, feed_spec=self._feed_spec,
-                            check_initialized=self._check_initialized, resources=self.resources, txn=txn)
+                            check_initialized=self._check_initialized, resources=self.resources, txn=txn,
+                            memory_budget=self._options.memory_budget)
                 decisions = h.decisions
             h.settle(plan)
         if h is not None:

@@ -201,3 +201,17 @@ def test_feedable_iterator_switches_by_string_handle():
             sess.run(nxt, {handle: b"nonsense"})
     with pytest.raises(TypeError, match="string tensor"):
         tf.data.Iterator.from_string_handle(tf.constant(1), training.output_types)
+
+
+def test_memory_budget_refuses_pipelines_whose_buffers_cannot_fit():
+    rows = np.zeros((2000, 256), np.float32)  # 1 KiB rows
+    big = tf.data.Dataset.from_tensor_slices(rows).shuffle(1500, seed=1).batch(100).prefetch(2)
+    nxt = big.make_one_shot_iterator().get_next()
+    with tf.Session(memory_budget="1MB") as sess:
+        with pytest.raises(tf.errors.ResourceExhaustedError, match="shuffle buffer of 1500 elements"):
+            sess.run(nxt)
+    small = tf.data.Dataset.from_tensor_slices(rows).shuffle(300, seed=1).batch(100).prefetch(2)
+    it = small.make_initializable_iterator()
+    with tf.Session(memory_budget="1MB") as sess:
+        sess.run(it.initializer)
+        assert sess.run(it.get_next()).shape == (100, 256)
