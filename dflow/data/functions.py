@@ -33,7 +33,7 @@ class Function:
         g = get_default_graph()
         self.graph = g
         first = g._last_id()
-        with name_scope(what):
+        with g.control_dependencies(None), name_scope(what):  # the function's ops depend on its arguments only
             self.args = [placeholder(d, s, name=f"arg{i}") for i, (d, s) in enumerate(zip(spec.dtypes, spec.shapes))]
             nested = spec.nested(self.args)
             out = fn(*nested) if isinstance(nested, tuple) and not hasattr(nested, "_fields") else fn(nested)
@@ -49,7 +49,7 @@ class Function:
                 out = convert_to_tensor(out)
             structure = out if is_structure(out) else None
             leaves = flatten(out) if structure is not None else [out]
-            with g.as_default(), name_scope(what):
+            with g.as_default(), g.control_dependencies(None), name_scope(what):
                 self.outputs = [convert_to_tensor(v) for v in leaves]
             template = pack(structure, [None] * len(leaves)) if structure is not None else None
             self.out_spec = ElementSpec(template, [t.dtype for t in self.outputs], [t.shape for t in self.outputs])

@@ -301,3 +301,14 @@ def test_closing_the_session_stops_pipeline_threads():
             break
         time.sleep(0.05)
     assert len(live()) == before
+
+
+def test_map_reads_a_variable_snapshot_and_ignores_outer_control_dependencies():
+    v = tf.Variable(3.0)
+    with tf.control_dependencies([tf.assign_add(v, 100.0)]):  # must not run per element
+        ds = tf.data.Dataset.from_tensor_slices([1.0, 2.0]).map(lambda x: x * v)
+    nxt = ds.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert [float(sess.run(nxt)), float(sess.run(nxt))] == [3.0, 6.0]
+        assert float(sess.run(v)) == 3.0
