@@ -21,7 +21,7 @@ from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
 from .fetches import flatten_fetches
-from .host import HostRun, decision_key
+from .host import HostRun, RunTransaction, decision_key
 from .plan import FeedSpec, RunContext
 from .store import VariableStore, to_host
 from .tracing import RunTrace
@@ -115,6 +115,9 @@ class Session:
         self._chunk_cache = {}
         self._counters = {}
         self.variables = VariableStore(storage)  # the committed values of variables
+        # host state of host ops, outside variables (dataset iterators, dflow/data); changed only
+        # through a run's RunTransaction, so a failed run leaves it as it was
+        self.resources = {}
         self._run_count = 0
         self._run_id_base = secrets.randbits(40) << 20
         self._session_seed = secrets.randbits(31)
@@ -178,6 +181,10 @@ class Session:
             self._executor.close()
             if self.variables is not None:
                 self.variables.close()
+            for r in list(self.resources.values()):
+                if hasattr(r, "close"):
+                    r.close()
+            self.resources.clear()
 
     def as_default(self):
         return _default_session_stack.get_controller(self)
@@ -233,11 +240,22 @@ class Session:
             self.variables.commit(var, value, fed)
         return rebuild([to_host(r) for r in results])
 
-    def _execute(self, elements, feeds, values, decisions=None):
+    def _execute(self, elements, feeds, values, decisions=None, txn=None):
         """Plans and runs `elements`; (values, variable commits). What the compiler cannot decide
         (a cond's branch, a while loop, a value a lowering needs on the host) is settled first by
         the run's HostRun, through nested runs whose commits are dropped: only the outermost run
-        commits."""
+        commits. Host state the run's hooks change (an iterator's position) goes through its
+        RunTransaction (`txn`, shared by nested runs): kept if the outermost run succeeds, undone
+        otherwise."""
+        if txn is None:  # the outermost run
+            txn = RunTransaction()
+            try:
+                out = self._execute(elements, feeds, values, decisions, txn)
+            except BaseException:
+                txn.finish(False)
+                raise
+            txn.finish(True)
+            return out
         h = None
         decisions = decisions or {}
         while True:
@@ -247,7 +265,8 @@ class Session:
             if h is None:
                 h = HostRun(feeds, values, dict(decisions), execute=self._execute, plan=self._cached_plan,
                             run_plan=self._run_plan, feed_spec=self._feed_spec,
-                            check_initialized=self._check_initialized)
+                            check_initialized=self._check_initialized, resources=self.resources, txn=txn,
+                            memory_budget=self._options.memory_budget)
                 decisions = h.decisions
             h.settle(plan)
         if h is not None:
