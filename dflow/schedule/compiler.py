@@ -30,7 +30,7 @@ from ..errors import (
     OpError,
     ResourceExhaustedError,
     UnimplementedError,
-    kernel_failure,
+    raise_kernel_failure,
 )
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
@@ -320,7 +320,7 @@ def _lower_step(ctx, program, step, env, stager, memory):
         if unknown:
             raise NeedValues(unknown, False, f"{op.type} op {op.name!r} cannot take its inputs of "
                              f"data-dependent size chunk by chunk: {e}") from e
-        raise kernel_failure(op, e, where=" on these inputs") from e
+        raise_kernel_failure(op, e, where=" on these inputs")
     finally:
         ctx.inputs = ()
     lvl = stager.stage_of(step.inputs) if stager is not None else 0

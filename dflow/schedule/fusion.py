@@ -16,7 +16,7 @@ import dask.array as da
 import numpy as np
 
 from ..dask_compat import concatenate3, elemwise
-from ..errors import kernel_failure
+from ..errors import raise_kernel_failure
 
 _ids = itertools.count()
 
@@ -228,7 +228,7 @@ class FusedKernel:
             try:
                 regs.append(fn(xp, *[regs[s] for s in slots], **attrs))
             except Exception as e:
-                raise kernel_failure(None, e, op_type="fused", op_name=op_name) from e
+                raise_kernel_failure(None, e, op_type="fused", op_name=op_name)
             for s in frees:
                 regs[s] = None
         return regs[-1]

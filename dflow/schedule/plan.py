@@ -24,7 +24,7 @@ import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
 from ..dask_compat import alias, cull, flatten, gather_blocks
-from ..errors import OpError, kernel_failure
+from ..errors import OpError, raise_kernel_failure
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 from .fusion import fusion_groups
 
@@ -201,7 +201,7 @@ class EagerPlan:
             except OpError:
                 raise
             except Exception as e:
-                raise kernel_failure(op, e) from e
+                raise_kernel_failure(op, e)
             del args
             if len(outputs) == 1:
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
