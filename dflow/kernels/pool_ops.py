@@ -27,11 +27,11 @@ import numpy as np
 
 from ..graph import dtypes
 from ..graph.graph import name_scope
-from ..graph.ops import constant_value
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
 from .array_ops import shape as _shape
 from .common import apply_op, convert_to_tensor
+from .creation_ops import _partial_shape
 
 __all__: list[str] = []  # public through dflow.nn (TF1 has no top-level max_pool)
 
@@ -249,7 +249,7 @@ def _blockwise(ctx, kernel, x, *others, out_shape, dtype, **attrs):
     x = x.rechunk({i: -1 for i in range(1, x.ndim)})
     others = [ctx.as_dask(o).rechunk((x.chunks[0],) + tuple((d,) for d in o.shape[1:])) for o in others]
     chunks = (x.chunks[0],) + tuple((int(d),) for d in out_shape[1:])
-    return ctx.da.map_blocks(_per_block, kernel, x, *others, chunks=chunks, dtype=dtype,
+    return ctx.da.map_blocks(_per_block, kernel, x, *others, chunks=chunks, dtype=dtype, name=ctx.name(),
                              meta=np.empty((0,) * len(out_shape), dtype=dtype), **attrs)
 
 
@@ -282,7 +282,8 @@ def _argmax_lower(ctx, x, **attrs):
     starts = np.cumsum((0,) + xr.chunks[0][:-1]).astype(np.int64)
     arg_dtype = np.dtype(dtypes.as_dtype(attrs["Targmax"]).np_dtype)
     argmax = ctx.da.map_blocks(_argmax_block, xr, starts, chunks=(xr.chunks[0],) + tuple((d,) for d in out[1:]),
-                               dtype=arg_dtype, meta=np.empty((0,) * len(out), arg_dtype), attrs=attrs)
+                               dtype=arg_dtype, meta=np.empty((0,) * len(out), arg_dtype), attrs=attrs,
+                               name=ctx.name("-argmax"))
     return values, argmax
 
 
@@ -296,7 +297,7 @@ def _avg_grad_lower(ctx, in_shape, g, **attrs):
     g = ctx.as_dask(g)
     g = g.rechunk({i: -1 for i in range(1, g.ndim)})
     chunks = (g.chunks[0],) + tuple((d,) for d in in_shape[1:])
-    return ctx.da.map_blocks(_avg_grad_block, g, chunks=chunks, dtype=g.dtype,
+    return ctx.da.map_blocks(_avg_grad_block, g, chunks=chunks, dtype=g.dtype, name=ctx.name(),
                              meta=np.empty((0,) * len(in_shape), g.dtype), in_shape=in_shape, attrs=attrs)
 
 
@@ -363,9 +364,8 @@ def _grad_infer(op_type, pooled_second):
 
 def _avg_grad_infer(inputs, attrs):
     shp, g = inputs
-    v = constant_value(shp)
-    rank = len(attrs["ksize"])
-    return (TensorShape([int(d) for d in v]) if v is not None else TensorShape([None] * rank)), g.dtype
+    dims = _partial_shape(shp)  # shape(x) of an x of partly known shape gives those dims
+    return TensorShape(dims if dims is not None else [None] * len(attrs["ksize"])), g.dtype
 
 
 register_op("MaxPool", _pool_infer("MaxPool", "iuf"), eager=_max_pool, lower=_lower_pool(_max_pool, "MaxPool"))
