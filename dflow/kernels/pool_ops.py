@@ -135,48 +135,55 @@ def _maximum(xp, out, v):
     return xp.maximum(out, v)
 
 
-def _argmax(xp, x, geo):
-    """(max, offset number of the first strict maximum) of every window."""
+def _first_max(xp, x, geo):
+    """(offset number, strided view, mask) for each window offset in row-major order; mask marks
+    the windows whose first maximum sits at that offset (TF's ties)."""
     xpad = _pad(xp, x, geo, _lowest(x.dtype))
-    best = arg = None
-    for i, off in enumerate(_offsets(geo)):
-        v = xpad[_view(x.ndim, geo, off)]
-        if best is None:
-            best, arg = xp.asarray(v, copy=True), xp.zeros(v.shape, dtype=xp.int32)
-        else:
-            better = v > best
-            best, arg = xp.where(better, v, best), xp.where(better, xp.asarray(i, dtype=xp.int32), arg)
-    return best, arg
+    views = [_view(x.ndim, geo, off) for off in _offsets(geo)]
+    best = None
+    for view in views:
+        best = xp.asarray(xpad[view], copy=True) if best is None else _maximum(xp, best, xpad[view])
+    taken = None
+    for i, view in enumerate(views):
+        hit = xpad[view] == best
+        if taken is not None:
+            hit = xp.logical_and(hit, xp.logical_not(taken))
+        taken = hit if taken is None else xp.logical_or(taken, hit)
+        yield i, view, hit
+
+
+def _argmax(xp, x, geo):
+    """The offset number of each window's first maximum (int32, pooled shape)."""
+    arg = None
+    for i, _view_i, hit in _first_max(xp, x, geo):
+        arg = xp.zeros(hit.shape, dtype=xp.int32) if arg is None else xp.where(hit, xp.asarray(i, dtype=xp.int32), arg)
+    return arg
 
 
 def _max_pool_grad(xp, x, g, **attrs):
     """g added into the input cell of each window's first maximum."""
     geo = _geometry(x.shape, attrs, "MaxPoolGrad")
-    _, arg = _argmax(xp, x, geo)
     dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype)
     zero = xp.zeros((), dtype=g.dtype)
-    for i, off in enumerate(_offsets(geo)):
-        view = _view(x.ndim, geo, off)
-        dx[view] = dx[view] + xp.where(arg == i, g, zero)
+    for _i, view, hit in _first_max(xp, x, geo):
+        dx[view] += xp.where(hit, g, zero)  # in place on the strided view (numpy and cupy)
     return dx[_interior(x.ndim, geo)]
 
 
 def _max_pool_grad_grad(xp, x, gg, **attrs):
     """The cell of `gg` (input-shaped) at each window's first maximum: pooled shape."""
     geo = _geometry(x.shape, attrs, "MaxPoolGradGrad")
-    _, arg = _argmax(xp, x, geo)
     ggpad = _pad(xp, gg, geo, 0)
-    out = xp.zeros(arg.shape, dtype=gg.dtype)
-    for i, off in enumerate(_offsets(geo)):
-        out = xp.where(arg == i, ggpad[_view(x.ndim, geo, off)], out)
+    out = None
+    for _i, view, hit in _first_max(xp, x, geo):
+        out = xp.where(hit, ggpad[view], xp.zeros((), dtype=gg.dtype) if out is None else out)
     return out
 
 
 def _max_pool_argmax(xp, x, batch_start=0, *, include_batch_in_index=False, Targmax=dtypes.int64, **attrs):
     """Flat NHWC indices ((b * H + y) * W + x) * C + c of each window's first maximum."""
     geo = _geometry(x.shape, attrs, "MaxPoolWithArgmax")
-    _, arg = _argmax(xp, x, geo)
-    arg = xp.astype(arg, xp.int64)
+    arg = xp.astype(_argmax(xp, x, geo), xp.int64)
     flat = xp.zeros(arg.shape, dtype=xp.int64)
     ks = [k for _ax, k, *_ in geo]
     inner = math.prod(ks)
