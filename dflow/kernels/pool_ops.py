@@ -31,7 +31,7 @@ from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
 from .array_ops import shape as _shape
 from .common import apply_op, convert_to_tensor
-from .creation_ops import _partial_shape
+from .creation_ops import _ints, _partial_shape
 
 __all__: list[str] = []  # public through dflow.nn (TF1 has no top-level max_pool)
 
@@ -106,14 +106,13 @@ def _interior(ndim, geo):
 def _pad(xp, x, geo, value):
     if all(b == 0 and a == 0 for *_, b, a in geo):
         return x
-    out = xp.full(_padded_shape(x.shape, geo), value, dtype=x.dtype)
+    out = xp.full(_padded_shape(x.shape, geo), value, dtype=x.dtype, device=_device(x))
     out[_interior(x.ndim, geo)] = x
     return out
 
 
-def _lowest(dtype):
-    dtype = np.dtype(dtype)
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+def _lowest(xp, dtype):
+    return -math.inf if xp.isdtype(dtype, "real floating") else xp.iinfo(dtype).min
 
 
 # ---- kernels (whole images; N is never pooled) ---------------------------------------------------
@@ -121,12 +120,16 @@ def _lowest(dtype):
 
 def _max_pool(xp, x, **attrs):
     geo = _geometry(x.shape, attrs, "MaxPool")
-    xpad = _pad(xp, x, geo, _lowest(x.dtype))
+    xpad = _pad(xp, x, geo, _lowest(xp, x.dtype))
     out = None
     for off in _offsets(geo):
         v = xpad[_view(x.ndim, geo, off)]
         out = xp.asarray(v, copy=True) if out is None else _maximum(xp, out, v)
     return out
+
+
+def _device(x):
+    return array_api_compat.device(x)
 
 
 def _maximum(xp, out, v):
@@ -138,7 +141,7 @@ def _maximum(xp, out, v):
 def _first_max(xp, x, geo):
     """(offset number, strided view, mask) for each window offset in row-major order; mask marks
     the windows whose first maximum sits at that offset (TF's ties)."""
-    xpad = _pad(xp, x, geo, _lowest(x.dtype))
+    xpad = _pad(xp, x, geo, _lowest(xp, x.dtype))
     views = [_view(x.ndim, geo, off) for off in _offsets(geo)]
     best = None
     for view in views:
@@ -156,15 +159,16 @@ def _argmax(xp, x, geo):
     """The offset number of each window's first maximum (int32, pooled shape)."""
     arg = None
     for i, _view_i, hit in _first_max(xp, x, geo):
-        arg = xp.zeros(hit.shape, dtype=xp.int32) if arg is None else xp.where(hit, xp.asarray(i, dtype=xp.int32), arg)
+        arg = xp.zeros(hit.shape, dtype=xp.int32, device=_device(x)) if arg is None else \
+            xp.where(hit, xp.asarray(i, dtype=xp.int32, device=_device(x)), arg)
     return arg
 
 
 def _max_pool_grad(xp, x, g, **attrs):
     """g added into the input cell of each window's first maximum."""
     geo = _geometry(x.shape, attrs, "MaxPoolGrad")
-    dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype)
-    zero = xp.zeros((), dtype=g.dtype)
+    dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype, device=_device(g))
+    zero = xp.zeros((), dtype=g.dtype, device=_device(g))
     for _i, view, hit in _first_max(xp, x, geo):
         dx[view] += xp.where(hit, g, zero)  # in place on the strided view (numpy and cupy)
     return dx[_interior(x.ndim, geo)]
@@ -176,7 +180,7 @@ def _max_pool_grad_grad(xp, x, gg, **attrs):
     ggpad = _pad(xp, gg, geo, 0)
     out = None
     for _i, view, hit in _first_max(xp, x, geo):
-        out = xp.where(hit, ggpad[view], xp.zeros((), dtype=gg.dtype) if out is None else out)
+        out = xp.where(hit, ggpad[view], xp.zeros((), dtype=gg.dtype, device=_device(gg)) if out is None else out)
     return out
 
 
@@ -184,24 +188,25 @@ def _max_pool_argmax(xp, x, batch_start=0, *, include_batch_in_index=False, Targ
     """Flat NHWC indices ((b * H + y) * W + x) * C + c of each window's first maximum."""
     geo = _geometry(x.shape, attrs, "MaxPoolWithArgmax")
     arg = xp.astype(_argmax(xp, x, geo), xp.int64)
-    flat = xp.zeros(arg.shape, dtype=xp.int64)
+    dev = _device(x)
+    flat = xp.zeros(arg.shape, dtype=xp.int64, device=dev)
     ks = [k for _ax, k, *_ in geo]
     inner = math.prod(ks)
     for ax, k, s, n, b, _a in geo:  # coordinate along ax = out position * s - pad + offset along ax
         inner //= k
         off = (arg // inner) % k
-        pos = xp.reshape(xp.arange(n, dtype=xp.int64) * s - b, [n if i == ax else 1 for i in range(x.ndim)])
+        pos = xp.reshape(xp.arange(n, dtype=xp.int64, device=dev) * s - b, tuple(n if i == ax else 1 for i in range(x.ndim)))
         flat = flat * int(x.shape[ax]) + pos + off
     c = x.shape[-1]
-    flat = flat * int(c) + xp.reshape(xp.arange(c, dtype=xp.int64), [1] * (x.ndim - 1) + [c])
+    flat = flat * int(c) + xp.reshape(xp.arange(c, dtype=xp.int64, device=dev), (1,) * (x.ndim - 1) + (c,))
     if include_batch_in_index:
         per_image = math.prod(int(d) for d in x.shape[1:])
-        b = xp.arange(x.shape[0], dtype=xp.int64) + int(batch_start)
-        flat = flat + xp.reshape(b, [-1] + [1] * (x.ndim - 1)) * per_image
-    return xp.astype(flat, np.dtype(dtypes.as_dtype(Targmax).np_dtype))
+        b = xp.arange(x.shape[0], dtype=xp.int64, device=dev) + int(batch_start)
+        flat = flat + xp.reshape(b, (-1,) + (1,) * (x.ndim - 1)) * per_image
+    return xp.astype(flat, getattr(xp, dtypes.as_dtype(Targmax).name))
 
 
-def _counts(xp, shape, geo, dtype):
+def _counts(xp, shape, geo, like):
     """How many unpadded cells each window covers (SAME averages over those only), broadcastable."""
     total = None
     for ax, k, s, n, b, _a in geo:
@@ -209,7 +214,7 @@ def _counts(xp, shape, geo, dtype):
         c = np.minimum(start + k, int(shape[ax])) - np.maximum(start, 0)
         c = c.reshape([n if i == ax else 1 for i in range(len(shape))])
         total = c if total is None else total * c
-    return xp.asarray(total.astype(np.dtype(dtype)))
+    return xp.asarray(total, dtype=like.dtype, device=_device(like))
 
 
 def _avg_pool(xp, x, **attrs):
@@ -219,7 +224,7 @@ def _avg_pool(xp, x, **attrs):
     for off in _offsets(geo):
         v = xpad[_view(x.ndim, geo, off)]
         out = xp.asarray(v, copy=True) if out is None else _add(out, v)
-    return out / _counts(xp, x.shape, geo, x.dtype)
+    return out / _counts(xp, x.shape, geo, x)
 
 
 def _add(out, v):
@@ -231,13 +236,13 @@ def _add(out, v):
 
 def _avg_pool_grad(xp, in_shape, g, **attrs):
     """g / count spread evenly over the unpadded cells of each window."""
-    in_shape = (int(g.shape[0]),) + tuple(int(d) for d in np.asarray(in_shape).reshape(-1)[1:])
+    in_shape = (int(g.shape[0]),) + tuple(_ints(in_shape)[1:])
     geo = _geometry(in_shape, attrs, "AvgPoolGrad")
-    share = g / _counts(xp, in_shape, geo, g.dtype)
-    dx = xp.zeros(_padded_shape(in_shape, geo), dtype=g.dtype)
+    share = g / _counts(xp, in_shape, geo, g)
+    dx = xp.zeros(_padded_shape(in_shape, geo), dtype=g.dtype, device=_device(g))
     for off in _offsets(geo):
         view = _view(len(in_shape), geo, off)
-        dx[view] = dx[view] + share
+        dx[view] += share
     return dx[_interior(len(in_shape), geo)]
 
 

@@ -246,3 +246,37 @@ def test_lowering_is_one_task_per_batch_chunk(sess_factory):
     got, gdx = s.run([y, dx], {x: x0})
     np.testing.assert_array_equal(got, ref_pool(x0, (2, 2), (2, 2), "VALID", "max"))
     assert gdx.sum() == 6 * 4 * 4 * 2
+
+
+# ---- the kernels take their namespace from their inputs (as tests/kernels/test_array_api_strict.py) ----
+
+
+@pytest.mark.parametrize("device", [None, "device1"])
+def test_kernels_on_array_api_strict(device):
+    xps = pytest.importorskip("array_api_strict")
+    import array_api_compat.numpy as np_xp
+
+    from dflow.graph.registry import get_opdef
+
+    x = distinct((2, 5, 4, 3), 9).astype(np.float32)
+    x = tf.constant(x)
+    y = tf.nn.max_pool(x, [1, 3, 2, 1], [1, 2, 1, 1], "SAME")
+    a = tf.nn.avg_pool(x, [1, 3, 2, 1], [1, 2, 1, 1], "SAME")
+    ops = [y.op, a.op, tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")[0].op,
+           tf.gradients(tf.reduce_sum(y * y), x)[0].op, tf.gradients(tf.reduce_sum(a * a), x)[0].op]
+    ops.append(tf.gradients(tf.reduce_sum(ops[3].outputs[0] ** 2), ops[3].inputs[1])[0].op)  # MaxPoolGradGrad
+    assert [op.type for op in ops] == ["MaxPool", "AvgPool", "MaxPoolWithArgmax", "MaxPoolGrad", "AvgPoolGrad",
+                                       "MaxPoolGradGrad"]
+    with tf.Session() as s:
+        values = {op: s.run(list(op.inputs)) for op in ops}
+    dev = xps.Device(device) if device else None
+    for op in ops:
+        arrays = [np.asarray(v) for v in values[op]]
+        want = get_opdef(op.type).eager(np_xp, *arrays, **op.attrs)
+        # data on the device; AvgPoolGrad's shape input stays a host value (the lowering reads it so)
+        got = get_opdef(op.type).eager(xps, *[v if v.dtype.kind == "i" else xps.asarray(v, device=dev) if dev
+                                               else xps.asarray(v) for v in arrays], **op.attrs)
+        for w, g in zip(want if isinstance(want, tuple) else [want], got if isinstance(got, tuple) else [got]):
+            assert isinstance(g, type(xps.asarray(0))), op.type
+            g = g.to_device(xps.Device("CPU_DEVICE")) if dev else g
+            np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, err_msg=op.type)
