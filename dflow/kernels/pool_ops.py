@@ -147,12 +147,29 @@ def _first_max(xp, x, geo):
     for view in views:
         best = xp.asarray(xpad[view], copy=True) if best is None else _maximum(xp, best, xpad[view])
     taken = None
-    for i, view in enumerate(views):
+    for i, (off, view) in enumerate(zip(_offsets(geo), views)):
         hit = xpad[view] == best
+        outside = _in_padding(xp, x, geo, off)
+        if outside is not None:  # a padded cell never wins, even where the window holds only -inf
+            hit = xp.logical_and(hit, xp.logical_not(outside))
         if taken is not None:
             hit = xp.logical_and(hit, xp.logical_not(taken))
         taken = hit if taken is None else xp.logical_or(taken, hit)
         yield i, view, hit
+
+
+def _in_padding(xp, x, geo, offset):
+    """Where cell `offset` of each window lies in the padding (broadcastable bool), or None."""
+    out = None
+    for (ax, _k, s, n, b, _a), o in zip(geo, offset):
+        first, last = o - b, o - b + s * (n - 1)  # input coordinates of this cell in the first and last window
+        if first >= 0 and last < int(x.shape[ax]):
+            continue
+        coord = np.arange(n) * s + (o - b)
+        mask = xp.asarray((coord < 0) | (coord >= int(x.shape[ax])), device=_device(x))
+        mask = xp.reshape(mask, tuple(n if i == ax else 1 for i in range(x.ndim)))
+        out = mask if out is None else xp.logical_or(out, mask)
+    return out
 
 
 def _argmax(xp, x, geo):

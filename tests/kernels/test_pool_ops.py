@@ -280,3 +280,31 @@ def test_kernels_on_array_api_strict(device):
             assert isinstance(g, type(xps.asarray(0))), op.type
             g = g.to_device(xps.Device("CPU_DEVICE")) if dev else g
             np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6, err_msg=op.type)
+
+
+def ref_max_pool_grad(x, g, ksize, strides, padding):
+    """g of each window added at the window's first maximum (TF's MaxPoolGrad), by loops."""
+    arg = ref_argmax(x, ksize, strides, padding)
+    dx = np.zeros(x.size, g.dtype)
+    np.add.at(dx, (arg + np.arange(x.shape[0])[:, None, None, None] * x[0].size).reshape(-1), g.reshape(-1))
+    return dx.reshape(x.shape)
+
+
+@SETTINGS
+@given(h=st.integers(1, 6), w=st.integers(1, 6), k=st.integers(1, 3), s=st.integers(1, 3),
+       padding=st.sampled_from(["SAME", "VALID"]), seed=st.integers(0, 1000))
+def test_max_pool_gradient_with_ties_goes_to_first_max(h, w, k, s, padding, seed):
+    assume(padding == "SAME" or k <= min(h, w))
+    rng = np.random.default_rng(seed)
+    x0 = rng.integers(0, 3, (2, h, w, 2)).astype(np.float32)  # many ties
+    x0[0, 0, 0, 0] = -np.inf  # a window of -inf only still sends its gradient to an image cell
+    if h > 1:
+        x0[0, 1, 0, 0] = -np.inf
+    x = tf.constant(x0)
+    y = tf.nn.max_pool(x, [1, k, k, 1], [1, s, s, 1], padding)
+    g0 = rng.standard_normal(y.shape.as_list()).astype(np.float32)
+    (dx,) = tf.gradients(y, x, grad_ys=tf.constant(g0))
+    _, arg = tf.nn.max_pool_with_argmax(x, [1, k, k, 1], [1, s, s, 1], padding)
+    rdx, rarg = run([dx, arg])
+    np.testing.assert_allclose(rdx, ref_max_pool_grad(x0, g0, (k, k), (s, s), padding), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(rarg, ref_argmax(x0, (k, k), (s, s), padding))
