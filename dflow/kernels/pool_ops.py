@@ -186,8 +186,10 @@ def _max_pool_grad(xp, x, g, **attrs):
     geo = _geometry(x.shape, attrs, "MaxPoolGrad")
     dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype, device=_device(g))
     zero = xp.zeros((), dtype=g.dtype, device=_device(g))
+    # g * hit is ~10x faster than where(hit, g, 0) but gives nan for an infinite g outside the hit
+    finite = bool(xp.all(xp.isfinite(g))) if xp.isdtype(g.dtype, "real floating") else True
     for _i, view, hit in _first_max(xp, x, geo):
-        dx[view] += xp.where(hit, g, zero)  # in place on the strided view (numpy and cupy)
+        dx[view] += g * xp.astype(hit, g.dtype) if finite else xp.where(hit, g, zero)  # in place on the view
     return dx[_interior(x.ndim, geo)]
 
 
