@@ -1,8 +1,8 @@
 """`dflow.nn`: activations, softmax, cross-entropies, dropout, moments, pooling (the ops of
 `kernels/pool_ops.py`), LRN, fused batch norm and in_top_k (TF1's `tf.nn`).
 
-Every function here (but the pools) is a composite of public dflow ops, so each runs chunked on Dask and gets its
-gradient from the rules of those ops. Each is written so that its values AND its automatic
+Every function here (but the pools) is a composite of public dflow ops, so each runs chunked on
+Dask and gets its gradient from the rules of those ops. Each is written so that its values AND its automatic
 gradients stay finite for large logits (e.g. +-1000): softmax and log-softmax shift by a max that
 is cut out of the gradient (softmax is shift invariant, so nothing is lost), softplus-like terms
 use `max(x, 0) + log1p(exp(-|x|))`, and branches that could overflow (`expm1` in elu/selu) are fed

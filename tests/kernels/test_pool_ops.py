@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import dflow as tf
-from tests.conftest import ALL_MODES, run_modes
+from tests.conftest import ALL_MODES
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
