@@ -200,3 +200,31 @@ def test_chunked_batch_on_every_mode(mode, sess_factory):
     for w, r in zip(want, got):
         np.testing.assert_allclose(r, w, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(want[2], x0.var((0, 1, 2), ddof=1), rtol=1e-4)
+
+
+# ---- a whole TF1-style program: pooled features, batch norm, in_top_k accuracy ---------------------
+
+
+@pytest.mark.program
+def test_pooled_classifier_program_trains():
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 2, 64)
+    images = rng.standard_normal((64, 8, 8, 1)).astype(np.float32) * 0.5
+    images[labels == 1, :4, :4, :] += 1.5  # class 1: a bright top-left quadrant
+    x = tf.placeholder(tf.float32, [None, 8, 8, 1])
+    y = tf.placeholder(tf.int32, [None])
+    h = tf.nn.max_pool(tf.image.per_image_standardization(x), [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    h = tf.nn.avg_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")  # [None, 2, 2, 1]
+    h, _, _ = tf.nn.fused_batch_norm(h, tf.ones([1]), tf.zeros([1]))
+    w = tf.Variable(tf.zeros([4, 2]))
+    logits = tf.matmul(tf.reshape(tf.nn.lrn(h, 0), [-1, 4]), w)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    acc = tf.reduce_mean(tf.cast(tf.nn.in_top_k(logits, y, 1), tf.float32))
+    step = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = sess.run(loss, {x: images, y: labels})
+        for _ in range(20):
+            sess.run(step, {x: images, y: labels})
+        last, accuracy = sess.run([loss, acc], {x: images, y: labels})
+    assert last < first and accuracy > 0.9
