@@ -5,9 +5,9 @@ runs blockwise over the batch axis N of chunked images. Resizing follows TF1's l
 (`half_pixel_centers=False` unless asked): output row y reads input row y * scale with
 scale = in / out in float32, or (in - 1) / (out - 1) with `align_corners`; nearest neighbour
 takes the floor (round with `align_corners`), bilinear interpolates between floor and ceil
-(clamped to the image). Bilinear is two contractions with [out, in] interpolation matrices built
-from the sizes in float32 (`einsum`: blockwise over N, and its gradient is einsum again);
-nearest neighbour is two gathers.
+(clamped to the image). Bilinear is the ResizeBilinear op (dflow/kernels/image_ops.py: gathers
+and lerps forward, two matrix products backward, blockwise over N); nearest neighbour is two
+gathers (its gradient goes through gather's).
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ from .graph.ops import Tensor, constant_value
 from .kernels.array_ops import shape
 from .kernels.common import convert_to_tensor
 from .kernels.creation_ops import range as _range
-from .kernels.gather_ops import gather, one_hot
-from .kernels.linalg_ops import einsum
+from .kernels.gather_ops import gather
+from .kernels.image_ops import resize_bilinear as _resize_bilinear_op
 from .kernels.manip_ops import expand_dims, reverse, squeeze
 from .kernels.math_ops import (
     add,
     cast,
-    ceil,
     floor,
     less,
     maximum,
@@ -99,20 +98,6 @@ def _source(out_size, in_size, align_corners, half_pixel_centers):
     return pos, scale
 
 
-def _interp_matrix(out_size, in_size, align_corners, half_pixel_centers):
-    """[out, in] float32 bilinear weights: row y holds 1 - lerp at floor and lerp at ceil."""
-    pos, scale = _source(out_size, in_size, align_corners, half_pixel_centers)
-    src = multiply(pos, scale)
-    if half_pixel_centers:
-        src = subtract(src, _f32(0.5))
-    lo_f = floor(src)
-    lerp = subtract(src, lo_f)
-    lo = maximum(cast(lo_f, dtypes.int32), 0)
-    hi = minimum(cast(ceil(src), dtypes.int32), in_size - 1)
-    w_lo = multiply(one_hot(lo, in_size, dtype=dtypes.float32), expand_dims(subtract(_f32(1), lerp), 1))
-    return add(w_lo, multiply(one_hot(hi, in_size, dtype=dtypes.float32), expand_dims(lerp, 1)))
-
-
 def _nearest_index(out_size, in_size, align_corners, half_pixel_centers):
     pos, scale = _source(out_size, in_size, align_corners, half_pixel_centers)
     src = multiply(pos, scale)
@@ -136,11 +121,7 @@ def _size(size, fn):
 
 
 def _bilinear(images, size, align_corners, half_pixel_centers):
-    oh, ow = size
-    x = cast(images, dtypes.float32) if images.dtype != dtypes.float32 else images
-    a_h = _interp_matrix(oh, _dim(x, 1), align_corners, half_pixel_centers)
-    a_w = _interp_matrix(ow, _dim(x, 2), align_corners, half_pixel_centers)
-    return einsum("pw,nowc->nopc", a_w, einsum("oh,nhwc->nowc", a_h, x))
+    return _resize_bilinear_op(images, list(size), align_corners=align_corners, half_pixel_centers=half_pixel_centers)
 
 
 def _nearest(images, size, align_corners, half_pixel_centers):
@@ -158,14 +139,7 @@ def _check_corners(align_corners, half_pixel_centers):
 # ---- resizing ----------------------------------------------------------------------------------
 
 
-def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
-    """[batch, h, w, c] images resized to `size` = [new_h, new_w] by bilinear interpolation; float32."""
-    _check_corners(align_corners, half_pixel_centers)
-    with name_scope(name, "ResizeBilinear", [images, size]):
-        x = convert_to_tensor(images, name="images")
-        if x.shape.ndims not in (None, 4):
-            raise ValueError(f"resize_bilinear: images must be 4-dimensional, got shape {x.shape}")
-        return _bilinear(x, _size(size, "resize_bilinear"), align_corners, half_pixel_centers)
+resize_bilinear = _resize_bilinear_op
 
 
 def resize_nearest_neighbor(images, size, align_corners=False, name=None, half_pixel_centers=False):
