@@ -228,3 +228,19 @@ def test_pooled_classifier_program_trains():
             sess.run(step, {x: images, y: labels})
         last, accuracy = sess.run([loss, acc], {x: images, y: labels})
     assert last < first and accuracy > 0.9
+
+
+def test_pool_aliases_and_global_normalization():
+    x = np.random.default_rng(11).standard_normal((2, 6, 6, 3))
+    want = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    got = [tf.nn.max_pool2d(x, 2, 2, "SAME"), tf.nn.max_pool_v2(x, 2, 2, "SAME"),
+           tf.nn.avg_pool_v2(x[:, 0], [3], [2], "VALID"), tf.nn.avg_pool2d(x, 3, 1, "SAME")]
+    m, v, beta, gamma = (np.random.default_rng(12).random(3) + 0.5 for _ in range(4))
+    bn = [tf.nn.batch_norm_with_global_normalization(x, m, v, beta, gamma, 1e-3, flag) for flag in (True, False)]
+    r = run([want] + got + bn)
+    np.testing.assert_array_equal(r[1], r[0])
+    np.testing.assert_array_equal(r[2], r[0])
+    np.testing.assert_allclose(r[3], run(tf.nn.avg_pool1d(x[:, 0], 3, 2, "VALID")))
+    np.testing.assert_allclose(r[4], run(tf.nn.avg_pool(x, 3, 1, "SAME")))
+    np.testing.assert_allclose(r[5], (x - m) / np.sqrt(v + 1e-3) * gamma + beta, rtol=1e-6)
+    np.testing.assert_allclose(r[6], (x - m) / np.sqrt(v + 1e-3) + beta, rtol=1e-6)

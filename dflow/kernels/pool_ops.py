@@ -523,6 +523,37 @@ def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, inpu
     return _pool("AvgPool", value, ksize, strides, padding, data_format, name, "avg_pool")
 
 
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """max_pool over H, W of [N, H, W, C] (or NCHW)."""
+    return _pool("MaxPool", input, ksize, strides, padding, data_format, name or "MaxPool2d", "max_pool2d", 4)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """avg_pool over H, W of [N, H, W, C] (or NCHW)."""
+    return _pool("AvgPool", input, ksize, strides, padding, data_format, name or "AvgPool2D", "avg_pool2d", 4)
+
+
+def _by_rank(input, data_format, fn):  # noqa: A002
+    x = convert_to_tensor(input, name="input")
+    if data_format is not None:
+        return x, data_format
+    if x.shape.ndims not in (3, 4, 5):
+        raise ValueError(f"{fn}: input must be of rank 3, 4 or 5 (known when building), got shape {x.shape}")
+    return x, {3: "NWC", 4: "NHWC", 5: "NDHWC"}[x.shape.ndims]
+
+
+def max_pool_v2(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """max_pool of a 3-, 4- or 5-D input (TF2's tf.nn.max_pool, TF1's max_pool_v2)."""
+    x, data_format = _by_rank(input, data_format, "max_pool_v2")
+    return _pool("MaxPool", x, ksize, strides, padding, data_format, name or "MaxPool", "max_pool_v2")
+
+
+def avg_pool_v2(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """avg_pool of a 3-, 4- or 5-D input (TF2's tf.nn.avg_pool, TF1's avg_pool_v2)."""
+    x, data_format = _by_rank(input, data_format, "avg_pool_v2")
+    return _pool("AvgPool", x, ksize, strides, padding, data_format, name or "AvgPool", "avg_pool_v2")
+
+
 def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
     """max_pool over the W axis of [N, W, C] (or NCW)."""
     return _pool("MaxPool", input, ksize, strides, padding, data_format, name or "MaxPool1d", "max_pool1d", 3)
