@@ -214,7 +214,7 @@ def test_chunked_batch_on_every_mode(mode, sess_factory):
     r = tf.image.resize_images(x, [9, 4])
     n = tf.image.resize_images(x, [4, 9], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)
     s = tf.image.per_image_standardization(tf.image.flip_left_right(x))
-    (g,) = tf.gradients(tf.reduce_sum(r * r) + tf.reduce_sum(s * s * x), x)
+    (g,) = tf.gradients(tf.reduce_sum(r * r) + tf.reduce_sum(s * s * x) + tf.reduce_sum(n * n * n), x)
     with sess_factory("eager") as sess:
         want = sess.run([r, n, s, g], {x: x0})
     with sess_factory(mode, chunks=(2, 3, 7, 2)) as sess:
@@ -249,9 +249,10 @@ def test_resize_kernels_on_array_api_strict(device):
 
     x = tf.constant(np.random.default_rng(9).standard_normal((2, 3, 4, 2)).astype(np.float32))
     y = tf.image.resize_bilinear(x, [5, 3])
-    dx = tf.gradients(tf.reduce_sum(y * y), x)[0]
+    z = tf.image.resize_nearest_neighbor(x, [5, 3], align_corners=True)
+    dy, dz = tf.gradients(tf.reduce_sum(y * y), x)[0], tf.gradients(tf.reduce_sum(z * z), x)[0]
     dev = xps.Device(device) if device else None
-    for op in (y.op, dx.op):
+    for op in (y.op, dy.op, z.op, dz.op):
         with tf.Session() as s:
             arrays = [np.asarray(v) for v in s.run(list(op.inputs))]
         want = get_opdef(op.type).eager(np_xp, *arrays, **op.attrs)
@@ -274,3 +275,23 @@ def test_resize_is_one_task_per_batch_chunk(sess_factory):
         assert keys == [(0, 0, 0, 0), (1, 0, 0, 0), (2, 0, 0, 0)], (prefix, keys)
     ry, rdx = s.run([y, dx], {x: x0})
     np.testing.assert_allclose(ry, ref_resize(x0, (7, 3), "bilinear"), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("corners", ["legacy", "align", "half"])
+def test_nearest_gradients(corners):
+    kw = dict(align_corners=corners == "align", half_pixel_centers=corners == "half")
+    x0 = np.random.default_rng(13).standard_normal((2, 4, 3, 2))
+    p = tf.placeholder(tf.float64, x0.shape)
+    for size in ([7, 2], [3, 5]):
+        y = tf.image.resize_nearest_neighbor(p, size, **kw)
+        assert y.dtype == tf.float64
+        with tf.Session():
+            assert tf.test.compute_gradient_error(p, x0.shape, y, y.shape.as_list(), x_init_value=x0,
+                                                  delta=1e-6) < 1e-8
+    g = tf.placeholder(tf.float64, [2, 7, 2, 2])
+    (dx,) = tf.gradients(tf.image.resize_nearest_neighbor(p, [7, 2], **kw), p, grad_ys=g)
+    gg = tf.placeholder(tf.float64, x0.shape)
+    (ddx,) = tf.gradients(dx, g, grad_ys=gg)
+    with tf.Session():
+        assert tf.test.compute_gradient_error(g, [2, 7, 2, 2], dx, list(x0.shape), delta=1e-6) < 1e-8
+        assert tf.test.compute_gradient_error(gg, list(x0.shape), ddx, [2, 7, 2, 2], delta=1e-6) < 1e-8
