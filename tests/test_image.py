@@ -295,3 +295,87 @@ def test_nearest_gradients(corners):
     with tf.Session():
         assert tf.test.compute_gradient_error(g, [2, 7, 2, 2], dx, list(x0.shape), delta=1e-6) < 1e-8
         assert tf.test.compute_gradient_error(gg, list(x0.shape), ddx, [2, 7, 2, 2], delta=1e-6) < 1e-8
+
+
+# ---- dtype conversion, brightness, contrast, grayscale, crops and pads ------------------------------
+
+
+def test_convert_image_dtype_tf_figures():
+    # TensorFlow 2.21.0, tf.compat.v1.image.convert_image_dtype
+    u8 = np.array([[[0, 100, 255], [1, 128, 254]]], np.uint8)
+    f = np.array([[[0.0, 0.5, 1.0], [-0.2, 0.999, 1.3]]], np.float32)
+    i32 = np.array([0, 2**31 - 1, 2**24, 12345678], np.int32)
+    c = tf.image.convert_image_dtype
+    got = run([c(u8, tf.float32), c(f, tf.uint8, saturate=True), c(u8, tf.int32), c(i32, tf.uint8), c(u8, tf.int16),
+               c(f[:, :1], tf.uint8), c(f, tf.float64)])
+    np.testing.assert_allclose(got[0].ravel(), [0.0, 0.39215690, 1.0, 0.00392157, 0.50196081, 0.99607849], rtol=1e-6)
+    assert got[1].ravel().tolist() == [0, 127, 255, 0, 255, 255]
+    assert got[2].ravel().tolist() == [0, 838860800, 2139095040, 8388608, 1073741824, 2130706432]
+    assert got[3].tolist() == [0, 255, 2, 1]
+    assert got[4].ravel().tolist() == [0, 12800, 32640, 128, 16384, 32512]
+    assert got[5].ravel().tolist() == [0, 127, 255]
+    assert got[6].dtype == np.float64
+    assert c(u8, tf.uint8).op.type == "Identity"
+    with pytest.raises(AttributeError):
+        c(u8, tf.bool)
+
+
+def test_brightness_contrast_grayscale_tf_figures():
+    # TensorFlow 2.21.0 figures
+    u8 = np.array([[[0, 100, 255], [1, 128, 254]]], np.uint8)
+    f = np.array([[[0.0, 0.5, 1.0], [-0.2, 0.999, 1.3]]], np.float32)
+    img = (np.arange(2 * 3 * 4 * 3).reshape(2, 3, 4, 3) % 7).astype(np.float32) / 7
+    u8i = (np.arange(3 * 4 * 3).reshape(3, 4, 3) * 7 % 256).astype(np.uint8)
+    got = run([tf.image.adjust_brightness(u8, 0.1), tf.image.adjust_brightness(f, 0.1),
+               tf.image.adjust_contrast(img, 1.7), tf.image.adjust_contrast(u8i, 1.7), tf.image.rgb_to_grayscale(u8i),
+               tf.image.rgb_to_grayscale(img)])
+    assert got[0].ravel().tolist() == [25, 125, 255, 26, 153, 255]
+    np.testing.assert_allclose(got[1], f + np.float32(0.1))
+    mean = img.mean(axis=(1, 2), keepdims=True)
+    np.testing.assert_allclose(got[2], (img - mean) * 1.7 + mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[2][1, :, :, 2].ravel()[:4], [0.41190475, 1.14047623, 0.16904762, 0.89761907],
+                               rtol=1e-5)
+    assert got[3][:, :, 0].ravel().tolist() == [0, 0, 0, 26, 62, 97, 133, 169, 205, 240, 255, 255]
+    assert got[4].shape == (3, 4, 1) and got[4][:, :, 0].ravel().tolist() == [5, 26, 47, 68, 89, 110, 131, 152,
+                                                                                 174, 195, 216, 237]
+    np.testing.assert_allclose(got[5][..., 0], img @ np.array([0.2989, 0.5870, 0.1140], np.float32), rtol=1e-6)
+
+
+def test_random_brightness_and_contrast_ranges():
+    x = np.random.default_rng(14).random((2, 4, 4, 3)).astype(np.float32)
+    b = tf.image.random_brightness(x, 0.2, seed=1)
+    c = tf.image.random_contrast(x, 0.5, 1.5, seed=2)
+    with tf.Session() as s:
+        deltas = [np.unique(np.round(s.run(b) - x, 5)) for _ in range(5)]
+        factors = []
+        for _ in range(5):
+            out = s.run(c)
+            mean = x.mean(axis=(1, 2), keepdims=True)
+            factors.append(np.median((out - mean) / (x - mean)))
+    assert all(len(d) == 1 and -0.2 <= d[0] <= 0.2 for d in deltas) and len({float(d[0]) for d in deltas}) > 1
+    assert all(0.5 <= f <= 1.5 for f in factors)
+    with pytest.raises(ValueError, match="max_delta"):
+        tf.image.random_brightness(x, -1.0)
+    with pytest.raises(ValueError, match="upper"):
+        tf.image.random_contrast(x, 1.0, 0.5)
+
+
+def test_crops_and_pads_tf_figures():
+    # TensorFlow 2.21.0 figures, x = arange(70).reshape(5, 7, 2)
+    x = np.arange(5 * 7 * 2).reshape(5, 7, 2).astype(np.float32)
+    got = run([tf.image.resize_image_with_crop_or_pad(x, 3, 10), tf.image.resize_image_with_crop_or_pad(x, 8, 4),
+               tf.image.crop_to_bounding_box(x, 1, 2, 3, 4), tf.image.pad_to_bounding_box(x[:2, :2], 1, 2, 4, 5),
+               tf.image.resize_image_with_crop_or_pad(np.stack([x, x + 1]), 4, 4)])
+    assert got[0][:, :, 0].tolist() == [[0, 14, 16, 18, 20, 22, 24, 26, 0, 0], [0, 28, 30, 32, 34, 36, 38, 40, 0, 0],
+                                        [0, 42, 44, 46, 48, 50, 52, 54, 0, 0]]
+    assert got[1][:, :, 0].tolist() == [[0, 0, 0, 0], [2, 4, 6, 8], [16, 18, 20, 22], [30, 32, 34, 36],
+                                        [44, 46, 48, 50], [58, 60, 62, 64], [0, 0, 0, 0], [0, 0, 0, 0]]
+    np.testing.assert_array_equal(got[2], x[1:4, 2:6])
+    assert got[3][:, :, 1].tolist() == [[0, 0, 0, 0, 0], [0, 0, 1, 3, 0], [0, 0, 15, 17, 0], [0, 0, 0, 0, 0]]
+    np.testing.assert_array_equal(got[4], np.stack([x, x + 1])[:, 0:4, 1:5])
+    with pytest.raises(ValueError, match="at least the target"):
+        tf.image.crop_to_bounding_box(x, 3, 0, 3, 2)
+    with pytest.raises(ValueError, match="at least the image"):
+        tf.image.pad_to_bounding_box(x, 1, 0, 5, 7)
+    with pytest.raises(ValueError, match="known when the graph is built"):
+        tf.image.resize_image_with_crop_or_pad(tf.placeholder(tf.float32, [None, None, 3]), 2, 2)
