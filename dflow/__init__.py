@@ -10,6 +10,7 @@ from . import (
     errors,
     graph_util,
     io,
+    layers,
     losses,
     math,
     nn,
