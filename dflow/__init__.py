@@ -13,6 +13,7 @@ from . import (
     layers,
     losses,
     math,
+    metrics,
     nn,
     parallel,
     regularizers,
@@ -92,3 +93,11 @@ NotDifferentiable = not_differentiable
 newaxis = None
 
 from .version import __version__  # noqa: E402
+
+# tf.compat.v1 is this namespace, completed above; a name it lacks raises an AttributeError that says so
+from . import compat  # noqa: E402
+from .compat.behavior import *  # noqa: E402,F403
+from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+compat._install_v1(__name__)
+__getattr__ = _missing_attribute(__name__)

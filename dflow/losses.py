@@ -361,3 +361,7 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothi
                          convert_to_tensor(0.5 * label_smoothing, dtype=logits.dtype))
         losses = nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits, name="xentropy")
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction=reduction)
+
+from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)

@@ -46,3 +46,7 @@ for _name in _NAMES:
             break
 
 __all__ = sorted(n for n in _NAMES if n in globals())  # noqa: PLE0605 - built from the list above
+
+from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)

@@ -568,3 +568,7 @@ def _noise_shape(x, noise_shape):
         raise ValueError(f"dropout: noise_shape {noise_shape} has unknown dimensions that x {xs} cannot fill")
     return [int(d) for d in dims]
 
+
+from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)

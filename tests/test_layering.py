@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1] / "dflow"
 
 # lowest first; a unit is a package (dflow.graph) or a top-level module (dflow.nn)
 LAYERS = [
-    ["dflow.errors", "dflow.dask_compat", "dflow.devices", "dflow.config", "dflow.version"],
+    ["dflow.errors", "dflow.dask_compat", "dflow.devices", "dflow.config", "dflow.version", "dflow.tf1_names"],
     ["dflow.graph"],
     ["dflow.storage"],
     ["dflow.kernels"],
@@ -27,8 +27,8 @@ LAYERS = [
     ["dflow.io"],
     ["dflow.train"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
-     "dflow.parallel", "dflow.test", "dflow.layers", "dflow.contrib"],
-    ["dflow", "dflow.demo"],
+     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.layers", "dflow.contrib"],
+    ["dflow", "dflow.demo", "dflow.compat"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 # the bottom layer imports nothing else of dflow, except these

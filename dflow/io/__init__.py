@@ -6,3 +6,7 @@ from .zarr_io import read_zarr, write_zarr
 
 __all__ = ["read_zarr", "write_zarr", "import_graph_def", "read_graph_def", "write_graph", "export_meta_graph",
            "import_meta_graph"]
+
+from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)

@@ -5,6 +5,7 @@ variable scope (`dense/kernel:0`, `dense_1/bias:0`, `conv2d/kernel:0`,
 `batch_normalization/moving_mean:0`), so checkpoints and reuse follow TF1.
 """
 
+from ..tf1_names import missing_attribute
 from .base import InputSpec, Layer
 from .convolutional import (
     Conv1D,
@@ -41,3 +42,6 @@ __all__ = [
     "dense", "dropout", "flatten", "conv1d", "conv2d", "conv2d_transpose", "separable_conv2d",
     "max_pooling1d", "max_pooling2d", "average_pooling1d", "average_pooling2d", "batch_normalization",
 ]
+
+
+__getattr__ = missing_attribute(__name__)

@@ -8,3 +8,7 @@ from .clip_ops import *  # noqa: F403
 from .moving_averages import *  # noqa: F403
 from .optimizer import *  # noqa: F403
 from .schedules import *  # noqa: F403
+
+from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)

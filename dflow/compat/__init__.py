@@ -1,0 +1,77 @@
+"""`dflow.compat`: TF's `tf.compat`, whose `v1` is dflow's own TF1 namespace.
+
+`import dflow.compat.v1 as tf` (as `import tensorflow.compat.v1 as tf`, the way most TF1 code runs
+today) gives the `dflow` module itself: `dflow.compat.v1.placeholder is dflow.placeholder`. This
+package imports nothing above it; dflow/__init__ calls `_install_v1(__name__)` once its namespace
+is complete. Also TF's bytes/text helpers (`as_bytes`, `as_text`, `as_str`, `as_str_any`,
+`path_to_str`) and type tuples.
+"""
+
+from __future__ import annotations
+
+import codecs
+import numbers
+import sys
+import types
+
+import numpy as np
+
+from ..tf1_names import missing_attribute
+
+__all__ = ["as_bytes", "as_text", "as_str", "as_str_any", "path_to_str", "bytes_or_text_types", "integral_types",
+           "real_types", "complex_types"]
+
+bytes_or_text_types = (bytes, str)
+integral_types = (numbers.Integral, np.integer)
+real_types = (numbers.Real, np.integer, np.floating)
+complex_types = (numbers.Complex, np.number)
+
+
+def as_bytes(bytes_or_text, encoding="utf-8"):
+    """`bytes` from bytes, bytearray or str (str encoded with `encoding`); TypeError otherwise."""
+    encoding = codecs.lookup(encoding).name  # LookupError for an unknown encoding, as TF
+    if isinstance(bytes_or_text, bytearray):
+        return bytes(bytes_or_text)
+    if isinstance(bytes_or_text, str):
+        return bytes_or_text.encode(encoding)
+    if isinstance(bytes_or_text, bytes):
+        return bytes_or_text
+    raise TypeError(f"Expected binary or unicode string, got {bytes_or_text!r}")
+
+
+def as_text(bytes_or_text, encoding="utf-8"):
+    """`str` from str or bytes (bytes decoded with `encoding`); TypeError otherwise."""
+    encoding = codecs.lookup(encoding).name
+    if isinstance(bytes_or_text, str):
+        return bytes_or_text
+    if isinstance(bytes_or_text, bytes):
+        return bytes_or_text.decode(encoding)
+    raise TypeError(f"Expected binary or unicode string, got {bytes_or_text!r}")
+
+
+as_str = as_text
+
+
+def as_str_any(value, encoding="utf-8"):
+    """`str(value)`, except that bytes are decoded with `encoding`."""
+    return as_str(value, encoding=encoding) if isinstance(value, bytes) else str(value)
+
+
+def path_to_str(path):
+    """The `str` of an `os.PathLike`; any other input unchanged."""
+    return as_str_any(path.__fspath__()) if hasattr(path, "__fspath__") else path
+
+
+def _install_v1(dflow_name):
+    """Makes `dflow.compat.v1` (attribute and importable module) the namespace `dflow_name`, and its
+    submodules `dflow.compat.v1.nn`, ... the same module objects (never a second copy)."""
+    namespace = sys.modules[dflow_name]
+    globals()["v1"] = namespace
+    sys.modules[f"{__name__}.v1"] = namespace
+    for name, value in vars(namespace).items():
+        if not name.startswith("_") and isinstance(value, types.ModuleType) and \
+                value.__name__.startswith(f"{dflow_name}."):  # dflow.nn, and dflow.dtypes (dflow.graph.dtypes)
+            sys.modules[f"{__name__}.v1.{name}"] = value
+
+
+__getattr__ = missing_attribute(__name__)
