@@ -6,6 +6,7 @@ program runs in memory, out of core and on a Dask cluster.
 
 from . import (
     config,
+    contrib,
     debugging,
     errors,
     graph_util,
