@@ -568,3 +568,20 @@ def _noise_shape(x, noise_shape):
         raise ValueError(f"dropout: noise_shape {noise_shape} has unknown dimensions that x {xs} cannot fill")
     return [int(d) for d in dims]
 
+
+
+# ---- convolutions (ops in dflow/kernels/conv_ops.py and depthwise_ops.py) ----------------------------
+
+from .kernels.conv_ops import (  # noqa: E402 - the conv block of tf.nn, kept together
+    atrous_conv2d,
+    conv1d,
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_transpose,
+    convolution,
+)
+from .kernels.depthwise_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d  # noqa: E402
+
+__all__ += ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d",
+            "depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d", "atrous_conv2d", "convolution"]
