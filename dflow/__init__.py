@@ -9,6 +9,7 @@ from . import (
     debugging,
     errors,
     graph_util,
+    image,
     io,
     losses,
     math,

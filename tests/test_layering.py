@@ -27,7 +27,7 @@ LAYERS = [
     ["dflow.io"],
     ["dflow.train"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
-     "dflow.parallel", "dflow.test"],
+     "dflow.parallel", "dflow.test", "dflow.image"],
     ["dflow", "dflow.demo"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
