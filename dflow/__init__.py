@@ -10,6 +10,7 @@ from . import (
     debugging,
     errors,
     graph_util,
+    image,
     io,
     layers,
     losses,

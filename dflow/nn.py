@@ -22,22 +22,28 @@ from .graph.ops import Tensor, constant_value
 from .graph.registry import not_differentiable, register_op
 from .kernels.array_ops import reshape, shape, stop_gradient
 from .kernels.common import apply_op, convert_to_tensor
+from .kernels.creation_ops import range as _range
 from .kernels.gather_ops import gather, one_hot, top_k
 from .kernels.linalg_ops import matmul
-from .kernels.manip_ops import concat, squeeze
+from .kernels.manip_ops import add_n, concat, squeeze
 from .kernels.math_ops import (
     abs,  # noqa: A004 - the op, not the builtin
     add,
     cast,
+    equal,
     exp,
     expm1,
     greater,
     greater_equal,
+    is_finite,
+    less,
     log,
     log1p,
+    logical_and,
     maximum,
     minimum,
     multiply,
+    pow,  # noqa: A004 - the op, not the builtin
     realdiv,
     relu,
     rsqrt,
@@ -47,8 +53,19 @@ from .kernels.math_ops import (
     tanh,
     where,
 )
+from .kernels.pad_ops import pad
+from .kernels.pool_ops import (
+    avg_pool,
+    avg_pool1d,
+    avg_pool3d,
+    max_pool,
+    max_pool1d,
+    max_pool3d,
+    max_pool_with_argmax,
+    pool,
+)
 from .kernels.random_ops import random_uniform
-from .kernels.reduction_ops import reduce_max, reduce_mean, reduce_sum
+from .kernels.reduction_ops import reduce_all, reduce_any, reduce_max, reduce_mean, reduce_sum
 
 __all__ = [
     "relu", "relu6", "elu", "selu", "leaky_relu", "softplus", "softsign", "sigmoid", "tanh",
@@ -57,6 +74,9 @@ __all__ = [
     "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits",
     "weighted_cross_entropy_with_logits", "dropout", "moments", "batch_normalization",
     "embedding_lookup", "top_k",
+    # pooling and normalization (issue 13)
+    "max_pool", "avg_pool", "max_pool_with_argmax", "max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d",
+    "pool", "local_response_normalization", "lrn", "fused_batch_norm", "in_top_k", "crelu",
 ]
 
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -157,7 +177,8 @@ def selu(features, name=None):
 def leaky_relu(features, alpha=0.2, name=None):
     """x if x > 0 else alpha * x, elementwise (float); gradient alpha at 0 (TF1)."""
     with name_scope(name, "LeakyRelu", [features, alpha]) as scope:
-        x = _float_tensor(features, "LeakyRelu")
+        x = convert_to_tensor(features, name="features")
+        x = cast(x, dtypes.float32) if x.dtype.is_integer else _float_tensor(x, "LeakyRelu")  # TF1 casts ints
         return where(greater(x, _like(x, 0)), x, multiply(_like(x, alpha), x), name=scope)
 
 
@@ -567,6 +588,134 @@ def _noise_shape(x, noise_shape):
     if any(d is None for d in dims):
         raise ValueError(f"dropout: noise_shape {noise_shape} has unknown dimensions that x {xs} cannot fill")
     return [int(d) for d in dims]
+
+
+
+# ---- pooling, local response and batch normalization, in_top_k, crelu (issue 13) ---------------
+# Pools are ops of dflow/kernels/pool_ops.py (blockwise over N when chunked); the rest are
+# composites, so their gradients come from the rules of the ops they are made of.
+
+
+def local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.5, name=None):  # noqa: A002
+    """input / (bias + alpha * sqr_sum) ** beta, sqr_sum the sum of input ** 2 over the last axis
+    window [d - depth_radius, d + depth_radius] (TF1's LRN). input: 4-D float (ValueError otherwise)."""
+    with name_scope(name, "LRN", [input]) as scope:
+        x = _float_tensor(input, "LRN", "input")
+        if x.shape.ndims not in (None, 4):
+            raise ValueError(f"LRN: input must be 4-dimensional, got {x.name!r} of shape {x.shape}")
+        r = int(depth_radius)
+        if r < 0:
+            raise ValueError(f"LRN: depth_radius must be >= 0, got {depth_radius}")
+        sq = square(x)
+        padded = pad(sq, [[0, 0], [0, 0], [0, 0], [r, r]]) if r else sq
+        total = sq if not r else add_n([padded[..., j:(j - 2 * r) or None] for j in range(2 * r + 1)])
+        base = add(_like(x, bias), multiply(_like(x, alpha), total))
+        return realdiv(x, pow(base, _like(x, beta)), name=scope)
+
+
+lrn = local_response_normalization
+
+
+def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",
+                     is_training=True, name=None):
+    """(y, batch_mean, batch_var) of TF1's fused batch norm over the N, H, W axes of a 4-D x.
+
+    Training: y normalizes with the batch mean and biased variance; batch_var is the unbiased
+    one (n / (n - 1), as TF1's kernel; mean/variance must be None). Inference: the given mean and
+    variance are used and returned. epsilon is at least 1.001e-5 (TF1). float16 x is computed in
+    float32. The statistics outputs carry no gradient (TF1's FusedBatchNormGrad ignores theirs).
+    """
+    with name_scope(name, "FusedBatchNorm", [x, scale, offset]):
+        x = _float_tensor(x, "FusedBatchNorm", "x")
+        if x.shape.ndims not in (None, 4):
+            raise ValueError(f"FusedBatchNorm: x must be 4-dimensional, got {x.name!r} of shape {x.shape}")
+        if data_format not in ("NHWC", "NCHW"):
+            raise ValueError(f"FusedBatchNorm: data_format must be 'NHWC' or 'NCHW', got {data_format!r}")
+        if is_training and (mean is not None or variance is not None):
+            raise ValueError("Both 'mean' and 'variance' must be None if is_training is True.")
+        if not is_training and (mean is None or variance is None):
+            raise ValueError("fused_batch_norm: inference (is_training=False) needs 'mean' and 'variance'")
+        epsilon = max(float(epsilon), 1.001e-5)  # TF1: the cuDNN minimum, applied on every device
+        xf = cast(x, dtypes.float32) if x.dtype == dtypes.float16 else x
+        axes, bshape = ([0, 1, 2], [1, 1, 1, -1]) if data_format == "NHWC" else ([0, 2, 3], [1, -1, 1, 1])
+        params = [_channel_param(v, xf, what) for v, what in ((scale, "scale"), (offset, "offset"))]
+        if is_training:
+            m = reduce_mean(xf, axes, keepdims=True)
+            v = reduce_mean(_squared_difference(xf, stop_gradient(m)), axes, keepdims=True)
+            n = _per_channel_count(xf, axes)
+            batch_mean = reshape(m, [-1])
+            batch_var = multiply(reshape(v, [-1]), realdiv(n, maximum(subtract(n, _like(n, 1)), _like(n, 1))))
+        else:
+            batch_mean, batch_var = (_channel_param(t, xf, w) for t, w in ((mean, "mean"), (variance, "variance")))
+            m, v = reshape(stop_gradient(batch_mean), bshape), reshape(stop_gradient(batch_var), bshape)
+        inv = multiply(rsqrt(add(v, _like(v, epsilon))), reshape(params[0], bshape))
+        y = add(multiply(subtract(xf, m), inv), reshape(params[1], bshape))
+        y = cast(y, x.dtype) if x.dtype == dtypes.float16 else y
+        return y, stop_gradient(batch_mean), stop_gradient(batch_var)
+
+
+def _channel_param(t, x, what):
+    t = convert_to_tensor(t, preferred_dtype=x.dtype, name=what)
+    if t.shape.ndims not in (None, 1):
+        raise ValueError(f"FusedBatchNorm: {what} must be 1-dimensional, got {t.name!r} of shape {t.shape}")
+    return cast(t, x.dtype) if t.dtype != x.dtype else t
+
+
+def _per_channel_count(x, axes):
+    dims = x.shape.as_list() if x.shape.ndims is not None else [None] * 4
+    if all(dims[a] is not None for a in axes):
+        return _like(x, float(np.prod([dims[a] for a in axes])))
+    s = shape(x)
+    return cast(s[axes[0]] * s[axes[1]] * s[axes[2]], x.dtype)
+
+
+def in_top_k(predictions, targets, k, name=None):
+    """For each row b, whether predictions[b, targets[b]] is among the k largest of the row.
+
+    A target tied with the k-th largest counts as in (fewer than k predictions are strictly
+    larger); a row holding a non-finite prediction, or a target outside [0, classes), gives
+    False (TF1's kernel). predictions [batch, classes] float; targets [batch] int32/int64.
+    """
+    with name_scope(name, "in_top_k", [predictions, targets]) as scope:
+        p = _float_tensor(predictions, "InTopKV2", "predictions")
+        t = convert_to_tensor(targets)
+        if not t.dtype.is_integer:
+            raise TypeError(f"in_top_k: targets must be int32 or int64, got {t.dtype.name}")
+        if p.shape.ndims not in (None, 2) or t.shape.ndims not in (None, 1):
+            raise ValueError(f"in_top_k: predictions must be 2-D and targets 1-D, got shapes {p.shape} and "
+                             f"{t.shape}")
+        classes = p.shape.as_list()[1] if p.shape.ndims == 2 and p.shape[1].value is not None else shape(p)[1]
+        cols = _range(0, classes, dtype=t.dtype)
+        target_col = equal(reshape(t, [-1, 1]), reshape(cols, [1, -1]))
+        target_pred = reduce_max(where(target_col, p, _like(p, -np.inf)), 1, keepdims=True)
+        better = reduce_sum(cast(greater(p, target_pred), dtypes.int32), 1)
+        k = cast(convert_to_tensor(k), dtypes.int32)
+        ok = logical_and(reduce_all(is_finite(p), 1), reduce_any(target_col, 1))
+        return logical_and(ok, less(better, k), name=scope)
+
+
+def crelu(features, name=None, axis=-1):
+    """concat([relu(x), relu(-x)], axis): twice the size along `axis` (TF1's CReLU)."""
+    with name_scope(name, "CRelu", [features]) as scope:
+        x = convert_to_tensor(features, name="features")
+        return relu(concat([x, -x], axis), name=scope)
+
+
+# ---- convolutions (ops in dflow/kernels/conv_ops.py and depthwise_ops.py) ----------------------------
+
+from .kernels.conv_ops import (  # noqa: E402 - the conv block of tf.nn, kept together
+    atrous_conv2d,
+    conv1d,
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_transpose,
+    convolution,
+)
+from .kernels.depthwise_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d  # noqa: E402
+
+__all__ += ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d",
+            "depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d", "atrous_conv2d", "convolution"]
 
 
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402

@@ -27,7 +27,7 @@ LAYERS = [
     ["dflow.io"],
     ["dflow.train"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
-     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.layers", "dflow.contrib"],
+     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.image", "dflow.layers", "dflow.contrib"],
     ["dflow", "dflow.demo", "dflow.compat"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}

@@ -1,0 +1,531 @@
+"""Pooling over the spatial axes (1-, 2- and 3-D windows): MaxPool, AvgPool, MaxPoolWithArgmax and
+their gradient ops, and the public functions `tf.nn.max_pool`, `avg_pool`, `max_pool_with_argmax`,
+`max_pool1d/3d`, `avg_pool1d/3d` and `pool`.
+
+Kernels walk the window offsets, not the pixels: for each of the kh*kw offsets one strided view of
+the (padded) input holds that offset's cell of every window, and the windows are reduced across
+those views (max, sum, or the first strict maximum for the argmax). Gradients walk the same views
+and add into them. Every kernel takes whole images, so the chunked lowering is blockwise over the
+batch axis N: one task per N chunk, the other axes in one chunk (`_blockwise`).
+
+TF1 semantics: SAME pads (total = max((out - 1) * stride + k - in, 0), the smaller half before);
+padded cells never win a max and are not counted in an average; the max-pool gradient goes to the
+first maximum of each window in row-major window order (TF's MaxPoolGrad on CPU); argmax is the
+flat index ((b * H + y) * W + x) * C + c of the unpadded NHWC input (b only with
+`include_batch_in_index`). Gradient ops are linear in the incoming gradient and each one's
+gradient is the other (MaxPoolGrad <-> MaxPoolGradGrad, AvgPool <-> AvgPoolGrad), so second
+derivatives work.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import array_api_compat
+import numpy as np
+
+from ..graph import dtypes
+from ..graph.graph import name_scope
+from ..graph.ops import constant_value
+from ..graph.registry import def_grad, register_op
+from ..graph.shape import TensorShape
+from .array_ops import shape as _shape
+from .common import apply_op, convert_to_tensor
+
+__all__: list[str] = []  # public through dflow.nn (TF1 has no top-level max_pool)
+
+_CHANNELS_LAST = {"NWC": 3, "NHWC": 4, "NDHWC": 5}
+_CHANNELS_FIRST = {"NCW": 3, "NCHW": 4, "NCDHW": 5}
+
+# ---- geometry ------------------------------------------------------------------------------------
+
+
+def _spatial_axes(data_format, rank):
+    return list(range(2, rank)) if data_format.startswith("NC") else list(range(1, rank - 1))
+
+
+def _channel_axis(data_format, rank):
+    return 1 if data_format.startswith("NC") else rank - 1
+
+
+def _out_size(n, k, s, padding, op_type):
+    """(out, pad_before, pad_after) along one axis; ValueError for a VALID window larger than n."""
+    if padding == "SAME":
+        out = -(-n // s)
+        total = max((out - 1) * s + k - n, 0)
+        return out, total // 2, total - total // 2
+    if n < k:
+        raise ValueError(f"Negative dimension size caused by subtracting {k} from {n} for {op_type!r} "
+                         f"(VALID padding)")
+    return (n - k) // s + 1, 0, 0
+
+
+def _geometry(shape, attrs, op_type):
+    """[(axis, k, s, out, before, after)] for the spatial axes of an input of `shape`."""
+    axes = _spatial_axes(attrs["data_format"], len(shape))
+    return [(ax, attrs["ksize"][ax], attrs["strides"][ax],
+             *_out_size(int(shape[ax]), attrs["ksize"][ax], attrs["strides"][ax], attrs["padding"], op_type))
+            for ax in axes]
+
+
+def _out_shape(shape, geo):
+    out = list(shape)
+    for ax, _k, _s, n, _b, _a in geo:
+        out[ax] = n
+    return tuple(out)
+
+
+def _padded_shape(shape, geo):
+    out = list(shape)
+    for ax, _k, _s, _n, b, a in geo:
+        out[ax] += b + a
+    return tuple(out)
+
+
+def _offsets(geo):
+    """Window offsets in row-major window order (the order in which TF's ties are decided)."""
+    return list(itertools.product(*[range(k) for _ax, k, *_ in geo]))
+
+
+def _view(ndim, geo, offset):
+    """The index of the strided view holding cell `offset` of every window (padded coordinates)."""
+    idx = [slice(None)] * ndim
+    for (ax, _k, s, n, _b, _a), o in zip(geo, offset):
+        idx[ax] = slice(o, o + s * (n - 1) + 1, s)
+    return tuple(idx)
+
+
+def _interior(ndim, geo):
+    idx = [slice(None)] * ndim
+    for ax, _k, _s, _n, b, a in geo:
+        idx[ax] = slice(b, -a if a else None)
+    return tuple(idx)
+
+
+def _pad(xp, x, geo, value):
+    if all(b == 0 and a == 0 for *_, b, a in geo):
+        return x
+    out = xp.full(_padded_shape(x.shape, geo), value, dtype=x.dtype)
+    out[_interior(x.ndim, geo)] = x
+    return out
+
+
+def _lowest(dtype):
+    dtype = np.dtype(dtype)
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+# ---- kernels (whole images; N is never pooled) ---------------------------------------------------
+
+
+def _max_pool(xp, x, **attrs):
+    geo = _geometry(x.shape, attrs, "MaxPool")
+    xpad = _pad(xp, x, geo, _lowest(x.dtype))
+    out = None
+    for off in _offsets(geo):
+        v = xpad[_view(x.ndim, geo, off)]
+        out = xp.asarray(v, copy=True) if out is None else _maximum(xp, out, v)
+    return out
+
+
+def _maximum(xp, out, v):
+    if isinstance(out, np.ndarray):
+        return np.maximum(out, v, out=out)  # in place: one output-sized buffer for the whole walk
+    return xp.maximum(out, v)
+
+
+def _argmax(xp, x, geo):
+    """(max, offset number of the first strict maximum) of every window."""
+    xpad = _pad(xp, x, geo, _lowest(x.dtype))
+    best = arg = None
+    for i, off in enumerate(_offsets(geo)):
+        v = xpad[_view(x.ndim, geo, off)]
+        if best is None:
+            best, arg = xp.asarray(v, copy=True), xp.zeros(v.shape, dtype=xp.int32)
+        else:
+            better = v > best
+            best, arg = xp.where(better, v, best), xp.where(better, xp.asarray(i, dtype=xp.int32), arg)
+    return best, arg
+
+
+def _max_pool_grad(xp, x, g, **attrs):
+    """g added into the input cell of each window's first maximum."""
+    geo = _geometry(x.shape, attrs, "MaxPoolGrad")
+    _, arg = _argmax(xp, x, geo)
+    dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype)
+    zero = xp.zeros((), dtype=g.dtype)
+    for i, off in enumerate(_offsets(geo)):
+        view = _view(x.ndim, geo, off)
+        dx[view] = dx[view] + xp.where(arg == i, g, zero)
+    return dx[_interior(x.ndim, geo)]
+
+
+def _max_pool_grad_grad(xp, x, gg, **attrs):
+    """The cell of `gg` (input-shaped) at each window's first maximum: pooled shape."""
+    geo = _geometry(x.shape, attrs, "MaxPoolGradGrad")
+    _, arg = _argmax(xp, x, geo)
+    ggpad = _pad(xp, gg, geo, 0)
+    out = xp.zeros(arg.shape, dtype=gg.dtype)
+    for i, off in enumerate(_offsets(geo)):
+        out = xp.where(arg == i, ggpad[_view(x.ndim, geo, off)], out)
+    return out
+
+
+def _max_pool_argmax(xp, x, batch_start=0, *, include_batch_in_index=False, Targmax=dtypes.int64, **attrs):
+    """Flat NHWC indices ((b * H + y) * W + x) * C + c of each window's first maximum."""
+    geo = _geometry(x.shape, attrs, "MaxPoolWithArgmax")
+    _, arg = _argmax(xp, x, geo)
+    arg = xp.astype(arg, xp.int64)
+    flat = xp.zeros(arg.shape, dtype=xp.int64)
+    ks = [k for _ax, k, *_ in geo]
+    inner = math.prod(ks)
+    for ax, k, s, n, b, _a in geo:  # coordinate along ax = out position * s - pad + offset along ax
+        inner //= k
+        off = (arg // inner) % k
+        pos = xp.reshape(xp.arange(n, dtype=xp.int64) * s - b, [n if i == ax else 1 for i in range(x.ndim)])
+        flat = flat * int(x.shape[ax]) + pos + off
+    c = x.shape[-1]
+    flat = flat * int(c) + xp.reshape(xp.arange(c, dtype=xp.int64), [1] * (x.ndim - 1) + [c])
+    if include_batch_in_index:
+        per_image = math.prod(int(d) for d in x.shape[1:])
+        b = xp.arange(x.shape[0], dtype=xp.int64) + int(batch_start)
+        flat = flat + xp.reshape(b, [-1] + [1] * (x.ndim - 1)) * per_image
+    return xp.astype(flat, np.dtype(dtypes.as_dtype(Targmax).np_dtype))
+
+
+def _counts(xp, shape, geo, dtype):
+    """How many unpadded cells each window covers (SAME averages over those only), broadcastable."""
+    total = None
+    for ax, k, s, n, b, _a in geo:
+        start = np.arange(n) * s - b
+        c = np.minimum(start + k, int(shape[ax])) - np.maximum(start, 0)
+        c = c.reshape([n if i == ax else 1 for i in range(len(shape))])
+        total = c if total is None else total * c
+    return xp.asarray(total.astype(np.dtype(dtype)))
+
+
+def _avg_pool(xp, x, **attrs):
+    geo = _geometry(x.shape, attrs, "AvgPool")
+    xpad = _pad(xp, x, geo, 0)
+    out = None
+    for off in _offsets(geo):
+        v = xpad[_view(x.ndim, geo, off)]
+        out = xp.asarray(v, copy=True) if out is None else _add(out, v)
+    return out / _counts(xp, x.shape, geo, x.dtype)
+
+
+def _add(out, v):
+    if isinstance(out, np.ndarray):
+        out += v
+        return out
+    return out + v
+
+
+def _avg_pool_grad(xp, in_shape, g, **attrs):
+    """g / count spread evenly over the unpadded cells of each window."""
+    in_shape = (int(g.shape[0]),) + tuple(int(d) for d in np.asarray(in_shape).reshape(-1)[1:])
+    geo = _geometry(in_shape, attrs, "AvgPoolGrad")
+    share = g / _counts(xp, in_shape, geo, g.dtype)
+    dx = xp.zeros(_padded_shape(in_shape, geo), dtype=g.dtype)
+    for off in _offsets(geo):
+        view = _view(len(in_shape), geo, off)
+        dx[view] = dx[view] + share
+    return dx[_interior(len(in_shape), geo)]
+
+
+# ---- chunked lowering: blockwise over N ----------------------------------------------------------
+
+
+def _per_block(kernel, *blocks, **attrs):
+    return kernel(array_api_compat.array_namespace(blocks[0]), *blocks, **attrs)
+
+
+def _blockwise(ctx, kernel, x, *others, out_shape, dtype, **attrs):
+    """`kernel` on each N chunk of `x` (the other axes in one chunk) and the matching rows of
+    `others`; output chunks (x's N chunks, whole other axes)."""
+    x = ctx.as_dask(x)
+    ctx.known_shape(x)
+    x = x.rechunk({i: -1 for i in range(1, x.ndim)})
+    others = [ctx.as_dask(o).rechunk((x.chunks[0],) + tuple((d,) for d in o.shape[1:])) for o in others]
+    chunks = (x.chunks[0],) + tuple((int(d),) for d in out_shape[1:])
+    return ctx.da.map_blocks(_per_block, kernel, x, *others, chunks=chunks, dtype=dtype,
+                             meta=np.empty((0,) * len(out_shape), dtype=dtype), **attrs)
+
+
+def _lower_pool(kernel, op_type):
+    def lower(ctx, x, **attrs):
+        x = ctx.as_dask(x)
+        out = _out_shape(ctx.known_shape(x), _geometry(x.shape, attrs, op_type))
+        return _blockwise(ctx, kernel, x, out_shape=out, dtype=x.dtype, **attrs)
+
+    return lower
+
+
+def _lower_same_as_input(kernel, pooled_second):
+    """Lowering of a gradient op (x, g): output x's shape; `g` is pooled-shaped or input-shaped."""
+
+    def lower(ctx, x, g, **attrs):
+        x, g = ctx.as_dask(x), ctx.as_dask(g)
+        shape = ctx.known_shape(x)
+        out = _out_shape(shape, _geometry(shape, attrs, "pool gradient")) if not pooled_second else shape
+        return _blockwise(ctx, kernel, x, g, out_shape=out, dtype=g.dtype, **attrs)
+
+    return lower
+
+
+def _argmax_lower(ctx, x, **attrs):
+    x = ctx.as_dask(x)
+    out = _out_shape(ctx.known_shape(x), _geometry(x.shape, attrs, "MaxPoolWithArgmax"))
+    values = _blockwise(ctx, _max_pool, x, out_shape=out, dtype=x.dtype, **_pool_attrs(attrs))
+    xr = x.rechunk({i: -1 for i in range(1, x.ndim)})
+    starts = np.cumsum((0,) + xr.chunks[0][:-1]).astype(np.int64)
+    arg_dtype = np.dtype(dtypes.as_dtype(attrs["Targmax"]).np_dtype)
+    argmax = ctx.da.map_blocks(_argmax_block, xr, starts, chunks=(xr.chunks[0],) + tuple((d,) for d in out[1:]),
+                               dtype=arg_dtype, meta=np.empty((0,) * len(out), arg_dtype), attrs=attrs)
+    return values, argmax
+
+
+def _argmax_block(block, starts, attrs, block_id=None):
+    xp = array_api_compat.array_namespace(block)
+    return _max_pool_argmax(xp, block, int(starts[block_id[0]]), **attrs)
+
+
+def _avg_grad_lower(ctx, in_shape, g, **attrs):
+    in_shape = [int(d) for d in ctx.host_value(in_shape, "AvgPoolGrad orig_input_shape").reshape(-1)]
+    g = ctx.as_dask(g)
+    g = g.rechunk({i: -1 for i in range(1, g.ndim)})
+    chunks = (g.chunks[0],) + tuple((d,) for d in in_shape[1:])
+    return ctx.da.map_blocks(_avg_grad_block, g, chunks=chunks, dtype=g.dtype,
+                             meta=np.empty((0,) * len(in_shape), g.dtype), in_shape=in_shape, attrs=attrs)
+
+
+def _avg_grad_block(g, in_shape, attrs):
+    return _avg_pool_grad(array_api_compat.array_namespace(g), in_shape, g, **attrs)
+
+
+def _pool_attrs(attrs):
+    return {k: attrs[k] for k in ("ksize", "strides", "padding", "data_format")}
+
+
+# ---- static inference ----------------------------------------------------------------------------
+
+
+def _check_attrs(x_shape, attrs, op_type):
+    rank, fmt = len(attrs["ksize"]), attrs["data_format"]
+    if x_shape.ndims is not None and x_shape.ndims != rank:
+        raise ValueError(f"{op_type}: input must be rank {rank} for data_format {fmt!r}, got shape {x_shape}")
+    c = _channel_axis(fmt, rank)
+    for what in ("ksize", "strides"):
+        v = attrs[what]
+        if v[0] != 1 or v[c] != 1:
+            raise ValueError(f"{op_type}: pooling over the batch or channel dimension is not supported "
+                             f"({what}={list(v)} for data_format {fmt!r})")
+        if any(e < 1 for e in v):
+            raise ValueError(f"{op_type}: {what} must be positive, got {list(v)}")
+
+
+def _pooled_static(x_shape, attrs, op_type):
+    rank = len(attrs["ksize"])
+    dims = x_shape.as_list() if x_shape.ndims is not None else [None] * rank
+    out = list(dims)
+    for ax in _spatial_axes(attrs["data_format"], rank):
+        if dims[ax] is not None:
+            out[ax] = _out_size(dims[ax], attrs["ksize"][ax], attrs["strides"][ax], attrs["padding"], op_type)[0]
+    return TensorShape(out)
+
+
+def _pool_infer(op_type, kinds):
+    def infer(inputs, attrs):
+        x = inputs[0]
+        if x.dtype.np_dtype.kind not in kinds:
+            raise TypeError(f"Value passed to parameter 'input' of {op_type!r} has DataType {x.dtype.name}, "
+                            f"not a {'floating' if kinds == 'f' else 'real'} type")
+        _check_attrs(x.shape, attrs, op_type)
+        return _pooled_static(x.shape, attrs, op_type), x.dtype
+
+    return infer
+
+
+def _argmax_infer(inputs, attrs):
+    out, dtype = _pool_infer("MaxPoolWithArgmax", "f")(inputs, _pool_attrs(attrs))
+    return [(out, dtype), (out, dtypes.as_dtype(attrs["Targmax"]))]
+
+
+def _grad_infer(op_type, pooled_second):
+    def infer(inputs, attrs):
+        x, g = inputs
+        _check_attrs(x.shape, attrs, op_type)
+        return (x.shape if pooled_second else _pooled_static(x.shape, attrs, op_type)), g.dtype
+
+    return infer
+
+
+def _avg_grad_infer(inputs, attrs):
+    shp, g = inputs
+    v = constant_value(shp)
+    rank = len(attrs["ksize"])
+    return (TensorShape([int(d) for d in v]) if v is not None else TensorShape([None] * rank)), g.dtype
+
+
+register_op("MaxPool", _pool_infer("MaxPool", "iuf"), eager=_max_pool, lower=_lower_pool(_max_pool, "MaxPool"))
+register_op("AvgPool", _pool_infer("AvgPool", "f"), eager=_avg_pool, lower=_lower_pool(_avg_pool, "AvgPool"))
+register_op("MaxPoolWithArgmax", _argmax_infer, num_outputs=2, lower=_argmax_lower,
+            eager=lambda xp, x, **attrs: (_max_pool(xp, x, **_pool_attrs(attrs)), _max_pool_argmax(xp, x, **attrs)))
+register_op("MaxPoolGrad", _grad_infer("MaxPoolGrad", True), eager=_max_pool_grad,
+            lower=_lower_same_as_input(_max_pool_grad, True))
+register_op("MaxPoolGradGrad", _grad_infer("MaxPoolGradGrad", False), eager=_max_pool_grad_grad,
+            lower=_lower_same_as_input(_max_pool_grad_grad, False))
+register_op("AvgPoolGrad", _avg_grad_infer, eager=_avg_pool_grad, lower=_avg_grad_lower)
+
+
+def _attrs_of(op):
+    return {k: op.get_attr(k) for k in ("ksize", "strides", "padding", "data_format")}
+
+
+@def_grad("MaxPool")
+def _max_pool_gradient(op, g):
+    return [apply_op("MaxPoolGrad", [op.inputs[0], g], _attrs_of(op))]
+
+
+@def_grad("MaxPoolWithArgmax")
+def _max_pool_argmax_gradient(op, g, g_argmax):
+    return [apply_op("MaxPoolGrad", [op.inputs[0], g], _attrs_of(op))]
+
+
+@def_grad("MaxPoolGrad")
+def _max_pool_grad_gradient(op, gg):
+    return [None, apply_op("MaxPoolGradGrad", [op.inputs[0], gg], _attrs_of(op))]
+
+
+@def_grad("MaxPoolGradGrad")
+def _max_pool_grad_grad_gradient(op, ggg):
+    return [None, apply_op("MaxPoolGrad", [op.inputs[0], ggg], _attrs_of(op))]
+
+
+@def_grad("AvgPool")
+def _avg_pool_gradient(op, g):
+    x = op.inputs[0]
+    in_shape = _shape(x) if not x.shape.is_fully_defined() else \
+        convert_to_tensor(np.array(x.shape.as_list(), dtype=np.int32))
+    return [apply_op("AvgPoolGrad", [in_shape, g], _attrs_of(op))]
+
+
+@def_grad("AvgPoolGrad")
+def _avg_pool_grad_gradient(op, gg):
+    return [None, apply_op("AvgPool", [gg], _attrs_of(op))]
+
+
+# ---- public functions ----------------------------------------------------------------------------
+
+
+def _full(v, what, rank, data_format, fn):
+    """ksize/strides as one int per axis: an int or a list of 1, rank - 2 or rank ints (TF1)."""
+    if isinstance(v, (int, np.integer)):
+        v = [int(v)]
+    v = [int(e) for e in v]
+    spatial = _spatial_axes(data_format, rank)
+    if len(v) == rank:
+        return tuple(v)
+    if len(v) in (1, rank - 2):
+        full = [1] * rank
+        for i, ax in enumerate(spatial):
+            full[ax] = v[0] if len(v) == 1 else v[i]
+        return tuple(full)
+    raise ValueError(f"{fn}: {what} should be of length 1, {rank - 2} or {rank}. Received: {what}={v} of "
+                     f"length {len(v)}")
+
+
+def _attrs(x, ksize, strides, padding, data_format, fn, rank=None):
+    padding = padding.decode() if isinstance(padding, bytes) else str(padding)
+    if padding not in ("SAME", "VALID"):
+        raise ValueError(f"{fn}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    fmts = _CHANNELS_LAST | _CHANNELS_FIRST
+    if data_format not in fmts:
+        raise ValueError(f"{fn}: data_format must be one of {sorted(fmts)}, got {data_format!r}")
+    r = fmts[data_format]
+    if rank is not None and r != rank:
+        raise ValueError(f"{fn}: data_format {data_format!r} is not a rank-{rank} layout")
+    if x.shape.ndims is not None and x.shape.ndims != r:
+        raise ValueError(f"{fn}: input must be rank {r} for data_format {data_format!r}, got {x.name!r} of "
+                         f"shape {x.shape}")
+    return {"ksize": _full(ksize, "ksize", r, data_format, fn), "strides": _full(strides, "strides", r, data_format, fn),
+            "padding": padding, "data_format": data_format}
+
+
+def _pool(op_type, value, ksize, strides, padding, data_format, name, fn, rank=None):
+    with name_scope(name, op_type, [value]) as scope:
+        x = convert_to_tensor(value, name="input")
+        return apply_op(op_type, [x], _attrs(x, ksize, strides, padding, data_format, fn, rank), name=scope)
+
+
+def max_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):  # noqa: A002
+    """Max over each window of the spatial axes: [N, H, W, C] (or NCHW) -> pooled H, W.
+
+    ksize/strides: an int or 1, 2 or 4 ints (no pooling over N or C: ValueError); padding SAME
+    (padded cells never win) or VALID. Real dtypes. Gradient: to each window's first maximum.
+    """
+    value = input if value is None else value
+    return _pool("MaxPool", value, ksize, strides, padding, data_format, name, "max_pool")
+
+
+def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, input=None):  # noqa: A002
+    """Mean over each window of the spatial axes (SAME: over the unpadded cells only); float dtypes."""
+    value = input if value is None else value
+    return _pool("AvgPool", value, ksize, strides, padding, data_format, name, "avg_pool")
+
+
+def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """max_pool over the W axis of [N, W, C] (or NCW)."""
+    return _pool("MaxPool", input, ksize, strides, padding, data_format, name or "MaxPool1d", "max_pool1d", 3)
+
+
+def avg_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
+    """avg_pool over the W axis of [N, W, C] (or NCW)."""
+    return _pool("AvgPool", input, ksize, strides, padding, data_format, name or "AvgPool1D", "avg_pool1d", 3)
+
+
+def max_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """max_pool over D, H, W of [N, D, H, W, C] (or NCDHW)."""
+    return _pool("MaxPool", input, ksize, strides, padding, data_format, name or "MaxPool3D", "max_pool3d", 5)
+
+
+def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None):  # noqa: A002
+    """avg_pool over D, H, W of [N, D, H, W, C] (or NCDHW)."""
+    return _pool("AvgPool", input, ksize, strides, padding, data_format, name or "AvgPool3D", "avg_pool3d", 5)
+
+
+def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC", Targmax=None, name=None,  # noqa: A002,N803
+                         output_dtype=None, include_batch_in_index=False):
+    """(max_pool, argmax): argmax is the flat index ((b * H + y) * W + x) * C + c of each max in the
+    unpadded input (b only with include_batch_in_index). NHWC float input only (TF1)."""
+    if data_format != "NHWC":
+        raise ValueError(f"max_pool_with_argmax only supports data_format 'NHWC', got {data_format!r}")
+    if Targmax is not None and output_dtype is not None and dtypes.as_dtype(Targmax) != dtypes.as_dtype(output_dtype):
+        raise ValueError("Targmax and output_dtype must agree")
+    arg_dtype = dtypes.as_dtype(output_dtype or Targmax or dtypes.int64)
+    if arg_dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"max_pool_with_argmax: Targmax must be int32 or int64, got {arg_dtype.name}")
+    with name_scope(name, "MaxPoolWithArgmax", [input]) as scope:
+        x = convert_to_tensor(input, name="input")
+        attrs = _attrs(x, ksize, strides, padding, data_format, "max_pool_with_argmax", 4)
+        attrs |= {"Targmax": arg_dtype, "include_batch_in_index": bool(include_batch_in_index)}
+        return tuple(apply_op("MaxPoolWithArgmax", [x], attrs, name=scope))
+
+
+def pool(input, window_shape, pooling_type, padding, dilation_rate=None, strides=None, name=None,  # noqa: A002
+         data_format=None):
+    """max or avg pooling of an N-D input (1-, 2- or 3-D windows); dilation_rate must be 1s."""
+    window_shape = [int(w) for w in window_shape]
+    n = len(window_shape)
+    if n not in (1, 2, 3):
+        raise ValueError(f"pool: window_shape must have 1, 2 or 3 entries, got {window_shape}")
+    if dilation_rate is not None and any(int(d) != 1 for d in dilation_rate):
+        raise NotImplementedError("dflow's tf.nn.pool does not support dilation_rate other than 1")
+    if pooling_type not in ("MAX", "AVG"):
+        raise ValueError(f"pool: pooling_type must be 'MAX' or 'AVG', got {pooling_type!r}")
+    data_format = data_format or {1: "NWC", 2: "NHWC", 3: "NDHWC"}[n]
+    strides = [1] * n if strides is None else [int(s) for s in strides]
+    op_type = "MaxPool" if pooling_type == "MAX" else "AvgPool"
+    return _pool(op_type, input, window_shape, strides, padding, data_format, name or f"{pooling_type.lower()}_pool",
+                 "pool", n + 2)
