@@ -13,7 +13,7 @@ import importlib.abc
 import sys
 
 from .. import nn as _nn
-from ..tf1_names import COVERAGE_PAGE
+from ..tf1_names import COVERAGE_PAGE, missing_message
 from . import framework, layers, losses, slim
 
 __all__ = ["framework", "layers", "losses", "slim"]
@@ -29,9 +29,7 @@ def __getattr__(name):
         raise AttributeError("dflow does not provide tf.contrib.rnn yet: it becomes the recurrent cells "
                              f"(tf.nn.rnn_cell), which dflow does not have yet. {COVERAGE_PAGE} lists what dflow "
                              "provides of TF1.")
-    raise AttributeError(f"dflow does not provide tf.contrib.{name} (module {__name__!r} has no attribute {name!r}; "
-                         f"dflow's tf.contrib has {', '.join(__all__)}). {COVERAGE_PAGE} lists what dflow provides "
-                         "of TF1.")
+    raise AttributeError(missing_message(__name__, name))
 
 
 class _MissingContribModule(importlib.abc.MetaPathFinder):

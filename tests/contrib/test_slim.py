@@ -113,9 +113,14 @@ def test_slim_losses_take_logits_first_and_match_numpy():
 
 
 def test_contrib_modules_dflow_lacks_say_so():
-    for name in ("learn", "keras", "foo"):
-        with pytest.raises(AttributeError, match=f"dflow does not provide tf.contrib.{name}.*tf1_coverage.md"):
+    for name in ("learn", "keras", "crf"):
+        with pytest.raises(AttributeError, match=f"dflow does not provide tf.contrib.{name}, a TF1 name.*"
+                                                  "tf1_coverage.md"):
             getattr(tf.contrib, name)
+    with pytest.raises(AttributeError, match="tf.contrib.foo is not a TF1 name either"):
+        tf.contrib.foo  # noqa: B018
+    with pytest.raises(ImportError, match="tf.contrib.foo is not a TF1 name either"):
+        import dflow.contrib.foo  # noqa: F401
     with pytest.raises(AttributeError, match="dflow does not provide tf.contrib.rnn yet"):
         tf.contrib.rnn  # noqa: B018
     with pytest.raises(ImportError, match="dflow does not provide tf.contrib.learn"):
