@@ -22,7 +22,7 @@ import weakref
 from ..graph.dtypes import as_dtype, float32
 from ..graph.graph import add_to_collection, get_default_graph, name_scope
 from ..graph.keys import GraphKeys
-from ..graph.ops import Tensor
+from ..graph.ops import Tensor, get_default_session
 from ..graph.shape import TensorShape
 from ..kernels.array_ops import shape as shape_op
 from ..kernels.common import convert_to_tensor
@@ -177,8 +177,27 @@ class Layer:
         return list(self._losses)
 
     def get_weights(self):
-        raise NotImplementedError("Layer.get_weights: dflow reads variables through a Session; run "
-                                  "sess.run(layer.weights) instead")
+        """The values of `weights` (numpy arrays), read in the default session.
+
+        ValueError without a default session (`with sess.as_default():`).
+        """
+        session = get_default_session()
+        if session is None:
+            raise ValueError(f"Layer {self._name!r}: get_weights reads the variables in the default session; "
+                             "call it inside `with sess.as_default():` (or run sess.run(layer.weights))")
+        return session.run(self.weights)
+
+    def set_weights(self, weights):
+        """Loads numpy values into `weights` (same order and shapes) in the default session.
+
+        ValueError for a wrong count; InvalidArgumentError for a wrong shape or dtype.
+        """
+        params = self.weights
+        if len(params) != len(weights):
+            raise ValueError(f"You called `set_weights(weights)` on layer {self._name!r} with a weight list of "
+                             f"length {len(weights)}, but the layer was expecting {len(params)} weights.")
+        for variable, value in zip(params, weights):
+            variable.load(value)
 
     # ---- building blocks for subclasses ------------------------------------------------------
     def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None, trainable=None,

@@ -182,3 +182,36 @@ def test_gradient_of_dense_against_central_differences():
 def test_missing_layer_names_say_so():
     with pytest.raises(AttributeError, match="dflow does not provide tf.layers.conv3d"):
         tf.layers.conv3d  # noqa: B018
+
+
+def test_a_user_layer_subclass_and_get_set_weights():
+    class Scale(tf.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_variable("w", [int(input_shape[-1])], initializer=tf.ones_initializer())
+            super().build(input_shape)
+
+        def call(self, inputs):
+            return inputs * self.w
+
+    x = tf.constant(np.ones((2, 3), np.float32))
+    layer = Scale()
+    y = layer(x)
+    assert layer.w.name == "scale/w:0" and layer.trainable_variables == [layer.w]
+    with tf.Session() as s, s.as_default():
+        s.run(tf.global_variables_initializer())
+        layer.set_weights([np.array([1.0, 2.0, 3.0])])
+        np.testing.assert_array_equal(layer.get_weights()[0], [1, 2, 3])
+        np.testing.assert_array_equal(s.run(y), [[1, 2, 3], [1, 2, 3]])
+        with pytest.raises(ValueError, match="expecting 1 weights"):
+            layer.set_weights([])
+
+
+def test_dropout_rate_from_a_fed_keep_prob():
+    x = tf.placeholder(tf.float32, [None, 100])
+    keep_prob = tf.placeholder(tf.float32, [])
+    y = tf.layers.dropout(x, rate=1 - keep_prob, training=True)
+    with tf.Session() as s:
+        out = s.run(y, {x: np.ones((20, 100), np.float32), keep_prob: 0.8})
+        full = s.run(y, {x: np.ones((20, 100), np.float32), keep_prob: 1.0})
+    assert set(np.unique(out)) == {0.0, 1.25} and 0.7 < (out != 0).mean() < 0.9
+    np.testing.assert_array_equal(full, 1.0)
