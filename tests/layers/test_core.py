@@ -215,3 +215,28 @@ def test_dropout_rate_from_a_fed_keep_prob():
         full = s.run(y, {x: np.ones((20, 100), np.float32), keep_prob: 1.0})
     assert set(np.unique(out)) == {0.0, 1.25} and 0.7 < (out != 0).mean() < 0.9
     np.testing.assert_array_equal(full, 1.0)
+
+
+def test_layers_in_templates_and_auto_reuse_functions_share_variables():
+    x = tf.placeholder(tf.float32, [None, 4])
+    net = tf.make_template("net", lambda x: tf.layers.dense(tf.layers.dense(x, 3), 2))
+    net(x), net(x)
+
+    def encoder(x):
+        with tf.variable_scope("enc", reuse=tf.AUTO_REUSE):
+            return tf.layers.dense(x, 3)
+
+    encoder(x), encoder(x)
+    with tf.variable_scope("a"):
+        with tf.variable_scope(None, default_name="b"):
+            pass
+    with tf.variable_scope("a"):
+        with tf.variable_scope(None, default_name="b") as first, tf.variable_scope(None, default_name="c"):
+            pass
+        with tf.variable_scope(None, default_name="b") as second:
+            pass
+    # TF 2.21.0 compat.v1: leaving a named scope resets its sub-scopes' default-name counters
+    assert [v.name for v in tf.global_variables()] == [
+        "net/dense/kernel:0", "net/dense/bias:0", "net/dense_1/kernel:0", "net/dense_1/bias:0", "enc/dense/kernel:0",
+        "enc/dense/bias:0"]
+    assert (first.name, second.name) == ("a/b", "a/b_1")
