@@ -14,9 +14,12 @@ import numbers
 
 from .. import nn
 from ..graph.graph import add_to_collection, add_to_collections, control_dependencies, get_collection, name_scope
+from ..graph import dtypes
 from ..graph.keys import GraphKeys
 from ..kernels.array_ops import identity
 from ..kernels.common import convert_to_tensor
+from ..kernels.gather_ops import one_hot
+from ..kernels.math_ops import cast
 from ..layers.convolutional import Conv1D, Conv2D, Conv2DTranspose
 from ..layers.core import Dense, Dropout, Flatten
 from ..layers.normalization import batch_moments, moving_average_update, normalize
@@ -32,7 +35,7 @@ from .optimizers import OPTIMIZER_CLS_NAMES, OPTIMIZER_SUMMARIES, optimize_loss
 __all__ = [
     "fully_connected", "linear", "relu", "relu6", "convolution", "convolution1d", "convolution2d", "conv1d",
     "conv2d", "convolution2d_transpose", "conv2d_transpose", "max_pool2d", "avg_pool2d", "flatten", "dropout",
-    "batch_norm", "bias_add", "repeat", "stack", "l1_regularizer", "l2_regularizer", "l1_l2_regularizer",
+    "batch_norm", "bias_add", "layer_norm", "one_hot_encoding", "softmax", "repeat", "stack", "l1_regularizer", "l2_regularizer", "l1_l2_regularizer",
     "sum_regularizer", "apply_regularization", "xavier_initializer", "xavier_initializer_conv2d",
     "variance_scaling_initializer", "optimize_loss", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES", "variable",
     "model_variable",
@@ -358,6 +361,61 @@ def batch_norm(inputs, decay=0.999, center=True, scale=False, epsilon=0.001, act
         if activation_fn is not None:
             outputs = activation_fn(outputs)
         return collect_named_outputs(outputs_collections, sc.name, outputs)
+
+
+@add_arg_scope
+def layer_norm(inputs, center=True, scale=True, activation_fn=None, reuse=None, variables_collections=None,
+               outputs_collections=None, trainable=True, begin_norm_axis=1, begin_params_axis=-1, scope=None):
+    """Normalizes each example over axes begin_norm_axis.. (mean 0, variance 1, epsilon 1e-12), then
+    gamma · x + beta with parameters over axes begin_params_axis.. (variable scope `LayerNorm`).
+
+    ValueError for an input of unknown rank or parameter axes of unknown size.
+    """
+    with variable_scope(scope, "LayerNorm", [inputs], reuse=reuse) as sc:
+        inputs = convert_to_tensor(inputs)
+        rank = inputs.shape.ndims
+        if rank is None:
+            raise ValueError(f"Inputs {inputs.name} has undefined rank.")
+        begin_norm_axis = begin_norm_axis % rank if begin_norm_axis < 0 else begin_norm_axis
+        begin_params_axis = begin_params_axis % rank if begin_params_axis < 0 else begin_params_axis
+        if begin_norm_axis >= rank:
+            raise ValueError(f"begin_norm_axis ({begin_norm_axis}) must be < rank(inputs) ({rank})")
+        params_shape = inputs.shape.as_list()[begin_params_axis:]
+        if any(d is None for d in params_shape):
+            raise ValueError(f"Inputs {inputs.name}: incomplete shape {inputs.shape} from axis {begin_params_axis}")
+        beta = gamma = None
+        if center:
+            beta = model_variable("beta", shape=params_shape, dtype=inputs.dtype, initializer=zeros_initializer(),
+                                  collections=_variable_collections(variables_collections, "beta"),
+                                  trainable=trainable)
+        if scale:
+            gamma = model_variable("gamma", shape=params_shape, dtype=inputs.dtype, initializer=ones_initializer(),
+                                   collections=_variable_collections(variables_collections, "gamma"),
+                                   trainable=trainable)
+        mean, variance = nn.moments(inputs, list(range(begin_norm_axis, rank)), keep_dims=True)
+        outputs = nn.batch_normalization(inputs, mean, variance, offset=beta, scale=gamma, variance_epsilon=1e-12)
+        outputs.set_shape(inputs.shape)
+        if activation_fn is not None:
+            outputs = activation_fn(outputs)
+        return collect_named_outputs(outputs_collections, sc.name, outputs)
+
+
+@add_arg_scope
+def one_hot_encoding(labels, num_classes, on_value=1.0, off_value=0.0, outputs_collections=None, scope=None):
+    """one_hot(labels, num_classes) in name scope `OneHotEncoding` (int32 labels become int64)."""
+    with name_scope(scope, "OneHotEncoding", [labels, num_classes]) as sc:
+        labels = convert_to_tensor(labels)
+        if labels.dtype == dtypes.int32:
+            labels = cast(labels, dtypes.int64)
+        outputs = one_hot(labels, num_classes, on_value=on_value, off_value=off_value)
+        return collect_named_outputs(outputs_collections, sc, outputs)
+
+
+def softmax(logits, scope=None):
+    """Softmax over the last axis of N-D logits (variable scope `softmax`)."""
+    with variable_scope(scope, "softmax", [logits]):
+        logits = convert_to_tensor(logits)
+        return nn.softmax(logits)
 
 
 def repeat(inputs, repetitions, layer, *args, **kwargs):
