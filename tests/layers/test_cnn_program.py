@@ -52,3 +52,29 @@ def test_small_cnn_learns_a_separable_image_set():
         acc, moving_mean = sess.run([accuracy, tf.global_variables()[4]], {images: test_x, labels: test_y})
     assert acc > 0.95, (before, acc)
     assert np.all(moving_mean != 0)  # the UPDATE_OPS ran with the training steps
+
+
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_cnn_on_a_chunked_dask_batch_gives_the_in_memory_loss(mode, sess_factory):
+    import dask.array as da
+
+    rng = np.random.RandomState(3)
+    x0, y0 = _images(48, 2)
+    images = tf.placeholder(tf.float32, [None, 8, 8, 1])
+    labels = tf.placeholder(tf.int64, [None])
+    init = {"kernel_initializer": tf.constant_initializer(rng.randn(3, 3, 1, 4).astype(np.float32) * 0.3)}
+    net = tf.layers.conv2d(images, 4, 3, padding="same", activation=tf.nn.relu, **init)
+    net = tf.layers.batch_normalization(net, training=True)
+    net = tf.layers.flatten(tf.layers.max_pooling2d(net, 2, 2))
+    logits = tf.layers.dense(net, 2, kernel_initializer=tf.constant_initializer(rng.randn(64, 2) * 0.1))
+    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)
+    grads = tf.gradients(loss, tf.trainable_variables())
+    fetches = [loss] + grads + tf.get_collection(tf.GraphKeys.UPDATE_OPS)
+    with sess_factory("eager") as s:
+        s.run(tf.global_variables_initializer())
+        want = s.run(fetches, {images: x0, labels: y0})
+    with sess_factory(mode) as s:
+        s.run(tf.global_variables_initializer())
+        got = s.run(fetches, {images: da.from_array(x0, chunks=(16, 8, 8, 1)), labels: y0})
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-5)  # float32 sums in another order
