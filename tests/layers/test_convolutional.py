@@ -208,3 +208,16 @@ def test_conv_gradients_against_central_differences():
         s.run(tf.global_variables_initializer())
         err = tf.test.compute_gradient_error(x, [2, 5, 5, 2], y, [2, 2, 2, 3])
     assert err < 1e-4
+
+
+def test_channels_first_pools_match_channels_last():
+    xv = np.random.RandomState(6).randn(2, 6, 5, 3).astype(np.float32)
+    x = tf.constant(xv)
+    xt = tf.transpose(x, [0, 3, 1, 2])
+    pairs = [(tf.layers.max_pooling2d(x, 2, 2), tf.layers.max_pooling2d(xt, 2, 2, data_format="channels_first")),
+             (tf.layers.average_pooling2d(x, 3, 1, padding="same"),
+              tf.layers.average_pooling2d(xt, 3, 1, padding="same", data_format="channels_first"))]
+    assert pairs[0][1].shape.as_list() == [2, 3, 3, 2]
+    with tf.Session() as s:
+        for last, first in s.run(pairs):
+            np.testing.assert_allclose(first, last.transpose(0, 3, 1, 2), rtol=1e-6)
