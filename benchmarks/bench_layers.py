@@ -1,6 +1,7 @@
 """The issue-13 benchmark: a LeNet-style CNN on 28×28×1 float32, dflow vs TF1 vs numpy.
 
-    python benchmarks/bench_layers.py [--repeat 7] [--zarr-gb 2] [--record]   # TF_PYTHON=... adds TF1
+    python benchmarks/bench_layers.py [--repeat 7] [--blas-threads N] [--zarr-gb 2 [--zarr-chunk 128]
+                                      [--zarr-batch 2048]] [--record]          # TF_PYTHON=... adds TF1
 
 Model: conv 5×5×32 SAME + bias, relu, max-pool 2; conv 5×5×64 SAME + bias, relu, max-pool 2;
 dense 1024 relu; dense 10; sparse softmax cross-entropy; GradientDescent (lr 0.01). Every peer
@@ -13,14 +14,19 @@ b) inference, batch 1024 (logits fetched): dflow, TF1 and a hand-written numpy f
 c) where dflow's time goes: a cProfile of training steps on the sync scheduler (tasks then run in
    this thread), summed per kernel function (inclusive time, ms per step).
 d) `--zarr-gb G`: one epoch over an image set of G GB written as Zarr (chunks of `--zarr-chunk`
-   images along N) by a separate process; steps of `--zarr-batch` images, each fed as a dask slice of
-   the Zarr array, so each step's convolutions run blockwise over the chunks and the filter
-   gradients are tree sums. Peak RSS is the child's ru_maxrss (os.wait4 through harness.run_case's
-   child, which reports its own). Target: ≤ 512 MB. At ~1,000 images/s, 2 GB (637k images)
-   takes ~10 minutes.
+   images along N, default 128) by a separate process; steps of `--zarr-batch` images (default
+   2048), each fed as a dask slice of the Zarr array to the default Session, so each step's
+   convolutions run blockwise over the chunks and the filter gradients are tree sums. Peak RSS is
+   the child's own ru_maxrss (harness.case_main). Target: ≤ 512 MB. At ~600 images/s, 2 GB
+   (637k images) takes ~18 minutes; the per-task memory grows with the chunk (a 128-image chunk's
+   first conv output is 12.8 MB), the number of chunks in flight with the step batch.
 
 Every case runs in its own interpreter (benchmarks/harness.py). Module-level imports are standard
-library only, so the TF interpreter can load this file.
+library only, so the TF interpreter can load this file. BLAS threads are left as the user has them
+(the report prints the variables); `--blas-threads N` sets OPENBLAS/OMP/MKL_NUM_THREADS for every
+child. On a loaded 2-core machine OpenBLAS's own threads under Dask's two worker threads
+oversubscribe the cores: `--blas-threads 1` then made dflow's training step ~2× faster (TF1 runs
+its own intra-op thread pool, sized to the cores).
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ TRAIN_BATCH, INFER_BATCH = 128, 1024
 LR = 0.01
 THROUGHPUT_TARGET = 0.5  # dflow ≥ 0.5× TF1's images/s
 RSS_TARGET_MB = 512
+BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _env(name, default, cast=int):
@@ -241,7 +248,7 @@ def dflow_zarr():
 
     import dflow as tf
 
-    directory, step_batch = os.environ["BENCH_ZARR_DIR"], _env("BENCH_ZARR_BATCH", 8192)
+    directory, step_batch = os.environ["BENCH_ZARR_DIR"], _env("BENCH_ZARR_BATCH", 2048)
     X, Y = da.from_zarr(os.path.join(directory, "X.zarr")), da.from_zarr(os.path.join(directory, "y.zarr"))
     x, y, logits, loss, train = _graph(tf)
     sess = tf.Session()
@@ -295,6 +302,9 @@ def main(argv):
     report = Report()
     report(machine_line())
     os.environ["BENCH_REPEAT"] = str(int(_flag(argv, "--repeat", 7)))
+    if "--blas-threads" in argv:
+        os.environ.update(dict.fromkeys(BLAS_THREAD_VARS, str(int(_flag(argv, "--blas-threads", 1)))))
+    report("BLAS threads: " + ", ".join(f"{v}={os.environ.get(v, 'unset')}" for v in BLAS_THREAD_VARS))
     tf_python = find_tf_python()
     report(f"TF1 peer: {tf_python or 'none (set TF_PYTHON)'}")
     results = {}
@@ -339,7 +349,7 @@ def main(argv):
 
     gb = _flag(argv, "--zarr-gb", None)
     if gb:
-        chunk, step_batch = int(_flag(argv, "--zarr-chunk", 256)), int(_flag(argv, "--zarr-batch", 8192))
+        chunk, step_batch = int(_flag(argv, "--zarr-chunk", 128)), int(_flag(argv, "--zarr-batch", 2048))
         directory = tempfile.mkdtemp(prefix="dflow-bench-layers-")
         try:
             t0 = time.perf_counter()
