@@ -493,13 +493,15 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True
         return apply_op("Conv2D", [x, w], attrs, name=scope)
 
 
-def conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002 - TF1 names
+def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=None, padding=None,  # noqa: A002
                           use_cudnn_on_gpu=True, data_format="NHWC", dilations=[1, 1, 1, 1],  # noqa: B006
                           name=None, filters=None):
     """The gradient of conv2d with respect to its input of shape `input_sizes` (op
     `Conv2DBackpropInput`); `out_backprop` has conv2d's output shape."""
     del use_cudnn_on_gpu
     filter = filters if filter is None else filter
+    if filter is None or out_backprop is None or strides is None or padding is None:
+        raise ValueError("conv2d_backprop_input needs `filter`, `out_backprop`, `strides` and `padding`")
     attrs = _conv_attrs(strides, padding, data_format, dilations)
     with name_scope(name, "Conv2DBackpropInput", [filter, out_backprop]) as scope:
         dy, w = convert_pair(out_backprop, filter, "Conv2DBackpropInput")
