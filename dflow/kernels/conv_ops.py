@@ -1,5 +1,5 @@
-"""Convolutions: Conv2D and its two backprop ops, DepthwiseConv2dNative and its two, and the
-composites conv1d, conv2d_transpose, separable_conv2d, atrous_conv2d and convolution.
+"""Convolutions: Conv2D and its two backprop ops, and the composites conv1d, conv2d_transpose,
+atrous_conv2d and convolution. `register_conv_family` also makes depthwise_ops' three ops.
 
 Kernels work in NHWC (an NCHW value is viewed transposed, no copy) through the array namespace:
 - Conv2D is im2col + one matmul: the (padded) input viewed as windows [n, OH, OW, KH, KW, C]
@@ -9,7 +9,6 @@ Kernels work in NHWC (an NCHW value is viewed transposed, no copy) through the a
 - Conv2DBackpropInput (conv2d's input gradient, conv2d_transpose): one matmul dy @ w^T gives the
   column gradients, added back onto the padded input (col2im) by KH*KW strided adds.
 - Conv2DBackpropFilter: cols^T @ dy, summed over the slabs.
-- Depthwise ops: KH*KW multiply-adds of strided views (one per filter tap), no matmul.
 The loops are over slabs of the batch and over the filter window, never over pixels.
 
 Chunked lowering: blockwise over the batch axis N. Each chunk of N is one task, H, W and C are
@@ -24,7 +23,6 @@ Conv2D and the other backprop op, so second order works.
 from __future__ import annotations
 
 import functools
-import math
 
 import array_api_compat
 import numpy as np
@@ -34,8 +32,8 @@ from ..graph.ops import constant_value
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
 from .array_ops import shape as _shape_op
-from .common import apply_op, constant, convert_to_tensor
-from .creation_ops import _int_input, _ints, _is_tensor, _partial_shape
+from .common import apply_op, constant, convert_pair, convert_to_tensor
+from .creation_ops import _int_input, _ints, _partial_shape
 from .manip_ops import expand_dims, squeeze
 
 __all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d", "atrous_conv2d",
@@ -474,12 +472,6 @@ def _conv_attrs(strides, padding, data_format, dilations):
             "dilations": _sequence(dilations, "dilations", data_format)}
 
 
-def _pair(a, b, names, op_type):
-    """Two op inputs as tensors; a Python `b` takes `a`'s dtype."""
-    a = convert_to_tensor(a, name=names[0])
-    return a, convert_to_tensor(b, name=names[1]) if _is_tensor(b) else convert_to_tensor(b, a.dtype, name=names[1])
-
-
 def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,  # noqa: A002 - TF1 names
            data_format="NHWC", dilations=[1, 1, 1, 1], name=None, filters=None):  # noqa: B006 - TF1 default
     """2-D convolution (cross-correlation) of `input` [N, H, W, C] (NHWC; or NCHW) by `filter`
@@ -497,20 +489,22 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True
         raise ValueError("conv2d needs `filter`, `strides` and `padding`")
     attrs = _conv_attrs(strides, padding, data_format, dilations)
     with name_scope(name, "Conv2D", [input, filter]) as scope:
-        x, w = _pair(input, filter, ("input", "filter"), "Conv2D")
+        x, w = convert_pair(input, filter, "Conv2D")
         return apply_op("Conv2D", [x, w], attrs, name=scope)
 
 
-def conv2d_backprop_input(input_sizes, filter, out_backprop, strides, padding,  # noqa: A002 - TF1 names
+def conv2d_backprop_input(input_sizes, filter=None, out_backprop=None, strides=None, padding=None,  # noqa: A002
                           use_cudnn_on_gpu=True, data_format="NHWC", dilations=[1, 1, 1, 1],  # noqa: B006
                           name=None, filters=None):
     """The gradient of conv2d with respect to its input of shape `input_sizes` (op
     `Conv2DBackpropInput`); `out_backprop` has conv2d's output shape."""
     del use_cudnn_on_gpu
     filter = filters if filter is None else filter
+    if filter is None or out_backprop is None or strides is None or padding is None:
+        raise ValueError("conv2d_backprop_input needs `filter`, `out_backprop`, `strides` and `padding`")
     attrs = _conv_attrs(strides, padding, data_format, dilations)
     with name_scope(name, "Conv2DBackpropInput", [filter, out_backprop]) as scope:
-        dy, w = _pair(out_backprop, filter, ("out_backprop", "filter"), "Conv2DBackpropInput")
+        dy, w = convert_pair(out_backprop, filter, "Conv2DBackpropInput")
         sizes = _int_input(input_sizes, "input_sizes", "Conv2DBackpropInput")
         return apply_op("Conv2DBackpropInput", [sizes, w, dy], attrs, name=scope)
 
@@ -523,7 +517,7 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
     del use_cudnn_on_gpu
     attrs = _conv_attrs(strides, padding, data_format, dilations)
     with name_scope(name, "Conv2DBackpropFilter", [input, out_backprop]) as scope:
-        x, dy = _pair(input, out_backprop, ("input", "out_backprop"), "Conv2DBackpropFilter")
+        x, dy = convert_pair(input, out_backprop, "Conv2DBackpropFilter")
         sizes = _int_input(filter_sizes, "filter_sizes", "Conv2DBackpropFilter")
         return apply_op("Conv2DBackpropFilter", [x, sizes, dy], attrs, name=scope)
 
@@ -543,7 +537,7 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None, p
     if not isinstance(padding, str) or padding.upper() not in ("SAME", "VALID"):
         raise ValueError(f"padding must be either VALID or SAME: {padding}")
     with name_scope(name, "conv2d_transpose", [value, filter, output_shape]) as scope:
-        dy, w = _pair(value, filter, ("value", "filter"), "conv2d_transpose")
+        dy, w = convert_pair(value, filter, "conv2d_transpose")
         c_ax = _hwc(data_format)[2]
         if dy.shape.ndims is not None and w.shape.ndims is not None and \
                 not dy.shape[c_ax].is_compatible_with(w.shape[3]):

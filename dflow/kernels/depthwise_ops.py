@@ -11,8 +11,8 @@ the blockwise lowering over the batch axis and the gradient rules are conv_ops' 
 from __future__ import annotations
 
 from ..graph.graph import name_scope
-from .common import apply_op, convert_to_tensor
-from .conv_ops import _conv_attrs, _pair, _padded, _sequence, _tap, conv2d, register_conv_family
+from .common import apply_op, convert_pair, convert_to_tensor
+from .conv_ops import _conv_attrs, _padded, _sequence, _tap, conv2d, register_conv_family
 
 __all__ = ["depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d"]
 
@@ -63,7 +63,7 @@ def depthwise_conv2d_native(input, filter, strides, padding, data_format="NHWC",
     `input` [N, H, W, C] by `filter` [KH, KW, C, M] -> [N, OH, OW, C*M] (op `DepthwiseConv2dNative`)."""
     attrs = _conv_attrs(strides, padding, data_format, dilations)
     with name_scope(name, "DepthwiseConv2dNative", [input, filter]) as scope:
-        x, w = _pair(input, filter, ("input", "filter"), "DepthwiseConv2dNative")
+        x, w = convert_pair(input, filter, "DepthwiseConv2dNative")
         return apply_op("DepthwiseConv2dNative", [x, w], attrs, name=scope)
 
 

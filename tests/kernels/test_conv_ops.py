@@ -4,6 +4,8 @@ order), static shapes, build-time errors, and every scheduler with inputs chunke
 
 from __future__ import annotations
 
+import re
+
 import dask.array as da
 import numpy as np
 import pytest
@@ -466,7 +468,7 @@ def test_process_and_distributed_modes(mode, sess_factory):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
 
 
-def test_dask_feed_chunked_along_n_is_one_task_per_chunk():
+def test_dask_feed_chunked_along_n():
     g, x, fetches = _training_graph()
     xv = rand((9, 8, 7, 2), 8)
     base = run(fetches, {x: xv}, graph=g)
@@ -474,10 +476,28 @@ def test_dask_feed_chunked_along_n_is_one_task_per_chunk():
         got = s.run(fetches, {x: da.from_array(xv, chunks=(2, 8, 7, 2))})
     for a, b in zip(got, base):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
-    # the conv's dask graph: one task per batch chunk, none that holds the whole batch
-    with tf.Graph().as_default() as g2:
-        p = tf.placeholder(tf.float64, [9, 8, 7, 2])
-        y = tf.nn.conv2d(p, rand((3, 3, 2, 4)), 1, "SAME")
-    with make_session("sync", graph=g2, chunks=(2, -1, -1, -1)) as s:
-        out = s.run(y, {p: xv})
-    np.testing.assert_allclose(out, ref_conv2d(xv, rand((3, 3, 2, 4))), rtol=1e-10)
+
+
+def _projections(text):
+    """{op type: largest projected MiB per task} from Session.explain's table."""
+    out = {}
+    for m in re.finditer(r"^\s+(\w+) \S+\s+([\d.]+) (B|KiB|MiB|GiB)", text, re.M):
+        mib = float(m.group(2)) * {"B": 2**-20, "KiB": 2**-10, "MiB": 1, "GiB": 1024}[m.group(3)]
+        out[m.group(1)] = max(out.get(m.group(1), 0), mib)
+    return out
+
+
+def test_tasks_hold_one_batch_chunk():
+    # 8 chunks of 8 images: a conv task holds a chunk (~0.25 MiB in, ~0.5 MiB out), never the batch (8x)
+    x = tf.placeholder(tf.float64, [None, 16, 16, 8])
+    w = tf.constant(rand((3, 3, 8, 16)))
+    y = tf.nn.conv2d(x, w, 1, "SAME")
+    gx, gw = tf.gradients(tf.reduce_sum(tf.square(y)), [x, w])
+    xv = rand((64, 16, 16, 8))
+    with make_session("threads") as s:
+        chunked = _projections(s.explain([y, gx, gw], {x: da.from_array(xv, chunks=(8, 16, 16, 8))}))
+        whole = _projections(s.explain([y, gx, gw], {x: da.from_array(xv, chunks=(64, 16, 16, 8))}))
+        got = s.run([y, gx, gw], {x: da.from_array(xv, chunks=(8, 16, 16, 8))})
+    for op in ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"):
+        assert chunked[op] < 1.0 and whole[op] > 4 * chunked[op], (op, chunked, whole)
+    np.testing.assert_allclose(got[0], ref_conv2d(xv, run(w)), rtol=1e-10)
