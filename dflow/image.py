@@ -1,13 +1,12 @@
 """`dflow.image`: resizing, flips and per-image standardization (TF1's `tf.image`).
 
-Every function is a composite of registered ops, so each gets its gradient from their rules and
-runs blockwise over the batch axis N of chunked images. Resizing follows TF1's legacy kernels
+Flips and standardization are composites of registered ops (gradients from their rules); the
+resizes are ops of dflow/kernels/image_ops.py. All run blockwise over the batch axis N of chunked
+images. Resizing follows TF1's legacy kernels
 (`half_pixel_centers=False` unless asked): output row y reads input row y * scale with
 scale = in / out in float32, or (in - 1) / (out - 1) with `align_corners`; nearest neighbour
 takes the floor (round with `align_corners`), bilinear interpolates between floor and ceil
-(clamped to the image). Bilinear is two contractions with [out, in] interpolation matrices built
-from the sizes in float32 (`einsum`: blockwise over N, and its gradient is einsum again);
-nearest neighbour is two gathers.
+(clamped to the image): gathers forward, two matrix products backward.
 """
 
 from __future__ import annotations
@@ -21,19 +20,13 @@ from .graph.graph import name_scope
 from .graph.ops import Tensor, constant_value
 from .kernels.array_ops import shape
 from .kernels.common import convert_to_tensor
-from .kernels.creation_ops import range as _range
-from .kernels.gather_ops import gather, one_hot
-from .kernels.linalg_ops import einsum
+from .kernels.image_ops import resize_bilinear as _resize_bilinear_op
+from .kernels.image_ops import resize_nearest_neighbor as _resize_nearest_op
 from .kernels.manip_ops import expand_dims, reverse, squeeze
 from .kernels.math_ops import (
-    add,
     cast,
-    ceil,
-    floor,
     less,
     maximum,
-    minimum,
-    multiply,
     realdiv,
     relu,
     rsqrt,
@@ -80,47 +73,6 @@ def _dim(t, axis):
     return d if d is not None else shape(t)[axis]
 
 
-def _f32(v):
-    return cast(v, dtypes.float32) if isinstance(v, Tensor) else convert_to_tensor(np.float32(v))
-
-
-def _source(out_size, in_size, align_corners, half_pixel_centers):
-    """Float32 source coordinates of output positions 0..out-1 (TF's scale and scalers)."""
-    if align_corners and isinstance(out_size, int) and out_size > 1:
-        scale = realdiv(_f32(in_size - 1), _f32(out_size - 1))
-    elif align_corners and not isinstance(out_size, int):
-        big = maximum(out_size - 1, 1)
-        scale = where(less(1, out_size), realdiv(_f32(in_size - 1), _f32(big)), realdiv(_f32(in_size), _f32(out_size)))
-    else:
-        scale = realdiv(_f32(in_size), _f32(out_size))
-    pos = cast(_range(0, out_size), dtypes.float32)
-    if half_pixel_centers:
-        pos = add(pos, _f32(0.5))
-    return pos, scale
-
-
-def _interp_matrix(out_size, in_size, align_corners, half_pixel_centers):
-    """[out, in] float32 bilinear weights: row y holds 1 - lerp at floor and lerp at ceil."""
-    pos, scale = _source(out_size, in_size, align_corners, half_pixel_centers)
-    src = multiply(pos, scale)
-    if half_pixel_centers:
-        src = subtract(src, _f32(0.5))
-    lo_f = floor(src)
-    lerp = subtract(src, lo_f)
-    lo = maximum(cast(lo_f, dtypes.int32), 0)
-    hi = minimum(cast(ceil(src), dtypes.int32), in_size - 1)
-    w_lo = multiply(one_hot(lo, in_size, dtype=dtypes.float32), expand_dims(subtract(_f32(1), lerp), 1))
-    return add(w_lo, multiply(one_hot(hi, in_size, dtype=dtypes.float32), expand_dims(lerp, 1)))
-
-
-def _nearest_index(out_size, in_size, align_corners, half_pixel_centers):
-    pos, scale = _source(out_size, in_size, align_corners, half_pixel_centers)
-    src = multiply(pos, scale)
-    src = floor(add(src, _f32(0.5))) if align_corners else floor(src)  # roundf of a non-negative value
-    idx = minimum(cast(src, dtypes.int32), in_size - 1)
-    return maximum(idx, 0) if half_pixel_centers else idx
-
-
 def _size(size, fn):
     size = convert_to_tensor(size, dtype=dtypes.int32, name="size") if not isinstance(size, Tensor) else size
     if not size.shape.is_compatible_with([2]) or not size.dtype.is_integer:
@@ -135,47 +87,16 @@ def _size(size, fn):
     return size[0], size[1]
 
 
-def _bilinear(images, size, align_corners, half_pixel_centers):
-    oh, ow = size
-    x = cast(images, dtypes.float32) if images.dtype != dtypes.float32 else images
-    a_h = _interp_matrix(oh, _dim(x, 1), align_corners, half_pixel_centers)
-    a_w = _interp_matrix(ow, _dim(x, 2), align_corners, half_pixel_centers)
-    return einsum("pw,nowc->nopc", a_w, einsum("oh,nhwc->nowc", a_h, x))
-
-
-def _nearest(images, size, align_corners, half_pixel_centers):
-    oh, ow = size
-    rows = _nearest_index(oh, _dim(images, 1), align_corners, half_pixel_centers)
-    cols = _nearest_index(ow, _dim(images, 2), align_corners, half_pixel_centers)
-    return gather(gather(images, rows, axis=1), cols, axis=2)
-
-
-def _check_corners(align_corners, half_pixel_centers):
-    if align_corners and half_pixel_centers:
-        raise ValueError("If half_pixel_centers is True, align_corners must be False.")
+def _resize(method, images, size, align_corners):
+    op = _resize_bilinear_op if method == ResizeMethod.BILINEAR else _resize_nearest_op
+    return op(images, list(size), align_corners=align_corners)
 
 
 # ---- resizing ----------------------------------------------------------------------------------
 
 
-def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
-    """[batch, h, w, c] images resized to `size` = [new_h, new_w] by bilinear interpolation; float32."""
-    _check_corners(align_corners, half_pixel_centers)
-    with name_scope(name, "ResizeBilinear", [images, size]):
-        x = convert_to_tensor(images, name="images")
-        if x.shape.ndims not in (None, 4):
-            raise ValueError(f"resize_bilinear: images must be 4-dimensional, got shape {x.shape}")
-        return _bilinear(x, _size(size, "resize_bilinear"), align_corners, half_pixel_centers)
-
-
-def resize_nearest_neighbor(images, size, align_corners=False, name=None, half_pixel_centers=False):
-    """[batch, h, w, c] images resized to `size` by nearest neighbour; same dtype as images."""
-    _check_corners(align_corners, half_pixel_centers)
-    with name_scope(name, "ResizeNearestNeighbor", [images, size]):
-        x = convert_to_tensor(images, name="images")
-        if x.shape.ndims not in (None, 4):
-            raise ValueError(f"resize_nearest_neighbor: images must be 4-dimensional, got shape {x.shape}")
-        return _nearest(x, _size(size, "resize_nearest_neighbor"), align_corners, half_pixel_centers)
+resize_bilinear = _resize_bilinear_op
+resize_nearest_neighbor = _resize_nearest_op
 
 
 def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False, preserve_aspect_ratio=False,
@@ -204,7 +125,7 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
             new = (int(np.round(np.float32(f) * np.float32(h))), int(np.round(np.float32(f) * np.float32(w))))
         if all(isinstance(v, int) for v in new) and (h, w) == new:
             return x if is_batch else squeeze(x, [0])
-        out = (_bilinear if method == ResizeMethod.BILINEAR else _nearest)(x, new, align_corners, False)
+        out = _resize(method, x, new, align_corners)
         return out if is_batch else squeeze(out, [0])
 
 
@@ -266,5 +187,5 @@ def per_image_standardization(image):
         axes = [-1, -2, -3]
         mean = reduce_mean(x, axes, keepdims=True)
         variance = relu(subtract(reduce_mean(square(x), axes, keepdims=True), square(mean)))
-        min_std = rsqrt(_f32(num) if not isinstance(num, Tensor) else num)
+        min_std = rsqrt(num if isinstance(num, Tensor) else convert_to_tensor(np.float32(num)))
         return realdiv(subtract(x, mean), maximum(sqrt(variance), min_std), name=scope)

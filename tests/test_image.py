@@ -214,7 +214,7 @@ def test_chunked_batch_on_every_mode(mode, sess_factory):
     r = tf.image.resize_images(x, [9, 4])
     n = tf.image.resize_images(x, [4, 9], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)
     s = tf.image.per_image_standardization(tf.image.flip_left_right(x))
-    (g,) = tf.gradients(tf.reduce_sum(r * r) + tf.reduce_sum(s * s * x), x)
+    (g,) = tf.gradients(tf.reduce_sum(r * r) + tf.reduce_sum(s * s * x) + tf.reduce_sum(n * n * n), x)
     with sess_factory("eager") as sess:
         want = sess.run([r, n, s, g], {x: x0})
     with sess_factory(mode, chunks=(2, 3, 7, 2)) as sess:
@@ -223,3 +223,75 @@ def test_chunked_batch_on_every_mode(mode, sess_factory):
         np.testing.assert_allclose(v, w, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(want[0], ref_resize(x0, (9, 4), "bilinear"), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(want[2], ref_standardize(x0[:, :, ::-1]), rtol=1e-4, atol=1e-5)
+
+
+def test_resize_bilinear_second_order_and_float64():
+    x0 = np.random.default_rng(8).standard_normal((2, 3, 5, 2))
+    x = tf.constant(x0)
+    y = tf.image.resize_bilinear(x, [4, 3], half_pixel_centers=True)
+    assert y.dtype == tf.float32
+    g = tf.placeholder(tf.float32, [2, 4, 3, 2])
+    (dx,) = tf.gradients(y, x, grad_ys=g)
+    assert dx.dtype == tf.float64 and dx.shape.as_list() == [2, 3, 5, 2]
+    gg = tf.placeholder(tf.float64, [2, 3, 5, 2])
+    (ddx,) = tf.gradients(dx, g, grad_ys=gg)  # ResizeBilinearGrad's gradient is ResizeBilinear
+    with tf.Session():
+        assert tf.test.compute_gradient_error(g, [2, 4, 3, 2], dx, [2, 3, 5, 2], delta=1e-2) < 1e-4
+        assert tf.test.compute_gradient_error(gg, [2, 3, 5, 2], ddx, [2, 4, 3, 2], delta=1e-2) < 1e-4
+
+
+@pytest.mark.parametrize("device", [None, "device1"])
+def test_resize_kernels_on_array_api_strict(device):
+    xps = pytest.importorskip("array_api_strict")
+    import array_api_compat.numpy as np_xp
+
+    from dflow.graph.registry import get_opdef
+
+    x = tf.constant(np.random.default_rng(9).standard_normal((2, 3, 4, 2)).astype(np.float32))
+    y = tf.image.resize_bilinear(x, [5, 3])
+    z = tf.image.resize_nearest_neighbor(x, [5, 3], align_corners=True)
+    dy, dz = tf.gradients(tf.reduce_sum(y * y), x)[0], tf.gradients(tf.reduce_sum(z * z), x)[0]
+    dev = xps.Device(device) if device else None
+    for op in (y.op, dy.op, z.op, dz.op):
+        with tf.Session() as s:
+            arrays = [np.asarray(v) for v in s.run(list(op.inputs))]
+        want = get_opdef(op.type).eager(np_xp, *arrays, **op.attrs)
+        # image data on the device; the size / shape input stays a host value (the lowering reads it so)
+        got = get_opdef(op.type).eager(xps, *[v if v.dtype.kind == "i" else xps.asarray(v, device=dev) if dev
+                                              else xps.asarray(v) for v in arrays], **op.attrs)
+        got = got.to_device(xps.Device("CPU_DEVICE")) if dev else got
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6, err_msg=op.type)
+
+
+def test_resize_is_one_task_per_batch_chunk(sess_factory):
+    x0 = np.random.default_rng(10).standard_normal((6, 5, 5, 2)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 5, 5, 2])
+    y = tf.image.resize_bilinear(x, [7, 3], name="resized")
+    (dx,) = tf.gradients(tf.reduce_sum(y), x)
+    s = sess_factory("sync", chunks=(2, 2, 5, 2))
+    plan, _ = s._plan_for([y, dx], {x: x0})
+    for prefix in ("resized-", "gradients.resized_grad.ResizeBilinearGrad-"):
+        keys = sorted(k[1:] for k in plan.dsk if isinstance(k, tuple) and k[0].startswith(prefix))
+        assert keys == [(0, 0, 0, 0), (1, 0, 0, 0), (2, 0, 0, 0)], (prefix, keys)
+    ry, rdx = s.run([y, dx], {x: x0})
+    np.testing.assert_allclose(ry, ref_resize(x0, (7, 3), "bilinear"), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("corners", ["legacy", "align", "half"])
+def test_nearest_gradients(corners):
+    kw = dict(align_corners=corners == "align", half_pixel_centers=corners == "half")
+    x0 = np.random.default_rng(13).standard_normal((2, 4, 3, 2))
+    p = tf.placeholder(tf.float64, x0.shape)
+    for size in ([7, 2], [3, 5]):
+        y = tf.image.resize_nearest_neighbor(p, size, **kw)
+        assert y.dtype == tf.float64
+        with tf.Session():
+            assert tf.test.compute_gradient_error(p, x0.shape, y, y.shape.as_list(), x_init_value=x0,
+                                                  delta=1e-6) < 1e-8
+    g = tf.placeholder(tf.float64, [2, 7, 2, 2])
+    (dx,) = tf.gradients(tf.image.resize_nearest_neighbor(p, [7, 2], **kw), p, grad_ys=g)
+    gg = tf.placeholder(tf.float64, x0.shape)
+    (ddx,) = tf.gradients(dx, g, grad_ys=gg)
+    with tf.Session():
+        assert tf.test.compute_gradient_error(g, [2, 7, 2, 2], dx, list(x0.shape), delta=1e-6) < 1e-8
+        assert tf.test.compute_gradient_error(gg, list(x0.shape), ddx, [2, 7, 2, 2], delta=1e-6) < 1e-8

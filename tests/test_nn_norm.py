@@ -200,3 +200,47 @@ def test_chunked_batch_on_every_mode(mode, sess_factory):
     for w, r in zip(want, got):
         np.testing.assert_allclose(r, w, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(want[2], x0.var((0, 1, 2), ddof=1), rtol=1e-4)
+
+
+# ---- a whole TF1-style program: pooled features, batch norm, in_top_k accuracy ---------------------
+
+
+@pytest.mark.program
+def test_pooled_classifier_program_trains():
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 2, 64)
+    images = rng.standard_normal((64, 8, 8, 1)).astype(np.float32) * 0.5
+    images[labels == 1, :4, :4, :] += 1.5  # class 1: a bright top-left quadrant
+    x = tf.placeholder(tf.float32, [None, 8, 8, 1])
+    y = tf.placeholder(tf.int32, [None])
+    h = tf.nn.max_pool(tf.image.per_image_standardization(x), [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    h = tf.nn.avg_pool(h, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")  # [None, 2, 2, 1]
+    h, _, _ = tf.nn.fused_batch_norm(h, tf.ones([1]), tf.zeros([1]))
+    w = tf.Variable(tf.zeros([4, 2]))
+    logits = tf.matmul(tf.reshape(tf.nn.lrn(h, 0), [-1, 4]), w)
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    acc = tf.reduce_mean(tf.cast(tf.nn.in_top_k(logits, y, 1), tf.float32))
+    step = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = sess.run(loss, {x: images, y: labels})
+        for _ in range(20):
+            sess.run(step, {x: images, y: labels})
+        last, accuracy = sess.run([loss, acc], {x: images, y: labels})
+    assert last < first and accuracy > 0.9
+
+
+def test_pool_aliases_and_global_normalization():
+    x = np.random.default_rng(11).standard_normal((2, 6, 6, 3))
+    want = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    got = [tf.nn.max_pool2d(x, 2, 2, "SAME"), tf.nn.max_pool_v2(x, 2, 2, "SAME"),
+           tf.nn.avg_pool_v2(x[:, 0], [3], [2], "VALID"), tf.nn.avg_pool2d(x, 3, 1, "SAME")]
+    m, v, beta, gamma = (np.random.default_rng(12).random(3) + 0.5 for _ in range(4))
+    bn = [tf.nn.batch_norm_with_global_normalization(x, m, v, beta, gamma, 1e-3, flag) for flag in (True, False)]
+    r = run([want] + got + bn)
+    np.testing.assert_array_equal(r[1], r[0])
+    np.testing.assert_array_equal(r[2], r[0])
+    np.testing.assert_allclose(r[3], run(tf.nn.avg_pool1d(x[:, 0], 3, 2, "VALID")))
+    np.testing.assert_allclose(r[4], run(tf.nn.avg_pool(x, 3, 1, "SAME")))
+    np.testing.assert_allclose(r[5], (x - m) / np.sqrt(v + 1e-3) * gamma + beta, rtol=1e-6)
+    np.testing.assert_allclose(r[6], (x - m) / np.sqrt(v + 1e-3) + beta, rtol=1e-6)

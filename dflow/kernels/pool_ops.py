@@ -38,7 +38,8 @@ __all__: list[str] = []  # public through dflow.nn (TF1 has no top-level max_poo
 _CHANNELS_LAST = {"NWC": 3, "NHWC": 4, "NDHWC": 5}
 _CHANNELS_FIRST = {"NCW": 3, "NCHW": 4, "NCDHW": 5}
 
-# ---- geometry ------------------------------------------------------------------------------------
+
+# ---- geometry and the window walks shared by the kernels -------------------------------------
 
 
 def _spatial_axes(data_format, rank):
@@ -115,19 +116,6 @@ def _lowest(xp, dtype):
     return -math.inf if xp.isdtype(dtype, "real floating") else xp.iinfo(dtype).min
 
 
-# ---- kernels (whole images; N is never pooled) ---------------------------------------------------
-
-
-def _max_pool(xp, x, **attrs):
-    geo = _geometry(x.shape, attrs, "MaxPool")
-    xpad = _pad(xp, x, geo, _lowest(xp, x.dtype))
-    out = None
-    for off in _offsets(geo):
-        v = xpad[_view(x.ndim, geo, off)]
-        out = xp.asarray(v, copy=True) if out is None else _maximum(xp, out, v)
-    return out
-
-
 def _device(x):
     return array_api_compat.device(x)
 
@@ -136,6 +124,13 @@ def _maximum(xp, out, v):
     if isinstance(out, np.ndarray):
         return np.maximum(out, v, out=out)  # in place: one output-sized buffer for the whole walk
     return xp.maximum(out, v)
+
+
+def _add(out, v):
+    if isinstance(out, np.ndarray):
+        out += v
+        return out
+    return out + v
 
 
 def _first_max(xp, x, geo):
@@ -181,50 +176,6 @@ def _argmax(xp, x, geo):
     return arg
 
 
-def _max_pool_grad(xp, x, g, **attrs):
-    """g added into the input cell of each window's first maximum."""
-    geo = _geometry(x.shape, attrs, "MaxPoolGrad")
-    dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype, device=_device(g))
-    zero = xp.zeros((), dtype=g.dtype, device=_device(g))
-    # g * hit is ~10x faster than where(hit, g, 0) but gives nan for an infinite g outside the hit
-    finite = bool(xp.all(xp.isfinite(g))) if xp.isdtype(g.dtype, "real floating") else True
-    for _i, view, hit in _first_max(xp, x, geo):
-        dx[view] += g * xp.astype(hit, g.dtype) if finite else xp.where(hit, g, zero)  # in place on the view
-    return dx[_interior(x.ndim, geo)]
-
-
-def _max_pool_grad_grad(xp, x, gg, **attrs):
-    """The cell of `gg` (input-shaped) at each window's first maximum: pooled shape."""
-    geo = _geometry(x.shape, attrs, "MaxPoolGradGrad")
-    ggpad = _pad(xp, gg, geo, 0)
-    out = None
-    for _i, view, hit in _first_max(xp, x, geo):
-        out = xp.where(hit, ggpad[view], xp.zeros((), dtype=gg.dtype, device=_device(gg)) if out is None else out)
-    return out
-
-
-def _max_pool_argmax(xp, x, batch_start=0, *, include_batch_in_index=False, Targmax=dtypes.int64, **attrs):
-    """Flat NHWC indices ((b * H + y) * W + x) * C + c of each window's first maximum."""
-    geo = _geometry(x.shape, attrs, "MaxPoolWithArgmax")
-    arg = xp.astype(_argmax(xp, x, geo), xp.int64)
-    dev = _device(x)
-    flat = xp.zeros(arg.shape, dtype=xp.int64, device=dev)
-    ks = [k for _ax, k, *_ in geo]
-    inner = math.prod(ks)
-    for ax, k, s, n, b, _a in geo:  # coordinate along ax = out position * s - pad + offset along ax
-        inner //= k
-        off = (arg // inner) % k
-        pos = xp.reshape(xp.arange(n, dtype=xp.int64, device=dev) * s - b, tuple(n if i == ax else 1 for i in range(x.ndim)))
-        flat = flat * int(x.shape[ax]) + pos + off
-    c = x.shape[-1]
-    flat = flat * int(c) + xp.reshape(xp.arange(c, dtype=xp.int64, device=dev), (1,) * (x.ndim - 1) + (c,))
-    if include_batch_in_index:
-        per_image = math.prod(int(d) for d in x.shape[1:])
-        b = xp.arange(x.shape[0], dtype=xp.int64, device=dev) + int(batch_start)
-        flat = flat + xp.reshape(b, (-1,) + (1,) * (x.ndim - 1)) * per_image
-    return xp.astype(flat, getattr(xp, dtypes.as_dtype(Targmax).name))
-
-
 def _counts(xp, shape, geo, like):
     """How many unpadded cells each window covers (SAME averages over those only), broadcastable."""
     total = None
@@ -236,36 +187,60 @@ def _counts(xp, shape, geo, like):
     return xp.asarray(total, dtype=like.dtype, device=_device(like))
 
 
-def _avg_pool(xp, x, **attrs):
-    geo = _geometry(x.shape, attrs, "AvgPool")
-    xpad = _pad(xp, x, geo, 0)
-    out = None
-    for off in _offsets(geo):
-        v = xpad[_view(x.ndim, geo, off)]
-        out = xp.asarray(v, copy=True) if out is None else _add(out, v)
-    return out / _counts(xp, x.shape, geo, x)
+# ---- static inference and the chunked lowering (blockwise over N), shared --------------------
 
 
-def _add(out, v):
-    if isinstance(out, np.ndarray):
-        out += v
-        return out
-    return out + v
+def _pool_attrs(attrs):
+    return {k: attrs[k] for k in ("ksize", "strides", "padding", "data_format")}
 
 
-def _avg_pool_grad(xp, in_shape, g, **attrs):
-    """g / count spread evenly over the unpadded cells of each window."""
-    in_shape = (int(g.shape[0]),) + tuple(_ints(in_shape)[1:])
-    geo = _geometry(in_shape, attrs, "AvgPoolGrad")
-    share = g / _counts(xp, in_shape, geo, g)
-    dx = xp.zeros(_padded_shape(in_shape, geo), dtype=g.dtype, device=_device(g))
-    for off in _offsets(geo):
-        view = _view(len(in_shape), geo, off)
-        dx[view] += share
-    return dx[_interior(len(in_shape), geo)]
+def _attrs_of(op):
+    return {k: op.get_attr(k) for k in ("ksize", "strides", "padding", "data_format")}
 
 
-# ---- chunked lowering: blockwise over N ----------------------------------------------------------
+def _check_attrs(x_shape, attrs, op_type):
+    rank, fmt = len(attrs["ksize"]), attrs["data_format"]
+    if x_shape.ndims is not None and x_shape.ndims != rank:
+        raise ValueError(f"{op_type}: input must be rank {rank} for data_format {fmt!r}, got shape {x_shape}")
+    c = _channel_axis(fmt, rank)
+    for what in ("ksize", "strides"):
+        v = attrs[what]
+        if v[0] != 1 or v[c] != 1:
+            raise ValueError(f"{op_type}: pooling over the batch or channel dimension is not supported "
+                             f"({what}={list(v)} for data_format {fmt!r})")
+        if any(e < 1 for e in v):
+            raise ValueError(f"{op_type}: {what} must be positive, got {list(v)}")
+
+
+def _pooled_static(x_shape, attrs, op_type):
+    rank = len(attrs["ksize"])
+    dims = x_shape.as_list() if x_shape.ndims is not None else [None] * rank
+    out = list(dims)
+    for ax in _spatial_axes(attrs["data_format"], rank):
+        if dims[ax] is not None:
+            out[ax] = _out_size(dims[ax], attrs["ksize"][ax], attrs["strides"][ax], attrs["padding"], op_type)[0]
+    return TensorShape(out)
+
+
+def _pool_infer(op_type, kinds):
+    def infer(inputs, attrs):
+        x = inputs[0]
+        if x.dtype.np_dtype.kind not in kinds:
+            raise TypeError(f"Value passed to parameter 'input' of {op_type!r} has DataType {x.dtype.name}, "
+                            f"not a {'floating' if kinds == 'f' else 'real'} type")
+        _check_attrs(x.shape, attrs, op_type)
+        return _pooled_static(x.shape, attrs, op_type), x.dtype
+
+    return infer
+
+
+def _grad_infer(op_type, pooled_second):
+    def infer(inputs, attrs):
+        x, g = inputs
+        _check_attrs(x.shape, attrs, op_type)
+        return (x.shape if pooled_second else _pooled_static(x.shape, attrs, op_type)), g.dtype
+
+    return infer
 
 
 def _per_block(kernel, *blocks, **attrs):
@@ -305,6 +280,100 @@ def _lower_same_as_input(kernel, pooled_second):
     return lower
 
 
+# ---- MaxPool ---------------------------------------------------------------------------------
+
+
+def _max_pool(xp, x, **attrs):
+    geo = _geometry(x.shape, attrs, "MaxPool")
+    xpad = _pad(xp, x, geo, _lowest(xp, x.dtype))
+    out = None
+    for off in _offsets(geo):
+        v = xpad[_view(x.ndim, geo, off)]
+        out = xp.asarray(v, copy=True) if out is None else _maximum(xp, out, v)
+    return out
+
+
+register_op("MaxPool", _pool_infer("MaxPool", "iuf"), eager=_max_pool, lower=_lower_pool(_max_pool, "MaxPool"))
+
+
+@def_grad("MaxPool")
+def _max_pool_gradient(op, g):
+    return [apply_op("MaxPoolGrad", [op.inputs[0], g], _attrs_of(op))]
+
+
+# ---- MaxPoolGrad and MaxPoolGradGrad: each is the other's gradient (both linear in g) --------
+
+
+def _max_pool_grad(xp, x, g, **attrs):
+    """g added into the input cell of each window's first maximum."""
+    geo = _geometry(x.shape, attrs, "MaxPoolGrad")
+    dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype, device=_device(g))
+    zero = xp.zeros((), dtype=g.dtype, device=_device(g))
+    # g * hit is ~10x faster than where(hit, g, 0) but gives nan for an infinite g outside the hit
+    finite = bool(xp.all(xp.isfinite(g))) if xp.isdtype(g.dtype, "real floating") else True
+    for _i, view, hit in _first_max(xp, x, geo):
+        dx[view] += g * xp.astype(hit, g.dtype) if finite else xp.where(hit, g, zero)  # in place on the view
+    return dx[_interior(x.ndim, geo)]
+
+
+def _max_pool_grad_grad(xp, x, gg, **attrs):
+    """The cell of `gg` (input-shaped) at each window's first maximum: pooled shape."""
+    geo = _geometry(x.shape, attrs, "MaxPoolGradGrad")
+    ggpad = _pad(xp, gg, geo, 0)
+    out = None
+    for _i, view, hit in _first_max(xp, x, geo):
+        out = xp.where(hit, ggpad[view], xp.zeros((), dtype=gg.dtype, device=_device(gg)) if out is None else out)
+    return out
+
+
+register_op("MaxPoolGrad", _grad_infer("MaxPoolGrad", True), eager=_max_pool_grad,
+            lower=_lower_same_as_input(_max_pool_grad, True))
+
+
+register_op("MaxPoolGradGrad", _grad_infer("MaxPoolGradGrad", False), eager=_max_pool_grad_grad,
+            lower=_lower_same_as_input(_max_pool_grad_grad, False))
+
+
+@def_grad("MaxPoolGrad")
+def _max_pool_grad_gradient(op, gg):
+    return [None, apply_op("MaxPoolGradGrad", [op.inputs[0], gg], _attrs_of(op))]
+
+
+@def_grad("MaxPoolGradGrad")
+def _max_pool_grad_grad_gradient(op, ggg):
+    return [None, apply_op("MaxPoolGrad", [op.inputs[0], ggg], _attrs_of(op))]
+
+
+# ---- MaxPoolWithArgmax -----------------------------------------------------------------------
+
+
+def _max_pool_argmax(xp, x, batch_start=0, *, include_batch_in_index=False, Targmax=dtypes.int64, **attrs):
+    """Flat NHWC indices ((b * H + y) * W + x) * C + c of each window's first maximum."""
+    geo = _geometry(x.shape, attrs, "MaxPoolWithArgmax")
+    arg = xp.astype(_argmax(xp, x, geo), xp.int64)
+    dev = _device(x)
+    flat = xp.zeros(arg.shape, dtype=xp.int64, device=dev)
+    ks = [k for _ax, k, *_ in geo]
+    inner = math.prod(ks)
+    for ax, k, s, n, b, _a in geo:  # coordinate along ax = out position * s - pad + offset along ax
+        inner //= k
+        off = (arg // inner) % k
+        pos = xp.reshape(xp.arange(n, dtype=xp.int64, device=dev) * s - b, tuple(n if i == ax else 1 for i in range(x.ndim)))
+        flat = flat * int(x.shape[ax]) + pos + off
+    c = x.shape[-1]
+    flat = flat * int(c) + xp.reshape(xp.arange(c, dtype=xp.int64, device=dev), (1,) * (x.ndim - 1) + (c,))
+    if include_batch_in_index:
+        per_image = math.prod(int(d) for d in x.shape[1:])
+        b = xp.arange(x.shape[0], dtype=xp.int64, device=dev) + int(batch_start)
+        flat = flat + xp.reshape(b, (-1,) + (1,) * (x.ndim - 1)) * per_image
+    return xp.astype(flat, getattr(xp, dtypes.as_dtype(Targmax).name))
+
+
+def _argmax_infer(inputs, attrs):
+    out, dtype = _pool_infer("MaxPoolWithArgmax", "iuf")(inputs, _pool_attrs(attrs))
+    return [(out, dtype), (out, dtypes.as_dtype(attrs["Targmax"]))]
+
+
 def _argmax_lower(ctx, x, **attrs):
     x = ctx.as_dask(x)
     out = _out_shape(ctx.known_shape(x), _geometry(x.shape, attrs, "MaxPoolWithArgmax"))
@@ -323,6 +392,46 @@ def _argmax_block(block, starts, attrs, block_id=None):
     return _max_pool_argmax(xp, block, int(starts[block_id[0]]), **attrs)
 
 
+register_op("MaxPoolWithArgmax", _argmax_infer, num_outputs=2, lower=_argmax_lower,
+            eager=lambda xp, x, **attrs: (_max_pool(xp, x, **_pool_attrs(attrs)), _max_pool_argmax(xp, x, **attrs)))
+
+
+@def_grad("MaxPoolWithArgmax")
+def _max_pool_argmax_gradient(op, g, g_argmax):
+    return [apply_op("MaxPoolGrad", [op.inputs[0], g], _attrs_of(op))]
+
+
+# ---- AvgPool and AvgPoolGrad: each is the other's gradient -----------------------------------
+
+
+def _avg_pool(xp, x, **attrs):
+    geo = _geometry(x.shape, attrs, "AvgPool")
+    xpad = _pad(xp, x, geo, 0)
+    out = None
+    for off in _offsets(geo):
+        v = xpad[_view(x.ndim, geo, off)]
+        out = xp.asarray(v, copy=True) if out is None else _add(out, v)
+    return out / _counts(xp, x.shape, geo, x)
+
+
+def _avg_pool_grad(xp, in_shape, g, **attrs):
+    """g / count spread evenly over the unpadded cells of each window."""
+    in_shape = (int(g.shape[0]),) + tuple(_ints(in_shape)[1:])
+    geo = _geometry(in_shape, attrs, "AvgPoolGrad")
+    share = g / _counts(xp, in_shape, geo, g)
+    dx = xp.zeros(_padded_shape(in_shape, geo), dtype=g.dtype, device=_device(g))
+    for off in _offsets(geo):
+        view = _view(len(in_shape), geo, off)
+        dx[view] += share
+    return dx[_interior(len(in_shape), geo)]
+
+
+def _avg_grad_infer(inputs, attrs):
+    shp, g = inputs
+    dims = _partial_shape(shp)  # shape(x) of an x of partly known shape gives those dims
+    return TensorShape(dims if dims is not None else [None] * len(attrs["ksize"])), g.dtype
+
+
 def _avg_grad_lower(ctx, in_shape, g, **attrs):
     in_shape = [int(d) for d in ctx.host_value(in_shape, "AvgPoolGrad orig_input_shape").reshape(-1)]
     g = ctx.as_dask(g)
@@ -336,102 +445,10 @@ def _avg_grad_block(g, in_shape, attrs):
     return _avg_pool_grad(array_api_compat.array_namespace(g), in_shape, g, **attrs)
 
 
-def _pool_attrs(attrs):
-    return {k: attrs[k] for k in ("ksize", "strides", "padding", "data_format")}
-
-
-# ---- static inference ----------------------------------------------------------------------------
-
-
-def _check_attrs(x_shape, attrs, op_type):
-    rank, fmt = len(attrs["ksize"]), attrs["data_format"]
-    if x_shape.ndims is not None and x_shape.ndims != rank:
-        raise ValueError(f"{op_type}: input must be rank {rank} for data_format {fmt!r}, got shape {x_shape}")
-    c = _channel_axis(fmt, rank)
-    for what in ("ksize", "strides"):
-        v = attrs[what]
-        if v[0] != 1 or v[c] != 1:
-            raise ValueError(f"{op_type}: pooling over the batch or channel dimension is not supported "
-                             f"({what}={list(v)} for data_format {fmt!r})")
-        if any(e < 1 for e in v):
-            raise ValueError(f"{op_type}: {what} must be positive, got {list(v)}")
-
-
-def _pooled_static(x_shape, attrs, op_type):
-    rank = len(attrs["ksize"])
-    dims = x_shape.as_list() if x_shape.ndims is not None else [None] * rank
-    out = list(dims)
-    for ax in _spatial_axes(attrs["data_format"], rank):
-        if dims[ax] is not None:
-            out[ax] = _out_size(dims[ax], attrs["ksize"][ax], attrs["strides"][ax], attrs["padding"], op_type)[0]
-    return TensorShape(out)
-
-
-def _pool_infer(op_type, kinds):
-    def infer(inputs, attrs):
-        x = inputs[0]
-        if x.dtype.np_dtype.kind not in kinds:
-            raise TypeError(f"Value passed to parameter 'input' of {op_type!r} has DataType {x.dtype.name}, "
-                            f"not a {'floating' if kinds == 'f' else 'real'} type")
-        _check_attrs(x.shape, attrs, op_type)
-        return _pooled_static(x.shape, attrs, op_type), x.dtype
-
-    return infer
-
-
-def _argmax_infer(inputs, attrs):
-    out, dtype = _pool_infer("MaxPoolWithArgmax", "f")(inputs, _pool_attrs(attrs))
-    return [(out, dtype), (out, dtypes.as_dtype(attrs["Targmax"]))]
-
-
-def _grad_infer(op_type, pooled_second):
-    def infer(inputs, attrs):
-        x, g = inputs
-        _check_attrs(x.shape, attrs, op_type)
-        return (x.shape if pooled_second else _pooled_static(x.shape, attrs, op_type)), g.dtype
-
-    return infer
-
-
-def _avg_grad_infer(inputs, attrs):
-    shp, g = inputs
-    dims = _partial_shape(shp)  # shape(x) of an x of partly known shape gives those dims
-    return TensorShape(dims if dims is not None else [None] * len(attrs["ksize"])), g.dtype
-
-
-register_op("MaxPool", _pool_infer("MaxPool", "iuf"), eager=_max_pool, lower=_lower_pool(_max_pool, "MaxPool"))
 register_op("AvgPool", _pool_infer("AvgPool", "f"), eager=_avg_pool, lower=_lower_pool(_avg_pool, "AvgPool"))
-register_op("MaxPoolWithArgmax", _argmax_infer, num_outputs=2, lower=_argmax_lower,
-            eager=lambda xp, x, **attrs: (_max_pool(xp, x, **_pool_attrs(attrs)), _max_pool_argmax(xp, x, **attrs)))
-register_op("MaxPoolGrad", _grad_infer("MaxPoolGrad", True), eager=_max_pool_grad,
-            lower=_lower_same_as_input(_max_pool_grad, True))
-register_op("MaxPoolGradGrad", _grad_infer("MaxPoolGradGrad", False), eager=_max_pool_grad_grad,
-            lower=_lower_same_as_input(_max_pool_grad_grad, False))
+
+
 register_op("AvgPoolGrad", _avg_grad_infer, eager=_avg_pool_grad, lower=_avg_grad_lower)
-
-
-def _attrs_of(op):
-    return {k: op.get_attr(k) for k in ("ksize", "strides", "padding", "data_format")}
-
-
-@def_grad("MaxPool")
-def _max_pool_gradient(op, g):
-    return [apply_op("MaxPoolGrad", [op.inputs[0], g], _attrs_of(op))]
-
-
-@def_grad("MaxPoolWithArgmax")
-def _max_pool_argmax_gradient(op, g, g_argmax):
-    return [apply_op("MaxPoolGrad", [op.inputs[0], g], _attrs_of(op))]
-
-
-@def_grad("MaxPoolGrad")
-def _max_pool_grad_gradient(op, gg):
-    return [None, apply_op("MaxPoolGradGrad", [op.inputs[0], gg], _attrs_of(op))]
-
-
-@def_grad("MaxPoolGradGrad")
-def _max_pool_grad_grad_gradient(op, ggg):
-    return [None, apply_op("MaxPoolGrad", [op.inputs[0], ggg], _attrs_of(op))]
 
 
 @def_grad("AvgPool")
@@ -447,7 +464,7 @@ def _avg_pool_grad_gradient(op, gg):
     return [None, apply_op("AvgPool", [gg], _attrs_of(op))]
 
 
-# ---- public functions ----------------------------------------------------------------------------
+# ---- public functions ------------------------------------------------------------------------
 
 
 def _full(v, what, rank, data_format, fn):
@@ -506,6 +523,37 @@ def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None, inpu
     return _pool("AvgPool", value, ksize, strides, padding, data_format, name, "avg_pool")
 
 
+def max_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """max_pool over H, W of [N, H, W, C] (or NCHW)."""
+    return _pool("MaxPool", input, ksize, strides, padding, data_format, name or "MaxPool2d", "max_pool2d", 4)
+
+
+def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
+    """avg_pool over H, W of [N, H, W, C] (or NCHW)."""
+    return _pool("AvgPool", input, ksize, strides, padding, data_format, name or "AvgPool2D", "avg_pool2d", 4)
+
+
+def _by_rank(input, data_format, fn):  # noqa: A002
+    x = convert_to_tensor(input, name="input")
+    if data_format is not None:
+        return x, data_format
+    if x.shape.ndims not in (3, 4, 5):
+        raise ValueError(f"{fn}: input must be of rank 3, 4 or 5 (known when building), got shape {x.shape}")
+    return x, {3: "NWC", 4: "NHWC", 5: "NDHWC"}[x.shape.ndims]
+
+
+def max_pool_v2(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """max_pool of a 3-, 4- or 5-D input (TF2's tf.nn.max_pool, TF1's max_pool_v2)."""
+    x, data_format = _by_rank(input, data_format, "max_pool_v2")
+    return _pool("MaxPool", x, ksize, strides, padding, data_format, name or "MaxPool", "max_pool_v2")
+
+
+def avg_pool_v2(input, ksize, strides, padding, data_format=None, name=None):  # noqa: A002
+    """avg_pool of a 3-, 4- or 5-D input (TF2's tf.nn.avg_pool, TF1's avg_pool_v2)."""
+    x, data_format = _by_rank(input, data_format, "avg_pool_v2")
+    return _pool("AvgPool", x, ksize, strides, padding, data_format, name or "AvgPool", "avg_pool_v2")
+
+
 def max_pool1d(input, ksize, strides, padding, data_format="NWC", name=None):  # noqa: A002
     """max_pool over the W axis of [N, W, C] (or NCW)."""
     return _pool("MaxPool", input, ksize, strides, padding, data_format, name or "MaxPool1d", "max_pool1d", 3)
@@ -529,7 +577,7 @@ def avg_pool3d(input, ksize, strides, padding, data_format="NDHWC", name=None): 
 def max_pool_with_argmax(input, ksize, strides, padding, data_format="NHWC", Targmax=None, name=None,  # noqa: A002,N803
                          output_dtype=None, include_batch_in_index=False):
     """(max_pool, argmax): argmax is the flat index ((b * H + y) * W + x) * C + c of each max in the
-    unpadded input (b only with include_batch_in_index). NHWC float input only (TF1)."""
+    unpadded input (b only with include_batch_in_index). NHWC real input only (TF1)."""
     if data_format != "NHWC":
         raise ValueError(f"max_pool_with_argmax only supports data_format 'NHWC', got {data_format!r}")
     if Targmax is not None and output_dtype is not None and dtypes.as_dtype(Targmax) != dtypes.as_dtype(output_dtype):

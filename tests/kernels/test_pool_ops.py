@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import dflow as tf
-from tests.conftest import ALL_MODES, run_modes
+from tests.conftest import ALL_MODES
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -220,17 +220,19 @@ def test_chunked_along_batch_on_every_mode(mode, sess_factory):
     m = tf.nn.max_pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME")
     a = tf.nn.avg_pool(x, [1, 2, 3, 1], [1, 2, 1, 1], "VALID")
     _, arg = tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME", include_batch_in_index=True)
-    loss = tf.reduce_sum(m * m) + tf.reduce_sum(a)
+    nchw = tf.nn.max_pool(tf.transpose(x, [0, 3, 1, 2]), [1, 1, 2, 3], [1, 1, 2, 2], "VALID", data_format="NCHW")
+    loss = tf.reduce_sum(m * m) + tf.reduce_sum(a) + tf.reduce_sum(nchw)
     (dx,) = tf.gradients(loss, x)
     (ddx,) = tf.gradients(tf.reduce_sum(dx * dx), x)
     with sess_factory("eager") as s:
-        want = s.run([m, a, arg, dx, ddx], {x: x0})
+        want = s.run([m, a, arg, dx, ddx, nchw], {x: x0})
     with sess_factory(mode, chunks=(2, 3, 3, 3)) as s:  # N chunks of 2; H, W chunked too
-        got = s.run([m, a, arg, dx, ddx], {x: x0})
+        got = s.run([m, a, arg, dx, ddx, nchw], {x: x0})
     for w, g in zip(want, got):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(want[0], ref_pool(x0, (3, 3), (2, 2), "SAME", "max"))
     np.testing.assert_array_equal(want[2], ref_argmax(x0, (2, 2), (2, 2), "SAME", True))
+    np.testing.assert_array_equal(want[5], ref_pool(x0, (2, 3), (2, 2), "VALID", "max").transpose(0, 3, 1, 2))
 
 
 def test_lowering_is_one_task_per_batch_chunk(sess_factory):
