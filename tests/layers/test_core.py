@@ -51,6 +51,11 @@ def test_dense_names_collections_and_reuse_as_tf1():
         "fc/kernel/Regularizer/mul:0", "fc/bias/Regularizer/Sum:0", "fc/ActivityRegularizer/truediv:0"]
     with pytest.raises(ValueError, match="fc/kernel already exists"):
         tf.layers.dense(x, 5, name="fc")
+    tf.layers.dense(x, 5, name="fc", reuse=tf.AUTO_REUSE)
+    tf.layers.dense(x, 4, name="new", reuse=tf.AUTO_REUSE)
+    assert _names(tf.GraphKeys.GLOBAL_VARIABLES)[9:] == ["new/kernel:0", "new/bias:0"]
+    with pytest.raises(ValueError, match="absent/kernel does not exist"):
+        tf.layers.dense(x, 4, name="absent", reuse=True)
 
 
 def test_layer_objects_named_alike_get_unique_scopes():
