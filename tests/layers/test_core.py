@@ -245,3 +245,19 @@ def test_layers_in_templates_and_auto_reuse_functions_share_variables():
         "net/dense/kernel:0", "net/dense/bias:0", "net/dense_1/kernel:0", "net/dense_1/bias:0", "enc/dense/kernel:0",
         "enc/dense/bias:0"]
     assert (first.name, second.name) == ("a/b", "a/b_1")
+
+
+def test_gan_style_discriminator_called_twice_with_reuse():
+    def discriminator(x, reuse=False):
+        with tf.variable_scope("discriminator", reuse=reuse):
+            h = tf.layers.dense(x, 8, activation=tf.nn.leaky_relu)
+            return tf.layers.dense(h, 1)
+
+    real = tf.placeholder(tf.float32, [None, 2])
+    with tf.variable_scope("generator"):
+        fake = tf.layers.dense(tf.random_normal([4, 3]), 2)
+    discriminator(real), discriminator(fake, reuse=True)
+    assert [v.name for v in tf.trainable_variables("discriminator")] == [
+        "discriminator/dense/kernel:0", "discriminator/dense/bias:0", "discriminator/dense_1/kernel:0",
+        "discriminator/dense_1/bias:0"]
+    assert len(tf.trainable_variables()) == 6
