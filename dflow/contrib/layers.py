@@ -20,7 +20,7 @@ from ..kernels.array_ops import identity
 from ..kernels.common import convert_to_tensor
 from ..kernels.gather_ops import one_hot
 from ..kernels.math_ops import cast
-from ..layers.convolutional import Conv1D, Conv2D, Conv2DTranspose
+from ..layers.convolutional import Conv1D, Conv2D, Conv2DTranspose, SeparableConv2D
 from ..layers.core import Dense, Dropout, Flatten
 from ..layers.normalization import batch_moments, moving_average_update, normalize
 from ..layers.utils import constant_value, normalize_tuple, smart_cond
@@ -34,7 +34,8 @@ from .optimizers import OPTIMIZER_CLS_NAMES, OPTIMIZER_SUMMARIES, optimize_loss
 
 __all__ = [
     "fully_connected", "linear", "relu", "relu6", "convolution", "convolution1d", "convolution2d", "conv1d",
-    "conv2d", "convolution2d_transpose", "conv2d_transpose", "max_pool2d", "avg_pool2d", "flatten", "dropout",
+    "conv2d", "convolution2d_transpose", "conv2d_transpose", "separable_convolution2d", "separable_conv2d",
+    "max_pool2d", "avg_pool2d", "flatten", "dropout",
     "batch_norm", "bias_add", "layer_norm", "one_hot_encoding", "softmax", "repeat", "stack", "l1_regularizer", "l2_regularizer", "l1_l2_regularizer",
     "sum_regularizer", "apply_regularization", "xavier_initializer", "xavier_initializer_conv2d",
     "variance_scaling_initializer", "optimize_loss", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES", "variable",
@@ -43,7 +44,8 @@ __all__ = [
 
 DATA_FORMAT_NCHW = "NCHW"
 DATA_FORMAT_NHWC = "NHWC"
-_RENAMES = {"kernel": "weights", "bias": "biases"}
+_RENAMES = {"kernel": "weights", "bias": "biases", "depthwise_kernel": "depthwise_weights",
+            "pointwise_kernel": "pointwise_weights"}
 
 
 def _model_getter(get_variable, name, **kwargs):
@@ -200,6 +202,69 @@ def convolution2d_transpose(inputs, num_outputs, kernel_size, stride=1, padding=
 
 
 conv2d_transpose = convolution2d_transpose
+
+
+@add_arg_scope
+def separable_convolution2d(inputs, num_outputs, kernel_size, depth_multiplier=1, stride=1, padding="SAME",
+                            data_format=DATA_FORMAT_NHWC, rate=1, activation_fn=nn.relu, normalizer_fn=None,
+                            normalizer_params=None, weights_initializer=xavier_initializer(),
+                            pointwise_initializer=None, weights_regularizer=None,
+                            biases_initializer=zeros_initializer(), biases_regularizer=None, reuse=None,
+                            variables_collections=None, outputs_collections=None, trainable=True, scope=None):
+    """A depthwise 2-D convolution, then (unless num_outputs is None) a 1x1 pointwise one, in scope
+    `SeparableConv2d`: depthwise_weights [kh, kw, in, depth_multiplier], pointwise_weights
+    [1, 1, in·depth_multiplier, num_outputs], biases."""
+    if data_format not in (DATA_FORMAT_NCHW, DATA_FORMAT_NHWC):
+        raise ValueError("data_format has to be either NCHW or NHWC.")
+    with variable_scope(scope, "SeparableConv2d", [inputs], reuse=reuse) as sc:
+        inputs = convert_to_tensor(inputs)
+        pointwise_initializer = pointwise_initializer if pointwise_initializer is not None else weights_initializer
+        df = "channels_first" if data_format.startswith("NC") else "channels_last"
+        if num_outputs is not None:
+            layer = SeparableConv2D(num_outputs, kernel_size, strides=stride, padding=padding, data_format=df,
+                                    dilation_rate=normalize_tuple(rate, 2, "rate"), depth_multiplier=depth_multiplier,
+                                    use_bias=normalizer_fn is None and biases_initializer is not None,
+                                    depthwise_initializer=weights_initializer,
+                                    pointwise_initializer=pointwise_initializer, bias_initializer=biases_initializer,
+                                    depthwise_regularizer=weights_regularizer,
+                                    pointwise_regularizer=weights_regularizer, bias_regularizer=biases_regularizer,
+                                    trainable=trainable, name=sc.name, dtype=inputs.dtype, _scope=sc, _reuse=reuse,
+                                    _getter=_model_getter)
+            outputs = layer.apply(inputs)
+            _add_variable_to_collections(layer.depthwise_kernel, variables_collections, "weights")
+            _add_variable_to_collections(layer.pointwise_kernel, variables_collections, "weights")
+            if layer.bias is not None:
+                _add_variable_to_collections(layer.bias, variables_collections, "biases")
+            if normalizer_fn is not None:
+                outputs = normalizer_fn(outputs, **(normalizer_params or {}))
+        else:
+            kh, kw = normalize_tuple(kernel_size, 2, "kernel_size")
+            sh, sw = normalize_tuple(stride, 2, "stride")
+            channels = inputs.shape[1 if df == "channels_first" else -1].value if inputs.shape.ndims == 4 else None
+            if channels is None:
+                raise ValueError(f"separable_conv2d: inputs {inputs.name} need rank 4 and a known channel "
+                                 f"dimension, got shape {inputs.shape}")
+            depthwise = model_variable("depthwise_weights", shape=[kh, kw, channels, depth_multiplier],
+                                       dtype=inputs.dtype, initializer=weights_initializer,
+                                       regularizer=weights_regularizer, trainable=trainable,
+                                       collections=_variable_collections(variables_collections, "weights"))
+            strides = [1, 1, sh, sw] if df == "channels_first" else [1, sh, sw, 1]
+            outputs = nn.depthwise_conv2d(inputs, depthwise, strides, padding, rate=normalize_tuple(rate, 2, "rate"),
+                                          data_format=data_format)
+            if normalizer_fn is not None:
+                outputs = normalizer_fn(outputs, **(normalizer_params or {}))
+            elif biases_initializer is not None:
+                biases = model_variable("biases", shape=[channels * depth_multiplier], dtype=inputs.dtype,
+                                        initializer=biases_initializer, regularizer=biases_regularizer,
+                                        trainable=trainable,
+                                        collections=_variable_collections(variables_collections, "biases"))
+                outputs = nn.bias_add(outputs, biases, data_format=data_format)
+        if activation_fn is not None:
+            outputs = activation_fn(outputs)
+        return collect_named_outputs(outputs_collections, sc.name, outputs)
+
+
+separable_conv2d = separable_convolution2d
 
 
 def _pool(op, default_name, inputs, kernel_size, stride, padding, data_format, outputs_collections, scope):

@@ -52,6 +52,8 @@ from .layers import (
     relu6,
     softmax,
     repeat,
+    separable_conv2d,
+    separable_convolution2d,
     stack,
     sum_regularizer,
     variance_scaling_initializer,
@@ -66,7 +68,7 @@ __all__ = [
     "local_variable", "model_variable", "variable", "apply_regularization", "avg_pool2d", "batch_norm", "bias_add",
     "conv1d", "conv2d", "conv2d_transpose", "convolution", "convolution1d", "convolution2d",
     "convolution2d_transpose", "dropout", "flatten", "fully_connected", "l1_l2_regularizer", "l1_regularizer",
-    "l2_regularizer", "layer_norm", "one_hot_encoding", "softmax", "linear", "max_pool2d", "optimize_loss", "relu", "relu6", "repeat", "stack", "sum_regularizer",
+    "l2_regularizer", "layer_norm", "one_hot_encoding", "softmax", "linear", "max_pool2d", "optimize_loss", "relu", "relu6", "repeat", "separable_conv2d", "separable_convolution2d", "stack", "sum_regularizer",
     "variance_scaling_initializer", "xavier_initializer", "xavier_initializer_conv2d",
 ]
 

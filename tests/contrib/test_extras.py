@@ -59,3 +59,25 @@ def test_contrib_metrics_take_predictions_first():
         metrics.accuracy(tf.constant([1.0]), tf.constant([1.0]))
     with pytest.raises(ValueError, match="at least one"):
         metrics.aggregate_metrics()
+
+
+def test_separable_conv2d_names_and_values():
+    xv = np.random.RandomState(2).randn(2, 5, 5, 3).astype(np.float32)
+    x = tf.constant(xv)
+    y = layers.separable_conv2d(x, 4, 3, depth_multiplier=2, activation_fn=None)
+    dw_only = tf.contrib.slim.separable_conv2d(x, None, [3, 3], depth_multiplier=1, stride=2, activation_fn=None)
+    # TF 1.15 contrib: scope SeparableConv2d, depthwise_weights / pointwise_weights / biases
+    assert [v.name for v in tf.model_variables()] == [
+        "SeparableConv2d/depthwise_weights:0", "SeparableConv2d/pointwise_weights:0", "SeparableConv2d/biases:0",
+        "SeparableConv2d_1/depthwise_weights:0", "SeparableConv2d_1/biases:0"]
+    assert y.shape.as_list() == [2, 5, 5, 4] and dw_only.shape.as_list() == [2, 3, 3, 3]
+    dk, pk, b, dk1 = tf.model_variables()[:3] + tf.model_variables()[3:4]
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        out, out1, dkv, pkv, dk1v = s.run([y, dw_only, dk, pk, dk1])
+    padded = np.pad(xv, [(0, 0), (1, 1), (1, 1), (0, 0)])
+    win = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))  # n h w c i j
+    depth = np.einsum("nhwcij,ijcm->nhwcm", win, dkv).reshape(2, 5, 5, 6)
+    np.testing.assert_allclose(out, depth @ pkv[0, 0], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out1, np.einsum("nhwcij,ijcm->nhwcm", win[:, ::2, ::2], dk1v)[..., 0],
+                               rtol=1e-4, atol=1e-5)
