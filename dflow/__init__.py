@@ -7,6 +7,7 @@ program runs in memory, out of core and on a Dask cluster.
 from . import (
     config,
     contrib,
+    data,
     debugging,
     errors,
     graph_util,
@@ -90,6 +91,10 @@ from .state.initializers import *  # noqa: F403
 from .state.scope import *  # noqa: F403
 from .state.variables import *  # noqa: F403
 from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402
+
+from . import strings  # noqa: E402
+from .run_options import RunMetadata, RunOptions  # noqa: E402
+from .kernels.string_ops import as_string, string_join, string_to_number  # noqa: E402
 
 NotDifferentiable = not_differentiable
 newaxis = None

@@ -88,6 +88,15 @@ def kernel_failure(op, exc, op_type=None, op_name=None, where=""):
     return InvalidArgumentError(None, op, f"{op_type} op {op_name!r} failed{where}: {type(exc).__name__}: {exc}")
 
 
+def raise_kernel_failure(op, exc, **kwargs):
+    """Raises `kernel_failure(op, exc, ...)` from `exc`; an OpError is raised as it is (`raise e from e`
+    would make the error its own cause, a cycle that pickling to the parent process cannot follow)."""
+    err = kernel_failure(op, exc, **kwargs)
+    if err is exc:
+        raise exc
+    raise err from exc
+
+
 __all__ = [
     "OpError",
     "CancelledError",

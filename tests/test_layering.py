@@ -18,16 +18,18 @@ ROOT = Path(__file__).resolve().parents[1] / "dflow"
 
 # lowest first; a unit is a package (dflow.graph) or a top-level module (dflow.nn)
 LAYERS = [
-    ["dflow.errors", "dflow.dask_compat", "dflow.devices", "dflow.config", "dflow.version", "dflow.tf1_names"],
+    ["dflow.errors", "dflow.dask_compat", "dflow.devices", "dflow.config", "dflow.version", "dflow.tf1_names",
+     "dflow.run_options"],
     ["dflow.graph"],
     ["dflow.storage"],
     ["dflow.kernels"],
     ["dflow.state"],
     ["dflow.schedule"],
-    ["dflow.io"],
+    ["dflow.io", "dflow.data"],
     ["dflow.train"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
-     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.image", "dflow.layers", "dflow.contrib"],
+     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers",
+     "dflow.contrib"],
     ["dflow", "dflow.demo", "dflow.compat"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 
+from .dtypes import DType, as_dtype
 from .registry import get_opdef
 from .shape import TensorShape, as_shape
 
@@ -91,10 +92,12 @@ class Operation:
         _session_for(self._graph, session, what=f"operation {self._name!r}").run(self, feed_dict)
 
     def __repr__(self):
-        return f"<dflow.Operation '{self._name}' type={self._type}>"
+        return f"<tf.Operation '{self._name}' type={self._type}>"
 
     def __str__(self):
-        return str(self.node_def)
+        """The node as TF1 prints it: its NodeDef in protobuf text format (name, op, inputs, device,
+        attrs sorted by key)."""
+        return node_def_text(self)
 
 
 class Tensor:
@@ -190,10 +193,103 @@ class Tensor:
     # for the compiler's dicts.
 
     def __repr__(self):
-        return f"<dflow.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+        return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
+
+    def __str__(self):
+        shape = "" if self._shape.ndims is None else f", shape={self._shape}"
+        return f'Tensor("{self.name}"{shape}, dtype={self._dtype.name})'
 
     def __reduce__(self):
         raise TypeError(f"Tensor {self.name!r} cannot be pickled; fetch its value with Session.run")
+
+
+# ---- TF1's text form of a node (str(op)) -------------------------------------------------------
+
+_DT_NAMES = {"float16": "DT_HALF", "float32": "DT_FLOAT", "float64": "DT_DOUBLE", "string": "DT_STRING"}
+
+
+def _dt(dtype):
+    return _DT_NAMES.get(dtype.base_dtype.name, "DT_" + dtype.base_dtype.name.upper())
+
+
+def _quoted(text):
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "backslashreplace")
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _shape_lines(shape, key, pad):
+    if shape.ndims is None:
+        return [f"{pad}{key} {{", f"{pad}  unknown_rank: true", f"{pad}}}"]
+    lines = [f"{pad}{key} {{"]
+    for d in shape.as_list():
+        lines += [f"{pad}  dim {{", f"{pad}    size: {-1 if d is None else d}", f"{pad}  }}"]
+    return lines + [f"{pad}}}"]
+
+
+def _tensor_lines(arr, dtype, pad):
+    lines = [f"{pad}tensor {{", f"{pad}  dtype: {_dt(dtype)}"] + _shape_lines(TensorShape(arr.shape), "tensor_shape",
+                                                                               pad + "  ")
+    field = {"f": "float_val" if arr.dtype.itemsize <= 4 else "double_val", "b": "bool_val", "c": "scomplex_val",
+             "i": "int64_val" if arr.dtype.itemsize == 8 else "int_val", "u": "int_val"}.get(arr.dtype.kind, "string_val")
+    flat = arr.reshape(-1)
+    shown = flat[:16]
+    for v in shown:
+        if field == "string_val":
+            lines.append(f"{pad}  {field}: {_quoted(v)}")
+        elif field == "bool_val":
+            lines.append(f"{pad}  {field}: {'true' if v else 'false'}")
+        elif field == "scomplex_val":
+            lines += [f"{pad}  {field}: {v.real!r}", f"{pad}  {field}: {v.imag!r}"]
+        else:
+            lines.append(f"{pad}  {field}: {v.item()!r}")
+    if flat.size > len(shown):
+        lines.append(f"{pad}  # ... {flat.size - len(shown)} more values")
+    return lines + [f"{pad}}}"]
+
+
+def _attr_value_lines(value, pad):
+    """The body of one attr's `value { ... }`, in AttrValue's text form."""
+    if isinstance(value, DType):
+        return [f"{pad}type: {_dt(value)}"]
+    if isinstance(value, bool) or isinstance(value, np.bool_):
+        return [f"{pad}b: {'true' if value else 'false'}"]
+    if isinstance(value, (int, np.integer)):
+        return [f"{pad}i: {int(value)}"]
+    if isinstance(value, (float, np.floating)):
+        return [f"{pad}f: {float(value)!r}"]
+    if isinstance(value, (str, bytes)):
+        return [f"{pad}s: {_quoted(value)}"]
+    if isinstance(value, TensorShape):
+        return _shape_lines(value, "shape", pad)
+    if isinstance(value, np.ndarray):
+        try:
+            dtype = as_dtype(value.dtype)
+        except TypeError:
+            return [f"{pad}s: {_quoted(repr(value))}"]
+        return _tensor_lines(value, dtype, pad)
+    if isinstance(value, (list, tuple)) and all(
+            isinstance(v, (bool, int, float, str, bytes, np.generic, DType, TensorShape)) for v in value):
+        lines = [f"{pad}list {{"]
+        for v in value:
+            lines += [ln.replace(pad, pad + "  ", 1) for ln in _attr_value_lines(v, pad)]
+        return lines + [f"{pad}}}"]
+    # dflow-specific attrs (a py_func's function, a branch's ops): named by their Python repr
+    return [f"{pad}s: {_quoted(repr(value) if not callable(value) else getattr(value, '__qualname__', repr(value)))}"]
+
+
+def node_def_text(op):
+    """`op`'s NodeDef in protobuf text format, as TF1's `str(op)` prints it."""
+    lines = [f"name: {_quoted(op.name)}", f"op: {_quoted(op.type)}"]
+    lines += [f"input: {_quoted(t.name[:-2] if t.name.endswith(':0') else t.name)}" for t in op.inputs]
+    lines += [f"input: {_quoted('^' + c.name)}" for c in op.control_inputs]
+    if op.device:
+        lines.append(f"device: {_quoted(op.device)}")
+    for key in sorted(k for k, v in op._attrs.items() if v is not None):  # None: a dflow option left unset
+        lines += ["attr {", f"  key: {_quoted(key)}", "  value {"]
+        lines += _attr_value_lines(op._attrs[key], "    ")
+        lines += ["  }", "}"]
+    return "\n".join(lines)
 
 
 # The one size limit of values computed on the host instead of as data: at build time
@@ -242,11 +338,16 @@ def _constant_value(tensor):
     import array_api_compat.numpy as xp
 
     try:
-        out = opdef.eager(xp, *values, **op._attrs)
+        with np.errstate(all="ignore"):  # a folded log(0) is -inf, silently, as at run time
+            out = opdef.eager(xp, *values, **op._attrs)
     except Exception:
         return None
     if isinstance(out, (list, tuple)):
         out = out[tensor.value_index]
+    if isinstance(out, (bytes, str)) or tensor.dtype.np_dtype == object:  # strings stay object arrays of bytes
+        arr = np.empty(np.shape(out), dtype=object)
+        arr[...] = out
+        return arr
     return np.asarray(out)
 
 

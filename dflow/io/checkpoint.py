@@ -117,7 +117,12 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
                                             all_model_checkpoint_timestamps, last_preserved_timestamp)
 
     def rel(p):
-        return os.path.relpath(p, save_dir) if save_relative_paths and os.path.isabs(p) else p
+        # as TF1: a path given relative (to the working directory) is written relative to the index's
+        # directory, so `latest_checkpoint(dir)` finds it from any working directory; an absolute one
+        # stays absolute unless `save_relative_paths`
+        if not os.path.isabs(p):
+            return os.path.relpath(os.path.abspath(p), os.path.abspath(save_dir))
+        return os.path.relpath(p, save_dir) if save_relative_paths else p
 
     lines = [f'model_checkpoint_path: "{rel(state.model_checkpoint_path)}"']
     lines += [f'all_model_checkpoint_paths: "{rel(p)}"' for p in state.all_model_checkpoint_paths]

@@ -36,8 +36,13 @@ __all__ = ["Assert", "assert_equal", "assert_none_equal", "assert_less", "assert
 # ---- formatting values as TF1 does --------------------------------------------------------------
 
 
-def _fmt_elem(v):
-    """One entry as TF prints it: bools as 1/0, floats in the shortest of %.6g/%.9g that round-trips."""
+def _fmt_elem(v, quote=False):
+    """One entry as TF prints it: bools as 1/0, floats in the shortest of %.6g/%.9g that round-trips,
+    strings as their text (tf.Print) or quoted (tf.print: `quote`)."""
+    b = v[()] if isinstance(v, np.ndarray) and v.dtype.kind in "OSU" else v
+    if isinstance(b, (bytes, str)):
+        text = b.decode("utf-8", "backslashreplace") if isinstance(b, bytes) else str(b)
+        return f'"{text}"' if quote else text
     v = np.asarray(v)
     if v.dtype == np.bool_:
         return "1" if v else "0"
@@ -102,9 +107,9 @@ def _summarize_v2(a, k, shape=None, depth=0):
     shape = tuple(a.shape) if shape is None else tuple(shape)
     a = _edges(np.asarray(a), k) if depth == 0 else a
     if a.ndim == 0:
-        return _fmt_elem(a)
+        return _fmt_elem(a, quote=True)
     if a.ndim == 1:
-        items = [_fmt_elem(v) for v in a]
+        items = [_fmt_elem(v, quote=True) for v in a]
     else:
         items = [_summarize_v2(a[i], k, shape[1:], depth + 1) for i in range(a.shape[0])]
     if 0 <= k and shape[0] > 2 * k:

@@ -28,8 +28,10 @@ def to_numpy(value, dtype=None, what="value"):
         raise TypeError(f"{what}: expected a Python or numpy value, got Tensor {value.name!r}")
     if dtype is not None:
         dtype = as_dtype(dtype)
+        if dtype == dtypes.string:
+            return to_bytes_array(value, what)
         arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
-        if arr.dtype == object:
+        if arr.dtype == object or arr.dtype.kind in "US":
             raise TypeError(f"Expected {dtype.name}, got {value!r} of type '{type(value).__name__}'.")
         if dtype.is_integer and arr.dtype.kind in "fc":
             # TF1: a Python float is never an integer (1.0 included); numpy values are cast
@@ -41,13 +43,22 @@ def to_numpy(value, dtype=None, what="value"):
         if not (dtype.is_complex) and arr.dtype.kind == "c":
             raise TypeError(f"Expected {dtype.name}, got complex value {value!r}.")
         return arr.astype(dtype.np_dtype, copy=False)
+    if isinstance(value, (str, bytes)):
+        return to_bytes_array(value, what)
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
+        if arr.dtype.kind in "US" or (arr.dtype == object and _all_strings(arr)):
+            return to_bytes_array(arr, what)
     else:
         try:
             arr = np.asarray(value)
         except ValueError as e:
             raise TypeError(f"{what}: cannot convert {value!r} to a tensor: {e}") from None
+        if arr.dtype.kind in "US" or (arr.dtype == object and _all_strings(arr)):
+            if not _all_strings(np.asarray(value, dtype=object)):  # ["a", 1]: numpy made 1 a string
+                raise TypeError(f"Failed to convert elements of {value!r} to Tensor: strings and other values "
+                                "mixed.")
+            return to_bytes_array(arr, what)
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
         elif arr.dtype.kind == "i":
@@ -59,6 +70,43 @@ def to_numpy(value, dtype=None, what="value"):
         raise TypeError(f"{what}: cannot convert {value!r} (numpy dtype {arr.dtype}) to a tensor")
     as_dtype(arr.dtype)  # unsupported dtypes raise TypeError here
     return arr
+
+
+def _all_strings(arr):
+    return arr.size > 0 and all(isinstance(v, (str, bytes)) for v in arr.reshape(-1))
+
+
+def _as_bytes(v):
+    if isinstance(v, bytes):
+        return bytes(v)  # np.bytes_ too: TF1 hands out plain bytes
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    raise TypeError(f"Expected string, but got {v!r} of type '{type(v).__name__}'.")
+
+
+_encode = np.frompyfunc(_as_bytes, 1, 1)
+
+
+def to_bytes_array(value, what="value"):
+    """`value` (str, bytes, nested lists of them, numpy U/S/object arrays) as a numpy object array
+    of `bytes`, TF1's string tensor value: str is encoded as UTF-8. TypeError (TF1's wording) for a
+    non-string element."""
+    if isinstance(value, (str, bytes)):
+        arr = np.empty((), dtype=object)
+        arr[()] = _as_bytes(value)
+        return arr
+    try:
+        arr = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    except ValueError as e:
+        raise TypeError(f"{what}: cannot convert {value!r} to a string tensor: {e}") from None
+    if arr.dtype.kind not in "USO":
+        if arr.size == 0:
+            return np.empty(arr.shape, dtype=object)
+        v = arr.reshape(-1)[0]
+        raise TypeError(f"Expected string, but got {v.item() if hasattr(v, 'item') else v!r} of type "
+                        f"'{type(v.item() if hasattr(v, 'item') else v).__name__}'.")
+    out = _encode(arr)
+    return np.asarray(out, dtype=object) if isinstance(out, np.ndarray) else to_bytes_array(out, what)
 
 
 # ---- op creation ------------------------------------------------------------------------------
@@ -93,6 +141,8 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     """A constant tensor (`Const`) from a Python or numpy value; `shape` broadcasts a scalar or
     reshapes a value of matching size, as TF1."""
     arr = to_numpy(value, dtype, what=f"constant {name!r}")
+    if dtype is not None and arr.dtype.kind != "O" and as_dtype(dtype) == dtypes.string:
+        raise TypeError(f"Expected string, but got {value!r} of type '{type(value).__name__}'.")
     if shape is not None:
         shape = tuple(int(s) for s in (shape if isinstance(shape, (list, tuple)) else [shape]))
         if arr.shape != shape:
@@ -192,12 +242,19 @@ BOOL = "b"
 ANY = "iufcb"
 
 
+STRING = "O"  # dflow.string (object arrays of bytes)
+
+_NAMED = [dtypes.float16, dtypes.float32, dtypes.float64, dtypes.uint8, dtypes.int8, dtypes.uint16, dtypes.int16,
+          dtypes.int32, dtypes.uint32, dtypes.uint64, dtypes.int64, dtypes.complex64, dtypes.complex128, dtypes.bool,
+          dtypes.string]
+
+
 def check_dtype(t, kinds, op_type, arg="x"):
+    """TypeError in TF1's words when `t`'s dtype is not of the numpy `kinds` an op accepts."""
     if t.dtype.np_dtype.kind not in kinds:
-        allowed = {"f": "floating", "iu": "integer", "iufc": "numeric", "iuf": "real", "b": "bool",
-                   "fc": "floating or complex", "iufcb": "any"}.get(kinds, kinds)
-        raise TypeError(f"Value passed to parameter {arg!r} of op {op_type!r} has DataType "
-                        f"{t.dtype.name} not in the {allowed} types allowed")
+        allowed = ", ".join(d.name for d in _NAMED if d.np_dtype.kind in kinds)
+        raise TypeError(f"Value passed to parameter {arg!r} has DataType {t.dtype.name} not in list of allowed "
+                        f"values: {allowed} (op {op_type!r}, tensor {t.name!r})")
 
 
 def unary_infer(kinds=ANY, out_dtype=None, op_type="op"):

@@ -172,16 +172,25 @@ def ones(shape, dtype=dtypes.float32, name=None):
 
 
 def _register_like(op_type, fill_value):
+    def value(dtype):  # a string tensor's zero is b"" (TF1); it has no one
+        return b"" if dtype == dtypes.string else fill_value
+
+    def infer(inputs, attrs):
+        if attrs["dtype"] == dtypes.string and fill_value != 0:
+            raise TypeError(f"Expected string, but got {fill_value} of type 'int'.")
+        return inputs[0].shape, attrs["dtype"]
+
     def fold(op):
         s = op.inputs[0].shape
         if s.is_fully_defined() and s.num_elements() <= 1 << 12:
-            return np.full(s.as_list(), fill_value, dtype=op.get_attr("dtype").np_dtype)
+            dtype = op.get_attr("dtype")
+            return np.full(s.as_list(), value(dtype), dtype=dtype.np_dtype)
         return None
 
     # From the input's chunks, not its data: the result does not wait for `x` to be computed.
-    register_op(op_type, lambda inputs, attrs: (inputs[0].shape, attrs["dtype"]), fold=fold,
-                eager=lambda xp, x, dtype: xp.full(x.shape, fill_value, dtype=dtype.np_dtype),
-                lower=lambda ctx, x, dtype: ctx.da.full_like(ctx.as_dask(x), fill_value, dtype=dtype.np_dtype))
+    register_op(op_type, infer, fold=fold,
+                eager=lambda xp, x, dtype: xp.full(x.shape, value(dtype), dtype=dtype.np_dtype),
+                lower=lambda ctx, x, dtype: ctx.da.full_like(ctx.as_dask(x), value(dtype), dtype=dtype.np_dtype))
 
 
 _register_like("ZerosLike", 0)

@@ -18,6 +18,7 @@ from .common import (
     FLOAT,
     NUMERIC,
     REAL,
+    STRING,
     apply_op,
     broadcast_infer,
     check_dtype,
@@ -116,7 +117,11 @@ relu = _unary("Relu")
 
 
 def _cast_infer(inputs, attrs):
-    return inputs[0].shape, attrs["DstT"]
+    src, dst = inputs[0].dtype, attrs["DstT"]
+    if (src == dtypes.string) != (dst == dtypes.string):  # TF1's Cast has no kernel for these
+        raise TypeError(f"Cast {src.name} to {dst.name} is not supported ({inputs[0].name!r}); use "
+                        "dflow.as_string or dflow.strings.to_number")
+    return inputs[0].shape, dst
 
 
 register_op("Cast", _cast_infer, eager=lambda xp, x, DstT: xp.astype(x, DstT.np_dtype), elementwise=True)
@@ -154,7 +159,7 @@ def to_int64(x, name="ToInt64"):
 
 _BINARY = {
     # op type: (public name, allowed kinds, eager kernel, output dtype or None)
-    "Add": ("add", NUMERIC, lambda xp, x, y: xp.add(x, y), None),
+    "Add": ("add", NUMERIC + STRING, lambda xp, x, y: xp.add(x, y), None),
     "Sub": ("subtract", NUMERIC, lambda xp, x, y: xp.subtract(x, y), None),
     "Mul": ("multiply", NUMERIC, lambda xp, x, y: xp.multiply(x, y), None),
     "RealDiv": ("realdiv", "fc", lambda xp, x, y: xp.divide(x, y), None),
@@ -164,8 +169,8 @@ _BINARY = {
     "Maximum": ("maximum", REAL, lambda xp, x, y: xp.maximum(x, y), None),
     "Minimum": ("minimum", REAL, lambda xp, x, y: xp.minimum(x, y), None),
     "SquaredDifference": ("squared_difference", NUMERIC, lambda xp, x, y: xp.square(x - y), None),
-    "Equal": ("equal", ANY, lambda xp, x, y: xp.equal(x, y), dtypes.bool),
-    "NotEqual": ("not_equal", ANY, lambda xp, x, y: xp.not_equal(x, y), dtypes.bool),
+    "Equal": ("equal", ANY + STRING, lambda xp, x, y: xp.equal(x, y), dtypes.bool),
+    "NotEqual": ("not_equal", ANY + STRING, lambda xp, x, y: xp.not_equal(x, y), dtypes.bool),
     "Less": ("less", REAL, lambda xp, x, y: xp.less(x, y), dtypes.bool),
     "LessEqual": ("less_equal", REAL, lambda xp, x, y: xp.less_equal(x, y), dtypes.bool),
     "Greater": ("greater", REAL, lambda xp, x, y: xp.greater(x, y), dtypes.bool),
@@ -255,7 +260,7 @@ def _select_infer(inputs, attrs):
     if x.dtype != y.dtype:
         raise TypeError(f"where: x and y must have the same dtype, got {x.dtype.name} ({x.name!r}) and "
                         f"{y.dtype.name} ({y.name!r})")
-    shape, _ = broadcast_infer(ANY, None, "Select")([x, y], attrs)
+    shape, _ = broadcast_infer(ANY + STRING, None, "Select")([x, y], attrs)
     from ..graph.shape import broadcast_static_shape
 
     try:

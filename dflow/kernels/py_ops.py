@@ -29,7 +29,7 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape, broadcast_static_shape, unknown_shape
-from .common import apply_op, convert_to_tensor, graph_of
+from .common import apply_op, convert_to_tensor, graph_of, to_bytes_array
 
 __all__ = ["py_func", "numpy_function", "map_blocks"]
 
@@ -115,6 +115,12 @@ def _check_outputs(result, tout, label):
         raise ValueError(f"{label} returned {len(values)} values, but expects to see {len(tout)} values.")
     out = []
     for i, (v, dt) in enumerate(zip(values, tout)):
+        if dt == object:  # a string output: bytes, str (UTF-8 encoded, as TF1) or arrays of them
+            try:
+                out.append(to_bytes_array(_to_host(v) if hasattr(v, "__array_namespace__") else v))
+            except TypeError as e:
+                raise ValueError(f"{i}-th value returned by {label} is not a string: {e}") from None
+            continue
         arr = np.asarray(_to_host(v) if not isinstance(v, (int, float, bool, complex, list)) else v)
         if arr.dtype != dt:
             if not np.can_cast(arr.dtype, dt, casting="same_kind"):

@@ -31,7 +31,7 @@ from .common import (
 )
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
-           "reduce_all", "reduce_logsumexp", "argmax", "argmin", "cumsum", "count_nonzero", "reduce_variance",
+           "reduce_all", "reduce_logsumexp", "argmax", "argmin", "arg_max", "arg_min", "cumsum", "count_nonzero", "reduce_variance",
            "reduce_std", "reduce_euclidean_norm"]
 
 
@@ -439,6 +439,16 @@ def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64
 def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
     """Index of the smallest value along `axis` (default 0; op `ArgMin`); as `argmax`."""
     return _arg("ArgMin", input, axis, name, dimension, output_type)
+
+
+def arg_max(input, dimension, output_type=dtypes.int64, name=None):  # noqa: A002 - TF1 signature
+    """TF1's `tf.arg_max` (the raw op's signature): `argmax(input, axis=dimension)`."""
+    return _arg("ArgMax", input, dimension, name, None, output_type)
+
+
+def arg_min(input, dimension, output_type=dtypes.int64, name=None):  # noqa: A002 - TF1 signature
+    """TF1's `tf.arg_min` (the raw op's signature): `argmin(input, axis=dimension)`."""
+    return _arg("ArgMin", input, dimension, name, None, output_type)
 
 
 # ---- cumsum --------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from ..errors import (
     OpError,
     ResourceExhaustedError,
     UnimplementedError,
-    kernel_failure,
+    raise_kernel_failure,
 )
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
@@ -250,7 +250,10 @@ def normalize_chunks(chunks, shape, dtype, limit=None):
     `limit`: bytes per "auto" chunk (None: dask's array.chunk-size, 128 MiB)."""
     if isinstance(chunks, (tuple, list)) and len(chunks) != len(shape):
         chunks = "auto"
-    return dask_compat.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=np.dtype(dtype))
+    dtype = np.dtype(dtype)
+    if dtype == object:  # strings: dask cannot size "auto" chunks of objects; count 64 bytes each
+        dtype = np.dtype("S64")
+    return dask_compat.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=dtype)
 
 
 # ---- lowering ---------------------------------------------------------------------------------
@@ -272,7 +275,8 @@ def lower_dask(program, feeds, constants, options):
     outputs = [_output(ctx, env, t) if t is not None else None for t in program.fetch_tensors]
     # ops reached only through control inputs, and fetched ops, still run: their values are
     # computed and dropped
-    extra = [v for v in (ctx.materialized(env.get(t)) for t in program.run_only) if isinstance(v, da.Array)]
+    extra = [v.array if isinstance(v, Whole) else v for v in (ctx.materialized(env.get(t)) for t in program.run_only)]
+    extra = [v for v in extra if isinstance(v, da.Array)]  # (a py_func's output of unknown rank is a Whole)
     commits, stored = _commit_values(ctx, program, env, options)
     for root, leaves, arr in ctx.fusion_log:
         memory.add(root, "fused", leaves, [arr], fused=True, scratch_chunks=fused_scratch_chunks(leaves, arr))
@@ -316,7 +320,7 @@ def _lower_step(ctx, program, step, env, stager, memory):
         if unknown:
             raise NeedValues(unknown, False, f"{op.type} op {op.name!r} cannot take its inputs of "
                              f"data-dependent size chunk by chunk: {e}") from e
-        raise kernel_failure(op, e, where=" on these inputs") from e
+        raise_kernel_failure(op, e, where=" on these inputs")
     finally:
         ctx.inputs = ()
     lvl = stager.stage_of(step.inputs) if stager is not None else 0

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from abc import ABC, abstractmethod
 
 import dask.local
 import dask.multiprocessing
 import dask.threaded
+import numpy as np
 
 from ..dask_compat import convert_legacy_graph, flatten
 from ..errors import InvalidArgumentError, UnavailableError
+
+
+def quiet_numpy():
+    """Kernels stay silent where TF1 is: log(0), sqrt(-1), x/0 and overflows give inf/nan without
+    numpy RuntimeWarnings (`check_numerics` is how a TF1 program asks). numpy's error state is per
+    thread (a context variable), so each executor sets it in the threads that run its tasks: the
+    calling thread for the sync scheduler (around the run), each pool thread or process when it
+    starts (the pools' initializer)."""
+    np.seterr(all="ignore")
 
 
 class Executor(ABC):
@@ -18,19 +29,20 @@ class Executor(ABC):
     is_local = True
 
     @abstractmethod
-    def get(self, dsk, keys, num_workers=None):
-        """Computes `keys` (a nested list of keys) of the task graph `dsk`."""
+    def get(self, dsk, keys, num_workers=None, trace=None):
+        """Computes `keys` (a nested list of keys) of the task graph `dsk`; `trace` (a
+        tracing.RunTrace or None) times its tasks and enforces the run's deadline."""
 
     def workers(self):
         """How many tasks run at once."""
         return 1
 
-    def compute(self, dsk, keys, keep_keys, num_workers=None):
+    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None):
         """Computes `keys` and `keep_keys`; returns (values of keys, values of keep_keys).
 
         A cluster executor returns futures for `keep_keys`, so that values which stay on the
         cluster between runs (variables) are not shipped back and forth."""
-        results = self.get(dsk, list(keys) + list(keep_keys), num_workers=num_workers)
+        results = self.get(dsk, list(keys) + list(keep_keys), num_workers=num_workers, trace=trace)
         return results[:len(keys)], results[len(keys):]
 
     def close(self):  # noqa: B027 - optional hook: only executors that own resources override it
@@ -40,8 +52,9 @@ class Executor(ABC):
 class SyncExecutor(Executor):
     name = "sync"
 
-    def get(self, dsk, keys, num_workers=None):
-        return dask.local.get_sync(dsk, keys)
+    def get(self, dsk, keys, num_workers=None, trace=None):
+        with np.errstate(all="ignore"):  # see quiet_numpy
+            return dask.local.get_sync(dsk, keys, callbacks=_callbacks(trace, self.name))
 
 
 class ThreadsExecutor(Executor):
@@ -56,15 +69,15 @@ class ThreadsExecutor(Executor):
 
         return self.num_workers or os.cpu_count() or 1
 
-    def get(self, dsk, keys, num_workers=None):
+    def get(self, dsk, keys, num_workers=None, trace=None):
         from concurrent.futures import ThreadPoolExecutor
 
         n = min(self.workers(), num_workers) if num_workers else self.workers()
         pool = self._pools.get(n)
         if pool is None:
-            pool = self._pools[n] = ThreadPoolExecutor(n)
+            pool = self._pools[n] = ThreadPoolExecutor(n, initializer=quiet_numpy)
         try:
-            return dask.threaded.get(dsk, keys, pool=pool)
+            return dask.threaded.get(dsk, keys, pool=pool, callbacks=_callbacks(trace, self.name))
         except BaseException:
             # dask returns at the first error while other tasks still run: wait for them, so the
             # run's failure hooks (deleting a half-written array) come after its last write
@@ -92,16 +105,17 @@ class ProcessesExecutor(Executor):
 
         return self.num_workers or os.cpu_count() or 1
 
-    def get(self, dsk, keys, num_workers=None):
+    def get(self, dsk, keys, num_workers=None, trace=None):
         if self._pool is None:
             import multiprocessing
             import os
             from concurrent.futures import ProcessPoolExecutor
 
             ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
-            self._pool = ProcessPoolExecutor(self.num_workers or os.cpu_count(), mp_context=ctx)
+            self._pool = ProcessPoolExecutor(self.num_workers or os.cpu_count(), mp_context=ctx,
+                                             initializer=quiet_numpy)
         try:
-            return dask.multiprocessing.get(dsk, keys, pool=self._pool)
+            return dask.multiprocessing.get(dsk, keys, pool=self._pool, callbacks=_callbacks(trace, self.name))
         except BaseException:
             pool, self._pool = self._pool, None  # let in-flight tasks finish before failure hooks
             pool.shutdown(wait=True, cancel_futures=True)
@@ -146,23 +160,42 @@ class DistributedExecutor(Executor):
         except Exception:  # noqa: BLE001 - a cluster that does not answer: assume one
             return 1
 
-    def get(self, dsk, keys, num_workers=None):
+    def get(self, dsk, keys, num_workers=None, trace=None):
         new, new_keys = self._renamed(dsk, keys)
-        return self.client.get(new, new_keys, sync=True)
+        with self._traced(trace):
+            return self.client.get(new, new_keys, sync=True)
 
-    def compute(self, dsk, keys, keep_keys, num_workers=None):
+    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None):
         from distributed import wait
 
         new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
-        futures, kept = self.client.get(new, [new_keys, new_keep], sync=False)
-        values = self.client.gather(futures)  # raises the first task error
-        flat = list(flatten(kept))
-        if flat:
-            wait(flat)
-            for f in flat:
-                if f.status == "error":
-                    f.result()  # raises the task's exception
+        with self._traced(trace):
+            futures, kept = self.client.get(new, [new_keys, new_keep], sync=False)
+            values = self.client.gather(futures)  # raises the first task error
+            flat = list(flatten(kept))
+            if flat:
+                wait(flat)
+                for f in flat:
+                    if f.status == "error":
+                        f.result()  # raises the task's exception
         return values, kept
+
+    @contextlib.contextmanager
+    def _traced(self, trace):
+        """The workers' own task timings (the scheduler's task stream) and, when the run returns,
+        its deadline (a cluster's tasks are not dispatched by this process)."""
+        if trace is None:
+            yield
+            return
+        if not trace.trace:
+            yield
+        else:
+            from distributed import get_task_stream
+
+            with get_task_stream(self.client) as stream:
+                yield
+            trace.add_task_stream(stream.data)
+        trace.check_deadline(" (checked when the cluster returned)")
 
     def close(self):
         if self.owned:
@@ -216,6 +249,10 @@ def make_executor(scheduler, target="", memory_budget=None, num_workers=None):
     raise InvalidArgumentError(None, None, f"Unknown scheduler {scheduler!r}: expected 'sync', 'threads', "
                                "'processes', 'distributed' (a local cluster of its own), a distributed.Client "
                                "or an address 'tcp://host:port'.")
+
+
+def _callbacks(trace, scheduler):
+    return None if trace is None else trace.dask_callbacks(scheduler)
 
 
 def _map_nested(fn, keys):

@@ -13,9 +13,10 @@ import itertools
 
 import array_api_compat
 import dask.array as da
+import numpy as np
 
 from ..dask_compat import concatenate3, elemwise
-from ..errors import kernel_failure
+from ..errors import raise_kernel_failure
 
 _ids = itertools.count()
 
@@ -178,7 +179,8 @@ class FusedKernel:
 
     def __call__(self, *chunks):
         xp = array_api_compat.array_namespace(*chunks) if chunks else array_api_compat.numpy
-        return self.eager(xp, *chunks)
+        with np.errstate(all="ignore"):  # silent as TF1 on any worker thread (a cluster's too)
+            return self.eager(xp, *chunks)
 
     def eager(self, xp, *chunks):
         """The chain on whole arrays of namespace `xp` (an eager kernel's signature); on large
@@ -226,7 +228,7 @@ class FusedKernel:
             try:
                 regs.append(fn(xp, *[regs[s] for s in slots], **attrs))
             except Exception as e:
-                raise kernel_failure(None, e, op_type="fused", op_name=op_name) from e
+                raise_kernel_failure(None, e, op_type="fused", op_name=op_name)
             for s in frees:
                 regs[s] = None
         return regs[-1]

@@ -13,6 +13,10 @@ outermost run commits), then compiles again:
 - needed values: computed first; shape-like values (small integer tensors) become host constants
   of the plan, which is cached per value; others (a whole py_func output) are fed to it.
 
+- host state: a hook may change state the session holds outside variables (`HostRun.resources`:
+  a dataset iterator's position, dflow/data). It does so through the run's `RunTransaction`, which
+  undoes the change if the run fails, so such state is transactional like a variable.
+
 Each host op type's hook is registered on its OpDef (`def_host`); nothing here switches on
 `op.type` in the session.
 """
@@ -23,6 +27,7 @@ import numpy as np
 
 from ..errors import UnimplementedError
 from ..graph.registry import def_host
+from ..kernels import control_flow_ops  # noqa: F401 - registers Cond, While, WhileGrad (hooked below)
 from ..kernels.common import convert_to_tensor
 
 
@@ -39,14 +44,50 @@ class HostDecision:
         self.why = why
 
 
-class HostRun:
-    """One run's host side: its feeds and values so far, its decisions, and the session's ways to
-    run nested plans (callables: it never holds the Session)."""
+class RunTransaction:
+    """The host-side effects of one `Session.run` outside variables (an iterator's position): a
+    host hook makes its change at once and registers how to undo it (`on_failure`) or what to do
+    once every task succeeded (`on_success`). Nested runs share their outer run's transaction."""
 
-    def __init__(self, feeds, values, decisions, *, execute, plan, run_plan, feed_spec, check_initialized):
+    def __init__(self):
+        self._memo = {}
+        self._undo = []
+        self._done = []
+
+    def once(self, key, make):
+        """`make()` at most once per run for `key`: a host op met again by a nested run of the same
+        run (a cond's predicate reading it) gets the same value."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    def on_failure(self, fn):
+        self._undo.append(fn)
+
+    def on_success(self, fn):
+        self._done.append(fn)
+
+    def finish(self, succeeded):
+        """Applies the run's outcome: success callbacks in order, or undos last to first."""
+        fns = self._done if succeeded else self._undo[::-1]
+        self._memo, self._undo, self._done = {}, [], []
+        for fn in fns:
+            fn()
+
+
+class HostRun:
+    """One run's host side: its feeds and values so far, its decisions, the session's host state
+    (`resources`), its `memory_budget` (bytes or None) and the run's `txn`, and the session's
+    ways to run nested plans (callables: it never holds the Session)."""
+
+    def __init__(self, feeds, values, decisions, *, execute, plan, run_plan, feed_spec, check_initialized,
+                 resources=None, txn=None, memory_budget=None):
         self.feeds = feeds
         self.values = values
         self.decisions = decisions
+        self.resources = resources if resources is not None else {}
+        self.txn = txn if txn is not None else RunTransaction()
+        self.memory_budget = memory_budget
         self._execute = execute
         self.plan = plan
         self.run_plan = run_plan
@@ -71,7 +112,7 @@ class HostRun:
     def evaluate(self, tensors, feeds=None, values=None):
         """The values of `tensors` computed by a nested run (its commits dropped)."""
         out, _ = self._execute(list(tensors), self.feeds if feeds is None else feeds,
-                               self.values if values is None else values, self.decisions)
+                               self.values if values is None else values, self.decisions, txn=self.txn)
         return out
 
     def feed(self, tensors, arrays):

@@ -24,7 +24,7 @@ import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
 from ..dask_compat import alias, cull, flatten, gather_blocks
-from ..errors import kernel_failure
+from ..errors import OpError, raise_kernel_failure
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 from .fusion import fusion_groups
 
@@ -44,6 +44,7 @@ class RunContext:
     param: Callable
     remember: Callable
     new_stored: Callable
+    trace: object = None  # a tracing.RunTrace when the run is traced or has a deadline
 
     def eager_ctx(self, op):
         return _EagerCtx(self, op)
@@ -136,7 +137,9 @@ class EagerPlan:
             op = step.op
             if op._type == "Const":  # preloaded: constants are not re-made every run
                 value = op._attrs["value"]
-                consts[op._outputs[0]] = value[()] if value.ndim == 0 else value  # scalars: faster numpy ops
+                # scalars: faster numpy ops (but a string stays a 0-d object array: numpy would make
+                # two bytes scalars an S array)
+                consts[op._outputs[0]] = value[()] if value.ndim == 0 and value.dtype != object else value
                 continue
             if step.select:
                 steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
@@ -147,6 +150,9 @@ class EagerPlan:
             elif group.root is step:
                 steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
         self.steps = steps
+        # what a traced run names each step (a fused chain: its last op, the chain in the label)
+        self.labels = [(op._name, "fused: " + ", ".join(p[3] for p in groups[op].kernel.program)
+                        if groups.get(op) is not None else op._type) for op, *_ in steps]
         self.consts = consts
         self._fetch_tensors = program.fetch_tensors
         self.commit_tensors = program.commit_tensors
@@ -174,15 +180,28 @@ class EagerPlan:
                 except TypeError:
                     xp = np_xp
                 break
-        for (op, fn, inputs, outputs, attrs, run_state), frees in zip(self.steps, self.frees):
+        with np.errstate(all="ignore"):  # kernels are silent where TF1 is (executors.quiet_numpy)
+            self._run_steps(rc, env, xp)
+        values = [env[e] if e is not None else None for e in self._fetch_tensors]
+        return values, {var: env[t] for var, t in self.commit_tensors.items()}
+
+
+    def _run_steps(self, rc, env, xp):
+        trace = rc.trace
+        for (op, fn, inputs, outputs, attrs, run_state), frees, label in zip(self.steps, self.frees, self.labels):
             args = [env[t] for t in inputs]
             try:
-                if run_state:
+                if trace is not None:
+                    with trace.op(*label):
+                        out = fn(xp, *args, ctx=rc.eager_ctx(op), **attrs) if run_state else fn(xp, *args, **attrs)
+                elif run_state:
                     out = fn(xp, *args, ctx=rc.eager_ctx(op), **attrs)
                 else:
                     out = fn(xp, *args, **attrs)
+            except OpError:
+                raise
             except Exception as e:
-                raise kernel_failure(op, e) from e
+                raise_kernel_failure(op, e)
             del args
             if len(outputs) == 1:
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
@@ -193,8 +212,8 @@ class EagerPlan:
             out = None
             for t in frees:
                 del env[t]
-        values = [env[e] if e is not None else None for e in self._fetch_tensors]
-        return values, {var: env[t] for var, t in self.commit_tensors.items()}
+        if trace is not None:
+            trace.check_deadline(" (when its last op finished)")
 
 
 def _none(*_):
@@ -341,7 +360,7 @@ class DaskPlan:
                         k = list(tasks)
                     keys.append(k)
                 dsk = _culled_if_needed(dsk, keys)
-                for slot, r in zip(stage.slots, executor.get(dsk, keys, num_workers=self.num_workers)):
+                for slot, r in zip(stage.slots, executor.get(dsk, keys, num_workers=self.num_workers, trace=rc.trace)):
                     stage_values[slot] = spills[slot] if slot in spills else gather_blocks(r)
             keys = list(self.out_keys)
             if self.barrier_key is not None:
@@ -357,8 +376,11 @@ class DaskPlan:
                     dsk.update(tasks)
                     writes.extend(tasks)
                 dsk = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
-                results, kept = executor.compute(dsk, keys + writes, self.commit_keys, num_workers=self.num_workers)
+                results, kept = executor.compute(dsk, keys + writes, self.commit_keys, num_workers=self.num_workers,
+                                                 trace=rc.trace)
                 results = results[:len(keys)]
+            if rc.trace is not None:  # before any success hook publishes a write
+                rc.trace.check_deadline(" (when its last task finished)")
             for hook in self.hooks["on_success"]:
                 hook(run)
         except BaseException:

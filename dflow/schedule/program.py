@@ -35,8 +35,11 @@ class Step:
 
 
 def inputs_of(op, decisions):
-    """An op's data inputs, where a decided cond reads its taken branch's outputs."""
+    """An op's data inputs, where a decided cond reads its taken branch's outputs and a decided
+    host op without outputs (an iterator initializer: its effect happened on the host) reads nothing."""
     if op._opdef.state == "host" and op in decisions:
+        if not op._outputs:
+            return []
         return op._attrs["true_outputs" if decisions[op] else "false_outputs"]
     return op._inputs
 

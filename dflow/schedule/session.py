@@ -4,22 +4,27 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import threading
 from dataclasses import dataclass
 
 import dask.array as da
 import numpy as np
 
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
+from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
+from ..kernels.common import to_bytes_array
+from ..run_options import RunOptions
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
 from .fetches import flatten_fetches
-from .host import HostRun, decision_key
+from .host import HostRun, RunTransaction, decision_key
 from .plan import FeedSpec, RunContext
 from .store import VariableStore, to_host
+from .tracing import RunTrace
 
 _DEFAULT_SMALL_PLAN_BYTES = 1 << 20
 
@@ -110,11 +115,15 @@ class Session:
         self._chunk_cache = {}
         self._counters = {}
         self.variables = VariableStore(storage)  # the committed values of variables
+        # host state of host ops, outside variables (dataset iterators, dflow/data); changed only
+        # through a run's RunTransaction, so a failed run leaves it as it was
+        self.resources = {}
         self._run_count = 0
         self._run_id_base = secrets.randbits(40) << 20
         self._session_seed = secrets.randbits(31)
         self._closed = False
         self._context_stack = []
+        self._tracing = threading.local()  # the RunTrace of the run in progress in each thread
 
     # ---- properties --------------------------------------------------------------------------
     @property
@@ -172,6 +181,10 @@ class Session:
             self._executor.close()
             if self.variables is not None:
                 self.variables.close()
+            for r in list(self.resources.values()):
+                if hasattr(r, "close"):
+                    r.close()
+            self.resources.clear()
 
     def as_default(self):
         return _default_session_stack.get_controller(self)
@@ -199,6 +212,10 @@ class Session:
 
         Returns values in the same structure: numpy arrays for tensors, None for operations.
         Raises InvalidArgumentError for an unfed placeholder or a feed that contradicts its tensor.
+        `options` (a RunOptions) with a trace level and `run_metadata` (a RunMetadata): the run's
+        per-op (in process) or per-task (Dask) timings go into `run_metadata.step_stats`; with
+        `timeout_in_ms`, a run past it raises DeadlineExceededError and commits nothing (see
+        dflow/run_options.py for what each path measures and where it checks).
         """
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
@@ -207,17 +224,38 @@ class Session:
         else:
             elements, rebuild = flatten_fetches(fetches, self._graph)
         feeds, values = self._normalize_feeds(feed_dict)
-        results, commits = self._execute(elements, feeds, values)
+        trace = _run_trace(options, run_metadata)
+        if trace is None:
+            results, commits = self._execute(elements, feeds, values)
+        else:
+            self._tracing.trace = trace  # every plan of this run (nested host runs too) sees it
+            try:
+                results, commits = self._execute(elements, feeds, values)
+            finally:
+                self._tracing.trace = None
+            if run_metadata is not None and trace.trace:
+                trace.step_stats_into(run_metadata)
         fed = sum(spec.nbytes for spec in feeds.values() if spec.kind == "numpy")
         for var, value in commits.items():  # only a run that succeeded gets here
             self.variables.commit(var, value, fed)
         return rebuild([to_host(r) for r in results])
 
-    def _execute(self, elements, feeds, values, decisions=None):
+    def _execute(self, elements, feeds, values, decisions=None, txn=None):
         """Plans and runs `elements`; (values, variable commits). What the compiler cannot decide
         (a cond's branch, a while loop, a value a lowering needs on the host) is settled first by
         the run's HostRun, through nested runs whose commits are dropped: only the outermost run
-        commits."""
+        commits. Host state the run's hooks change (an iterator's position) goes through its
+        RunTransaction (`txn`, shared by nested runs): kept if the outermost run succeeds, undone
+        otherwise."""
+        if txn is None:  # the outermost run
+            txn = RunTransaction()
+            try:
+                out = self._execute(elements, feeds, values, decisions, txn)
+            except BaseException:
+                txn.finish(False)
+                raise
+            txn.finish(True)
+            return out
         h = None
         decisions = decisions or {}
         while True:
@@ -227,7 +265,8 @@ class Session:
             if h is None:
                 h = HostRun(feeds, values, dict(decisions), execute=self._execute, plan=self._cached_plan,
                             run_plan=self._run_plan, feed_spec=self._feed_spec,
-                            check_initialized=self._check_initialized)
+                            check_initialized=self._check_initialized, resources=self.resources, txn=txn,
+                            memory_budget=self._options.memory_budget)
                 decisions = h.decisions
             h.settle(plan)
         if h is not None:
@@ -242,7 +281,8 @@ class Session:
             self._check_initialized(plan.state)
         self._run_count += 1
         rc = RunContext(self._executor, self._run_count, self._run_id_base + self._run_count, self._param_value,
-                        lambda spec, v: self.variables.set(spec[1], v), self.variables.new_stored)
+                        lambda spec, v: self.variables.set(spec[1], v), self.variables.new_stored,
+                        getattr(self._tracing, "trace", None))
         try:
             return plan.run(rc, values)
         except OpError:
@@ -333,7 +373,9 @@ class Session:
                 except (ValueError, TypeError) as e:
                     raise FeedError(None, t.op, f"Cannot feed value {value!r} for Tensor {t.name!r}: {e}") from None
             vdtype = value.dtype
-        if vdtype != target.np_dtype:
+        if target == dtypes.string:
+            value = self._string_feed(t, value, kind)
+        elif vdtype != target.np_dtype:
             if vdtype.kind in "OUS" or not np.can_cast(vdtype, target.np_dtype, casting="same_kind"):
                 raise FeedError(None, t.op, f"Cannot feed value of dtype {vdtype} for Tensor {t.name!r}, which "
                                 f"has dtype {target.name}")
@@ -354,6 +396,24 @@ class Session:
                 if _hashable(ck):
                     self._chunk_cache[ck] = chunks
         return FeedSpec(kind, shape, as_dtype(target), chunks), value
+
+    @staticmethod
+    def _string_feed(t, value, kind):
+        """A feed of a string tensor as an object array of bytes (str encoded as UTF-8, as TF1). An
+        object array holding other Python objects passes as it is (a TensorArray's state, fed back
+        by a while loop, is a string tensor holding a tuple)."""
+        if value.dtype.kind not in "OUS":
+            raise FeedError(None, t.op, f"Cannot feed value of dtype {value.dtype} for Tensor {t.name!r}, which "
+                            "has dtype string")
+        if kind == "dask":
+            return value.map_blocks(to_bytes_array, dtype=object)  # encoded chunk by chunk, in the tasks
+        if value.dtype == object and not any(isinstance(v, str) for v in value.reshape(-1)):
+            return value
+        try:
+            return to_bytes_array(value)
+        except TypeError as e:
+            raise FeedError(None, t.op, f"Cannot feed value for Tensor {t.name!r}, which has dtype string: {e}") \
+                from None
 
     # ---- per-run parameters ------------------------------------------------------------------
     def _param_value(self, spec):
@@ -387,6 +447,19 @@ def _parse_bytes(value):
 
         return int(parse_bytes(value))
     return int(value)
+
+
+def _run_trace(options, run_metadata):
+    """A RunTrace when `options` asks for a trace or a deadline (TF1's RunOptions), else None."""
+    if options is None:
+        return None
+    if not hasattr(options, "trace_level"):
+        raise TypeError(f"Session.run: options must be a dflow.RunOptions, got {type(options).__name__}")
+    if run_metadata is not None and not hasattr(run_metadata, "step_stats"):
+        raise TypeError(f"Session.run: run_metadata must be a dflow.RunMetadata, got {type(run_metadata).__name__}")
+    traced = options.trace_level > RunOptions.NO_TRACE and run_metadata is not None
+    timeout = int(getattr(options, "timeout_in_ms", 0) or 0)
+    return RunTrace(trace=traced, timeout_ms=timeout) if traced or timeout > 0 else None
 
 
 def _first(values):

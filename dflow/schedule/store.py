@@ -121,7 +121,11 @@ def to_host(v):
     """A fetched value as TF1 returns it: numpy arrays, numpy scalars for 0-d, None for ops."""
     if v is None:
         return None
+    if isinstance(v, bytes):
+        return bytes(v)  # a scalar string: TF1 returns bytes
     if isinstance(v, np.ndarray):
+        if v.dtype.kind in "SU":  # strings are returned as object arrays of bytes (TF1)
+            v = np.vectorize(lambda s: s.encode() if isinstance(s, str) else bytes(s), otypes=[object])(v)
         return v[()] if v.ndim == 0 else v
     if isinstance(v, np.generic):
         return v

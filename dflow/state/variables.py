@@ -168,7 +168,8 @@ class Variable:
         raise InvalidArgumentError(None, self.op, "count_up_to is not supported by dflow")
 
     def __repr__(self):
-        return f"<dflow.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
+        # TF1's RefVariable: its dtype is printed as the reference type (float32_ref)
+        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}_ref>"
 
     def __hash__(self):
         return id(self)

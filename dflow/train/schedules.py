@@ -36,7 +36,9 @@ def create_global_step(graph=None):
 
 
 def get_or_create_global_step(graph=None):
-    return get_global_step(graph) or create_global_step(graph)
+    """The graph's global step variable, created first if there is none."""
+    step = get_global_step(graph)
+    return step if step is not None else create_global_step(graph)
 
 
 def global_step(sess, global_step_tensor):

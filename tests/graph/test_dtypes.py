@@ -91,8 +91,7 @@ def test_constant_dtypes():
     assert tf.constant(3.0).shape.as_list() == []
     with pytest.raises(TypeError):
         tf.constant(1.5, dtype=tf.int32)
-    with pytest.raises(TypeError):
-        tf.constant("a")
+    assert tf.constant("a").dtype == tf.string  # strings are string tensors (object arrays of bytes)
 
 
 def test_binary_operand_takes_the_tensor_dtype():
@@ -169,3 +168,83 @@ def test_floordiv_and_div_keep_integers():
     assert (d.name, d.op.type, d.dtype) == ("div:0", "FloorDiv", tf.int32)
     assert tf.divide(tf.placeholder(tf.float32), 2.0).dtype == tf.float32
     assert tf.truediv(i, i).dtype == tf.float64
+
+
+# ---- TF1's name table and Python/numpy types (issue #13) ------------------------------------------
+
+# tensorflow 2.21.0, tensorflow.python.framework.dtypes._STRING_TO_TF: name -> DType name
+TF_NAMES = {
+    "bfloat16": "bfloat16", "bool": "bool", "complex128": "complex128", "complex64": "complex64",
+    "double": "float64", "float": "float32", "float16": "float16", "float32": "float32", "float64": "float64",
+    "half": "float16", "int16": "int16", "int32": "int32", "int64": "int64", "int8": "int8", "string": "string",
+    "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "uint8": "uint8", "qint8": "qint8",
+    "qint16": "qint16", "qint32": "qint32", "quint8": "quint8", "quint16": "quint16", "resource": "resource",
+    "variant": "variant", "int4": "int4", "uint4": "uint4", "int2": "int2", "uint2": "uint2",
+    "float8_e5m2": "float8_e5m2", "float8_e4m3fn": "float8_e4m3fn", "float8_e4m3fnuz": "float8_e4m3fnuz",
+    "float8_e4m3b11fnuz": "float8_e4m3b11fnuz", "float8_e5m2fnuz": "float8_e5m2fnuz",
+    "float4_e2m1fn": "float4_e2m1fn",
+}
+TF_NAMES.update({f"{k}_ref": f"{v}_ref" for k, v in list(TF_NAMES.items())})  # every name has a _ref twin
+NO_NUMPY_TYPE = {"bfloat16", "qint8", "qint16", "qint32", "quint8", "quint16", "resource", "variant", "int4", "uint4",
+                 "int2", "uint2", "float8_e5m2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz",
+                 "float8_e5m2fnuz", "float4_e2m1fn"}
+
+
+@pytest.mark.parametrize("name", sorted(TF_NAMES))
+def test_as_dtype_accepts_tf1_names(name):
+    want = TF_NAMES[name]
+    if want.removesuffix("_ref") in NO_NUMPY_TYPE:
+        with pytest.raises(TypeError, match="dflow does not provide it"):
+            tf.as_dtype(name)
+        return
+    d = tf.as_dtype(name)
+    assert d.name == want
+    if want.endswith("_ref"):
+        base = getattr(tf, want.removesuffix("_ref"))
+        assert d.base_dtype is base and d.is_ref_dtype and d != base and base._as_ref is d
+        assert d.np_dtype == base.np_dtype
+    else:
+        assert d is getattr(tf, want) and not d.is_ref_dtype
+
+
+def test_placeholder_float_is_float32():
+    x = tf.placeholder("float", [None, 784])
+    w = tf.Variable(tf.zeros([784, 10]))
+    assert x.dtype == tf.float32 and tf.matmul(x, w).dtype == tf.float32  # the tutorials' first lines
+    assert tf.placeholder("double").dtype == tf.float64 and tf.placeholder("half").dtype == tf.float16
+
+
+# tensorflow 2.21.0: tf.as_dtype(t).name, or TypeError
+PYTHON_AND_NUMPY_TYPES = [
+    (float, "float32"), (bool, "bool"), (object, "string"),
+    (int, TypeError), (str, TypeError), (bytes, TypeError), (complex, TypeError), (list, TypeError),
+    (np.float64, "float64"), (np.int64, "int64"), (np.longlong, "int64"), (np.float16, "float16"),
+    (np.uint16, "uint16"), (np.bool_, "bool"), (np.object_, "string"), (np.str_, "string"),
+    (np.bytes_, "string"), (np.dtype("U3"), "string"), (np.dtype("S3"), "string"), (np.dtype("O"), "string"),
+    (np.dtype("complex64"), "complex64"), (np.dtype("datetime64[s]"), TypeError),
+]
+
+
+@pytest.mark.parametrize("value, want", PYTHON_AND_NUMPY_TYPES, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_as_dtype_maps_python_and_numpy_types_as_tf1(value, want):
+    if want is TypeError:
+        with pytest.raises(TypeError, match="Cannot convert"):
+            tf.as_dtype(value)
+    else:
+        assert tf.as_dtype(value).name == want
+
+
+def test_unknown_names_give_a_clear_type_error():
+    for name in ("float31", "int", "str", "object", "float8"):  # not in TF's table either
+        with pytest.raises(TypeError, match="expected a name such as 'float32'"):
+            tf.as_dtype(name)
+    with pytest.raises(TypeError, match="use dflow.int32 or dflow.int64"):
+        tf.as_dtype(int)
+    with pytest.raises(TypeError, match="bfloat16 has no numpy element type"):
+        tf.placeholder("bfloat16")
+
+
+def test_ref_dtypes_pickle_and_hash():
+    r = tf.as_dtype("float32_ref")
+    assert pickle.loads(pickle.dumps(r)) is r and r.name == "float32_ref"
+    assert len({r, tf.float32}) == 2 and repr(r) == "tf.float32_ref"

@@ -435,3 +435,82 @@ def test_save_and_restore_on_every_scheduler(any_mode, sess_factory, tmp_path):
         saver.restore(s, prefix)
         np.testing.assert_array_equal(s.run(v), expected)
         np.testing.assert_array_equal(s.run(step), expected + 1)
+
+
+# ---- relative and absolute save paths (issue #13: "./ckpt/m" was joined to the directory twice) ---
+
+
+def _saved_model():
+    v = tf.Variable(np.arange(3, dtype=np.float32), name="v")
+    return v, tf.train.Saver()
+
+
+def _restored(saver, v, path):
+    with tf.Session() as sess:
+        saver.restore(sess, path)
+        return sess.run(v)
+
+
+@pytest.mark.parametrize("save_path, dir_forms", [
+    ("./ckpt/m", ["./ckpt", "ckpt", "ckpt/", "./ckpt/"]),
+    ("ckpt/m", ["ckpt", "./ckpt/"]),
+    ("m", [".", "./", ""]),
+])
+def test_relative_save_path_restores_through_latest_checkpoint(tmp_path, monkeypatch, save_path, dir_forms):
+    monkeypatch.chdir(tmp_path)
+    v, saver = _saved_model()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        prefix = saver.save(sess, save_path, global_step=1)
+    assert prefix == save_path + "-1"  # as given, as TF1
+    index = (tmp_path / os.path.dirname(save_path) / "checkpoint").read_text()
+    assert 'model_checkpoint_path: "m-1"' in index  # relative to the index's directory, as TF1
+    for d in dir_forms:
+        latest = tf.train.latest_checkpoint(d)
+        assert latest is not None and os.path.abspath(latest) == os.path.abspath(prefix), d
+        np.testing.assert_array_equal(_restored(saver, v, latest), [0, 1, 2])
+    # from another working directory, the directory named absolutely
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    latest = tf.train.latest_checkpoint(str(tmp_path / os.path.dirname(save_path)))
+    assert latest == str(tmp_path / (save_path + "-1")).replace("/./", "/")
+    np.testing.assert_array_equal(_restored(saver, v, latest), [0, 1, 2])
+
+
+@pytest.mark.parametrize("relative", [True, False])
+def test_absolute_save_path(tmp_path, monkeypatch, relative):
+    monkeypatch.chdir(tmp_path)
+    v = tf.Variable(np.arange(3, dtype=np.float32), name="v")
+    saver = tf.train.Saver(save_relative_paths=relative)  # dflow's default: True (TF1's: False)
+    path = str(tmp_path / "abs" / "m")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        saver.save(sess, path, global_step=2)
+    index = (tmp_path / "abs" / "checkpoint").read_text()
+    assert f'model_checkpoint_path: "{"m" if relative else path}-2"' in index
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    for d in (str(tmp_path / "abs"), str(tmp_path / "abs") + "/", "../abs"):
+        latest = tf.train.latest_checkpoint(d)
+        assert os.path.abspath(latest) == path + "-2", d
+        assert os.path.isabs(latest) == (os.path.isabs(d) or not relative), d
+        np.testing.assert_array_equal(_restored(saver, v, latest), [0, 1, 2])
+
+
+def test_latest_checkpoint_follows_saves_and_max_to_keep(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    v = tf.Variable(0.0, name="v")
+    inc = v.assign_add(1.0)
+    saver = tf.train.Saver(max_to_keep=2)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for step in range(1, 4):
+            sess.run(inc)
+            saver.save(sess, "./ckpt/model.ckpt", global_step=step)
+        assert tf.train.latest_checkpoint("./ckpt") == "./ckpt/model.ckpt-3"
+        state = tf.train.get_checkpoint_state("ckpt")
+        assert state.all_model_checkpoint_paths == ["ckpt/model.ckpt-2", "ckpt/model.ckpt-3"]
+        assert not tf.train.checkpoint_exists("./ckpt/model.ckpt-1")
+    assert _restored(saver, v, tf.train.latest_checkpoint("ckpt")) == 3.0

@@ -418,3 +418,20 @@ def test_reductions_on_every_scheduler(any_mode, sess_factory):
     check(got[2], np.argmax(xv, 0))
     check(got[3], np.cumsum(xv, 1))
     check(got[4], xv.mean(0, keepdims=True))
+
+
+def test_arg_max_arg_min_tf1_aliases():
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal((4, 5)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [4, 5])
+    amax, amin = tf.arg_max(x, 1), tf.arg_min(x, dimension=0, output_type=tf.int32)
+    assert (amax.op.type, amax.op.name, amax.dtype) == ("ArgMax", "ArgMax", tf.int64)
+    assert (amin.op.type, amin.dtype, amin.shape.as_list()) == ("ArgMin", tf.int32, [5])
+    named = tf.arg_max(x, tf.constant(0), name="best")
+    assert named.op.name == "best"
+    got = run_modes([amax, amin, named], {x: v})
+    np.testing.assert_array_equal(got[0], np.argmax(v, 1))
+    np.testing.assert_array_equal(got[1], np.argmin(v, 0))
+    np.testing.assert_array_equal(got[2], np.argmax(v, 0))
+    with pytest.raises(TypeError):
+        tf.arg_max(x)  # dimension is required, as TF1

@@ -548,3 +548,121 @@ def test_closing_drops_plans():
     assert len(s._plans) == 1
     s.close()
     assert len(s._plans) == 0
+
+
+# ---- RunOptions / RunMetadata ---------------------------------------------------------------------
+
+
+def _sleepy(v):
+    import time
+
+    time.sleep(0.25)
+    return v
+
+
+def test_run_options_constants_are_tf1s():
+    # tensorflow 2.21.0: tf.RunOptions.NO_TRACE ... FULL_TRACE
+    assert (tf.RunOptions.NO_TRACE, tf.RunOptions.SOFTWARE_TRACE, tf.RunOptions.HARDWARE_TRACE,
+            tf.RunOptions.FULL_TRACE) == (0, 1, 2, 3)
+    assert tf.RunOptions.TraceLevel.FULL_TRACE == 3
+    o = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE, timeout_in_ms=5000)
+    assert (o.trace_level, o.timeout_in_ms) == (3, 5000) and tf.RunOptions().trace_level == 0
+    md = tf.RunMetadata()
+    assert md.step_stats.dev_stats == [] and md.partition_graphs == []
+    with pytest.raises(ValueError):
+        tf.RunOptions(trace_level=7)
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync", "threads", "processes", "distributed"])
+def test_full_trace_fills_step_stats(mode, sess_factory):
+    import time
+
+    x = tf.placeholder(tf.float32, [8, 8], name="x")
+    y = tf.matmul(tf.exp(x) + 1.0, x)
+    total = tf.reduce_sum(y)
+    xv = _xv((8, 8), 3)
+    sess = sess_factory(mode, chunks=4)
+    md = tf.RunMetadata()
+    before = time.time_ns() // 1000
+    got = sess.run(total, {x: xv}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=md)
+    after = time.time_ns() // 1000
+    np.testing.assert_allclose(got, ((np.exp(xv) + 1) @ xv).sum(), rtol=1e-4)
+    nodes = [n for d in md.step_stats.dev_stats for n in d.node_stats]
+    assert nodes and all(d.device.startswith("/job:localhost") or "worker" in d.device
+                         for d in md.step_stats.dev_stats)
+    # a cluster's workers report their own clock, corrected by the scheduler's estimate of their
+    # offset (a LocalCluster here: the same clock, within a few ms)
+    skew = 50_000 if mode == "distributed" else 1000
+    for n in nodes:
+        assert n.node_name and n.all_end_rel_micros >= 0
+        assert before - skew <= n.all_start_micros <= after + skew, (n, before, after)
+        assert n.all_start_micros + n.all_end_rel_micros <= after + skew
+    if mode == "eager":
+        assert [n.node_name for n in nodes] == ["add", "MatMul", "Sum"]  # add: the fused exp + 1 chain
+        assert nodes[0].timeline_label == "fused: Exp, add"
+    else:
+        assert len(nodes) >= 4  # one per task: the chunks of x (4 of them) are computed separately
+        assert any("matmul" in n.node_name for n in nodes)
+        assert not any(n.node_name.endswith("-r0") for n in nodes)  # the distributed run suffix is dropped
+    # without a trace level, or without run metadata, nothing is recorded
+    md2 = tf.RunMetadata()
+    sess.run(total, {x: xv}, options=tf.RunOptions(), run_metadata=md2)
+    assert md2.step_stats.dev_stats == []
+    sess.run(total, {x: xv}, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+
+
+@pytest.mark.program
+def test_trace_a_training_step_as_tf1_programs_do():
+    w = tf.Variable(np.ones(3, np.float32))
+    loss = tf.reduce_sum(tf.square(w))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        run_options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        run_metadata = tf.RunMetadata()
+        sess.run(train, options=run_options, run_metadata=run_metadata)
+        np.testing.assert_allclose(sess.run(w), 0.8 * np.ones(3), rtol=1e-6)
+    assert sum(len(d.node_stats) for d in run_metadata.step_stats.dev_stats) > 0
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync", "threads"])
+def test_timeout_raises_deadline_exceeded_and_commits_nothing(mode, sess_factory):
+    v = tf.Variable(0.0)
+    slow = tf.py_func(_sleepy, [tf.constant(1.0)], tf.float32)
+    with tf.control_dependencies([slow]):
+        bump = tf.assign_add(v, 1.0)
+    sess = sess_factory(mode)
+    sess.run(v.initializer)
+    with pytest.raises(tf.errors.DeadlineExceededError, match="timeout_in_ms=50"):
+        sess.run(bump, options=tf.RunOptions(timeout_in_ms=50))
+    assert sess.run(v) == 0.0  # nothing committed
+    assert sess.run(bump, options=tf.RunOptions(timeout_in_ms=60_000)) == 1.0  # a deadline it meets
+
+
+def test_run_options_of_the_wrong_type_are_refused():
+    x = tf.constant(1.0)
+    with tf.Session() as sess:
+        with pytest.raises(TypeError, match="RunOptions"):
+            sess.run(x, options={"trace_level": 3})
+        with pytest.raises(TypeError, match="RunMetadata"):
+            sess.run(x, options=tf.RunOptions(trace_level=3), run_metadata=[])
+
+
+_CALLS = []
+
+
+def _count_call(v):
+    _CALLS.append(1)
+    return v
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync", "threads"])
+def test_py_func_reached_only_through_a_control_input_runs(mode, sess_factory):
+    # it was dropped from the Dask plan: its output (of unknown rank) is a one-task Whole value
+    called = tf.py_func(_count_call, [tf.constant(1.0)], tf.float32)
+    with tf.control_dependencies([called]):
+        y = tf.identity(tf.constant(2.0))
+    sess = sess_factory(mode)
+    _CALLS.clear()
+    assert sess.run(y) == 2.0
+    assert len(_CALLS) == 1

@@ -1,0 +1,178 @@
+"""`tf.data.Dataset`: an immutable description of an input pipeline (a chain of `Node`s), with
+TF1's constructors, transformations and iterators."""
+
+from __future__ import annotations
+
+from ..graph.dtypes import int64
+from ..graph.graph import get_seed
+from . import batching, buffers, chunked, sources, transforms
+from .functions import Function
+from .iterator import Iterator
+from .structure import flatten, pack
+
+
+class Dataset:
+    """A sequence of elements (nested tuples/dicts of tensors); see the package doc."""
+
+    def __init__(self, node):
+        self._node = node
+
+    # ---- element spec -----------------------------------------------------------------------
+    @property
+    def output_types(self):
+        return self._node.spec.output_types
+
+    @property
+    def output_shapes(self):
+        return self._node.spec.output_shapes
+
+    @property
+    def output_classes(self):
+        return self._node.spec.output_classes
+
+    def __repr__(self):
+        return f"<Dataset shapes: {self.output_shapes}, types: {self.output_types}>"
+
+    # ---- sources ----------------------------------------------------------------------------
+    @staticmethod
+    def from_tensors(tensors):
+        """One element: `tensors` (numpy values, Python values or graph tensors)."""
+        return Dataset(sources.TensorsNode(tensors, slices=False))
+
+    @staticmethod
+    def from_tensor_slices(tensors):
+        """One element per row of `tensors` (every component sliced along its first dimension)."""
+        return Dataset(sources.TensorsNode(tensors, slices=True))
+
+    @staticmethod
+    def range(*args, output_type=int64):
+        """`range(stop)`, `range(start, stop[, step])` as int64 scalars."""
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"range takes 1 to 3 arguments, got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+        return Dataset(sources.RangeNode(start, stop, step, output_type))
+
+    @staticmethod
+    def from_generator(generator, output_types, output_shapes=None, args=None):
+        """The values `generator(*args)` yields, converted to `output_types` and checked against
+        `output_shapes`. Runs in the session's process (any scheduler)."""
+        return Dataset(sources.GeneratorNode(generator, output_types, output_shapes, args))
+
+    @staticmethod
+    def zip(datasets):
+        """Elements of the datasets side by side (a nested structure of datasets); ends with the shortest."""
+        if isinstance(datasets, Dataset):
+            return Dataset(sources.ZipNode([datasets._node], None))
+        leaves = _dataset_leaves(datasets)
+        nodes = [d._node for d in leaves]
+        template = pack(datasets, [n.spec.structure if n.spec.structure is not None else None for n in nodes])
+        return Dataset(sources.ZipNode(nodes, template))
+
+    @staticmethod
+    def from_zarr(arrays, read_ahead=1):
+        """Rows of Zarr arrays (paths or zarr arrays; a tuple or dict of them gives aligned
+        components, e.g. (X, y)), read a row chunk at a time (dflow extension). `read_ahead`:
+        blocks read on a background thread ahead of the one being consumed."""
+        return Dataset(_chunked(arrays, read_ahead))
+
+    @staticmethod
+    def from_dask(arrays, read_ahead=1):
+        """Rows of dask arrays (a tuple or dict of them: aligned components), computed a row chunk
+        at a time (dflow extension)."""
+        return Dataset(_chunked(arrays, read_ahead))
+
+    def concatenate(self, dataset):
+        return Dataset(sources.ConcatenateNode(self._node, dataset._node))
+
+    # ---- transformations ----------------------------------------------------------------------
+    def map(self, map_func, num_parallel_calls=None):
+        """`map_func` (graph ops, traced once) applied to each element; `num_parallel_calls` threads."""
+        return Dataset(transforms.MapNode(self._node, Function(map_func, self._node.spec, "Dataset_map"),
+                                          num_parallel_calls))
+
+    def filter(self, predicate):
+        return Dataset(transforms.FilterNode(self._node, Function(predicate, self._node.spec, "Dataset_filter")))
+
+    def flat_map(self, map_func):
+        fn = Function(map_func, self._node.spec, "Dataset_flat_map", returns_dataset=True)
+        return Dataset(transforms.FlatMapNode(self._node, fn))
+
+    def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None):
+        fn = Function(map_func, self._node.spec, "Dataset_interleave", returns_dataset=True)
+        return Dataset(transforms.FlatMapNode(self._node, fn, transforms.AUTOTUNE if cycle_length is None
+                                              else cycle_length, 1 if block_length is None else block_length))
+
+    def batch(self, batch_size, drop_remainder=False):
+        return Dataset(batching.BatchNode(self._node, batch_size, drop_remainder))
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False):
+        if padded_shapes is None:
+            padded_shapes = self._node.spec.nested([s.as_list() if s.ndims is not None else s
+                                                    for s in self._node.spec.shapes])
+        return Dataset(batching.PaddedBatchNode(self._node, batch_size, padded_shapes, padding_values,
+                                                drop_remainder))
+
+    def unbatch(self):
+        return Dataset(batching.UnbatchNode(self._node))
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None):
+        """TF's buffer shuffle. A chunked source (`from_zarr`, `from_dask`) is first read in a random
+        order of its chunks, so the buffer mixes rows of several chunks and one epoch reads each
+        chunk once."""
+        seeds = get_seed(seed)
+        reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
+        node = self._node.with_shuffled_blocks(seeds, reshuffle) or self._node
+        return Dataset(buffers.ShuffleNode(node, buffer_size, seeds, reshuffle))
+
+    def repeat(self, count=None):
+        return Dataset(transforms.RepeatNode(self._node, count))
+
+    def prefetch(self, buffer_size):
+        return Dataset(buffers.PrefetchNode(self._node, buffer_size))
+
+    def take(self, count):
+        return Dataset(transforms.TakeNode(self._node, count))
+
+    def skip(self, count):
+        return Dataset(transforms.SkipNode(self._node, count))
+
+    def shard(self, num_shards, index):
+        return Dataset(transforms.ShardNode(self._node, num_shards, index))
+
+    def cache(self, filename=""):
+        return Dataset(transforms.CacheNode(self._node, filename))
+
+    def apply(self, transformation_func):
+        out = transformation_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError(f"apply: `transformation_func` must return a Dataset, got {type(out).__name__}")
+        return out
+
+    # ---- iterators ----------------------------------------------------------------------------
+    def make_one_shot_iterator(self):
+        """An iterator that starts at this dataset's first element in each session."""
+        return Iterator(self._node.spec, one_shot=self._node)
+
+    def make_initializable_iterator(self, shared_name=None):
+        """An iterator started (and restarted) by running its `initializer`, which reads the
+        placeholders the dataset captured from that run's `feed_dict`."""
+        it = Iterator(self._node.spec)
+        it._initializer = it.make_initializer(self)
+        return it
+
+
+def _chunked(arrays, read_ahead):
+    structure = arrays if isinstance(arrays, (tuple, dict)) else None
+    leaves = flatten(arrays) if structure is not None else [arrays]
+    template = pack(structure, [None] * len(leaves)) if structure is not None else None
+    return chunked.ChunkedNode(chunked.open_arrays(leaves), template, read_ahead)
+
+
+def _dataset_leaves(x):
+    if isinstance(x, Dataset):
+        return [x]
+    if isinstance(x, dict):
+        return [d for k in sorted(x) for d in _dataset_leaves(x[k])]
+    if isinstance(x, tuple):
+        return [d for v in x for d in _dataset_leaves(v)]
+    raise TypeError(f"zip: expected a nested structure of Datasets, got {type(x).__name__}")

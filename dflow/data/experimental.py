@@ -1,0 +1,5 @@
+"""`tf.data.experimental`: AUTOTUNE."""
+
+from .transforms import AUTOTUNE
+
+__all__ = ["AUTOTUNE"]

@@ -1,0 +1,30 @@
+"""`dflow.strings`: TF1's `tf.strings` namespace (1.13+), the string ops of `dflow.kernels.string_ops`.
+
+`join` is `dflow.string_join`, `as_string` is `dflow.as_string`, `to_number` is
+`dflow.string_to_number`; names dflow does not implement are absent (AttributeError), not stubs.
+"""
+
+from .graph import dtypes
+from .kernels.string_ops import as_string, string_join, string_length, string_to_number
+
+
+def join(inputs, separator="", name=None):
+    """The elementwise concatenation of string tensors with `separator` (TF1's `tf.strings.join`)."""
+    return string_join(inputs, separator=separator, name=name)
+
+
+def length(input, name=None, unit="BYTE"):  # noqa: A002 - TF1 signature
+    """The length of each string, in bytes or (unit="UTF8_CHAR") Unicode characters (int32)."""
+    return string_length(input, name=name, unit=unit)
+
+
+def to_number(string_tensor, out_type=None, name=None):
+    """Each string parsed as a number of `out_type` (default float32)."""
+    return string_to_number(string_tensor, out_type=out_type or dtypes.float32, name=name)
+
+
+__all__ = ["as_string", "join", "length", "to_number"]
+
+from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)
