@@ -189,3 +189,8 @@ def per_image_standardization(image):
         variance = relu(subtract(reduce_mean(square(x), axes, keepdims=True), square(mean)))
         min_std = rsqrt(num if isinstance(num, Tensor) else convert_to_tensor(np.float32(num)))
         return realdiv(subtract(x, mean), maximum(sqrt(variance), min_std), name=scope)
+
+
+from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)
