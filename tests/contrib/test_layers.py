@@ -195,3 +195,22 @@ def test_optimize_loss_trains_with_a_learning_rate_variable_and_a_global_step():
         layers.optimize_loss(loss, step, 0.1, "Nope")
     with pytest.raises(ValueError, match="Learning rate should be 0d Tensor or float"):
         layers.optimize_loss(loss, step, 1, "SGD")
+
+
+@pytest.mark.parametrize("updates_collections", [None, tf.GraphKeys.UPDATE_OPS])
+def test_batch_norm_with_a_fed_is_training(updates_collections):
+    xv = (np.random.RandomState(4).randn(8, 2) * 2 + 3).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 2])
+    is_training = tf.placeholder(tf.bool, [])
+    y = layers.batch_norm(x, decay=0.5, is_training=is_training, updates_collections=updates_collections)
+    with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+        y = tf.identity(y)
+    mm, mv = tf.global_variables()[1:]
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        np.testing.assert_allclose(s.run(y, {x: xv, is_training: False}), xv / np.sqrt(1 + 1e-3), rtol=1e-5)
+        np.testing.assert_allclose(s.run([mm, mv]), [[0, 0], [1, 1]])  # inference leaves them
+        train_out = s.run(y, {x: xv, is_training: True})
+        np.testing.assert_allclose(train_out, (xv - xv.mean(0)) / np.sqrt(xv.var(0) + 1e-3), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(s.run(mm), 0.5 * xv.mean(0), rtol=1e-5)
+        np.testing.assert_allclose(s.run(mv), 0.5 + 0.5 * xv.var(0, ddof=1), rtol=1e-5)  # rank 2: fused, unbiased
