@@ -6,12 +6,14 @@ program runs in memory, out of core and on a Dask cluster.
 
 from . import (
     config,
+    contrib,
     data,
     debugging,
     errors,
     graph_util,
     image,
     io,
+    layers,
     losses,
     math,
     metrics,

@@ -717,6 +717,23 @@ def crelu(features, name=None, axis=-1):
         return relu(concat([x, -x], axis), name=scope)
 
 
+# ---- convolutions (ops in dflow/kernels/conv_ops.py and depthwise_ops.py) ----------------------------
+
+from .kernels.conv_ops import (  # noqa: E402 - the conv block of tf.nn, kept together
+    atrous_conv2d,
+    conv1d,
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_transpose,
+    convolution,
+)
+from .kernels.depthwise_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d  # noqa: E402
+
+__all__ += ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d",
+            "depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d", "atrous_conv2d", "convolution"]
+
+
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)

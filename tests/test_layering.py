@@ -28,7 +28,8 @@ LAYERS = [
     ["dflow.io", "dflow.data"],
     ["dflow.train"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
-     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image"],
+     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers",
+     "dflow.contrib"],
     ["dflow", "dflow.demo", "dflow.compat"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}

@@ -45,8 +45,8 @@ BY_HAND = {
     "estimator.export": "ClassificationOutput PredictOutput RegressionOutput ServingInputReceiver "
                         "TensorServingInputReceiver build_parsing_serving_input_receiver_fn "
                         "build_raw_serving_input_receiver_fn",
-    "contrib": "crf cudnn_rnn data distributions framework image layers learn legacy_seq2seq losses metrics opt "
-               "rnn seq2seq slim training",
+    "contrib": "crf cudnn_rnn data distributions framework image keras layers learn legacy_seq2seq losses metrics "
+               "opt rnn seq2seq slim training",
     "contrib.layers": "apply_regularization avg_pool2d batch_norm bias_add conv2d conv2d_in_plane conv2d_transpose "
                       "convolution convolution2d convolution2d_transpose dropout embed_sequence flatten "
                       "fully_connected group_norm instance_norm l1_l2_regularizer l1_regularizer l2_regularizer "

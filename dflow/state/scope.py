@@ -238,10 +238,20 @@ def variable_scope(name_or_scope=None, default_name=None, values=None, initializ
             dtype=dtype if dtype is not None else defaults.dtype,
             name_scope=ns)
         g._variable_scope_stack.append(scope)
+        # TF1: leaving a scope opened by name resets the default-name counters of its sub-scopes, so
+        # `variable_scope("gen", reuse=AUTO_REUSE)` entered again makes `gen/dense` again (not
+        # `gen/dense_1`); a captured scope (make_template's later calls) restores them as they were
+        counts = dict(store.scope_counts) if isinstance(name_or_scope, VariableScope) else None
         try:
             yield scope
         finally:
             g._variable_scope_stack.pop()
+            if counts is not None:
+                store.scope_counts = counts
+            else:
+                for key in store.scope_counts:
+                    if key.startswith(full + "/"):
+                        store.scope_counts[key] = 0
 
 
 def variable_op_scope(values, name_or_scope, default_name=None, **kwargs):

@@ -1,0 +1,54 @@
+"""`dflow.contrib`: the parts of TF1's `tf.contrib` that TF1 programs use most:
+`contrib.layers`, `contrib.slim`, `contrib.framework`, `contrib.losses`, `contrib.metrics`.
+
+Any other contrib module (`tf.contrib.learn`, `tf.contrib.keras`, ...) is not provided: reaching it
+as an attribute raises an AttributeError, importing it (`import dflow.contrib.learn`) an ImportError,
+both saying that dflow does not provide it and pointing to docs/tf1_coverage.md.
+`tf.contrib.rnn` becomes the recurrent cells (`dflow.nn.rnn_cell`) once dflow has them.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import sys
+
+from .. import nn as _nn
+from ..tf1_names import COVERAGE_PAGE, missing_message
+from . import framework, layers, losses, metrics, slim
+
+__all__ = ["framework", "layers", "losses", "metrics", "slim"]
+
+
+def __getattr__(name):
+    if name.startswith("_"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name == "rnn":
+        cells = getattr(_nn, "rnn_cell", None)
+        if cells is not None:
+            return cells
+        raise AttributeError("dflow does not provide tf.contrib.rnn yet: it becomes the recurrent cells "
+                             f"(tf.nn.rnn_cell), which dflow does not have yet. {COVERAGE_PAGE} lists what dflow "
+                             "provides of TF1.")
+    raise AttributeError(missing_message(__name__, name))
+
+
+class _MissingContribModule(importlib.abc.MetaPathFinder):
+    """Turns `import dflow.contrib.<missing>` into an ImportError that says dflow lacks it (this
+    finder runs last, after the real modules were looked for)."""
+
+    def find_spec(self, fullname, path, target=None):
+        prefix = __name__ + "."
+        if not fullname.startswith(prefix):
+            return None
+        child = fullname[len(prefix):].partition(".")[0]
+        if child in __all__:  # a real module's missing submodule: the ordinary error
+            return None
+        try:
+            __getattr__(child)
+        except AttributeError as e:
+            raise ImportError(str(e), name=fullname) from None
+        return None
+
+
+if not any(isinstance(f, _MissingContribModule) for f in sys.meta_path):
+    sys.meta_path.append(_MissingContribModule())
