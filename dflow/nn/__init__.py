@@ -1,0 +1,83 @@
+"""`dflow.nn`: TF1's `tf.nn`. Activations and softmax (`activations.py`), cross-entropies and
+in_top_k (`classification.py`), normalization (`normalization.py`), bias, dense, embeddings and
+dropout (`core.py`); pools and convolutions are ops of `kernels/pool_ops.py`, `conv_ops.py` and
+`depthwise_ops.py` (blockwise over the batch axis when chunked), re-exported here."""
+
+from __future__ import annotations
+
+from ..kernels.conv_ops import (
+    atrous_conv2d,
+    conv1d,
+    conv2d,
+    conv2d_backprop_filter,
+    conv2d_backprop_input,
+    conv2d_transpose,
+    convolution,
+)
+from ..kernels.depthwise_ops import depthwise_conv2d, depthwise_conv2d_native, separable_conv2d
+from ..kernels.gather_ops import top_k
+from ..kernels.math_ops import relu, sigmoid, tanh
+from ..kernels.pool_ops import (
+    avg_pool,
+    avg_pool1d,
+    avg_pool2d,
+    avg_pool3d,
+    avg_pool_v2,
+    max_pool,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+    max_pool_v2,
+    max_pool_with_argmax,
+    pool,
+)
+from .activations import (
+    crelu,
+    elu,
+    leaky_relu,
+    log_softmax,
+    relu6,
+    selu,
+    softmax,
+    softplus,
+    softsign,
+)
+from .classification import (
+    in_top_k,
+    sigmoid_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits,
+    softmax_cross_entropy_with_logits_v2,
+    sparse_softmax_cross_entropy_with_logits,
+    weighted_cross_entropy_with_logits,
+)
+from .core import bias_add, dropout, embedding_lookup, xw_plus_b
+from .normalization import (
+    batch_norm_with_global_normalization,
+    batch_normalization,
+    fused_batch_norm,
+    l2_loss,
+    l2_normalize,
+    local_response_normalization,
+    lrn,
+    moments,
+)
+
+__all__ = [
+    "relu", "relu6", "elu", "selu", "leaky_relu", "softplus", "softsign", "sigmoid", "tanh",
+    "softmax", "log_softmax", "l2_loss", "l2_normalize", "bias_add", "xw_plus_b",
+    "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
+    "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits",
+    "weighted_cross_entropy_with_logits", "dropout", "moments", "batch_normalization",
+    "embedding_lookup", "top_k",
+    # pooling and normalization (issue 13)
+    "max_pool", "avg_pool", "max_pool_with_argmax", "max_pool1d", "avg_pool1d", "max_pool2d", "avg_pool2d",
+    "max_pool3d", "avg_pool3d", "max_pool_v2", "avg_pool_v2", "pool", "local_response_normalization", "lrn",
+    "fused_batch_norm", "batch_norm_with_global_normalization", "in_top_k", "crelu",
+]
+
+__all__ += ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d",
+            "depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d", "atrous_conv2d", "convolution"]
+
+from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)

@@ -1,0 +1,213 @@
+"""Cross-entropies and in_top_k (TF1's `tf.nn.*_cross_entropy_with_logits`, `in_top_k`).
+
+The only op defined here is `SparseLabelCheck`, the run-time range check of sparse labels."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..graph import dtypes
+from ..graph.graph import name_scope
+from ..graph.registry import not_differentiable, register_op
+from ..kernels.array_ops import reshape, shape, stop_gradient
+from ..kernels.common import apply_op, convert_to_tensor
+from ..kernels.creation_ops import range as _range
+from ..kernels.gather_ops import one_hot
+from ..kernels.math_ops import (
+    add,
+    cast,
+    equal,
+    exp,
+    greater,
+    is_finite,
+    less,
+    log,
+    log1p,
+    logical_and,
+    multiply,
+    subtract,
+    where,
+)
+from ..kernels.reduction_ops import reduce_all, reduce_any, reduce_max, reduce_sum
+from ._common import (
+    _axis,
+    _check_xent_args,
+    _float_tensor,
+    _like,
+    _pick,
+    _shift,
+    _softplus_parts,
+    _stable_softplus,
+)
+
+# ---- cross-entropies ---------------------------------------------------------------------------
+
+
+def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, dim=None):
+    """-sum(labels * log_softmax(logits)) along `axis` (default -1); backprops into labels.
+
+    labels: a probability distribution along `axis`, broadcastable to logits and cast to their
+    dtype. Returns logits' shape without `axis`, logits' dtype (float16 is computed in float32).
+    Gradients are TF1's: `softmax - labels` for logits (also when labels do not sum to one) and
+    `-log_softmax(logits)` for labels.
+    """
+    axis = _pick(axis, dim)
+    with name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
+        logits = _float_tensor(logits, "softmax_cross_entropy_with_logits", "logits")
+        in_dtype = logits.dtype
+        if in_dtype == dtypes.float16:
+            logits = cast(logits, dtypes.float32)
+        labels = convert_to_tensor(labels, preferred_dtype=logits.dtype)
+        if labels.dtype != logits.dtype:
+            labels = cast(labels, logits.dtype)
+        if logits.shape.ndims == 0:
+            raise ValueError("softmax_cross_entropy_with_logits: logits must have rank >= 1, got a scalar")
+        a = _axis(-1 if axis is None else axis, logits, "softmax_cross_entropy_with_logits")
+        shifted = _shift(logits, a)
+        lse = log(reduce_sum(exp(shifted), a, keepdims=True))
+        # The value is TF1's sum(labels * (lse - shifted)). The labels term sees lse as a constant
+        # and the zero-valued (lse - stop_gradient(lse)) adds d lse = softmax once, so the logits
+        # gradient is softmax - labels whatever sum(labels) is, as TF1's fused kernel gives.
+        cost = reduce_sum(multiply(labels, subtract(stop_gradient(lse), shifted)), a)
+        cost = add(cost, reduce_sum(subtract(lse, stop_gradient(lse)), a),
+                   name=None if in_dtype == dtypes.float16 else scope)
+        return cast(cost, in_dtype, name=scope) if in_dtype == dtypes.float16 else cost
+
+
+def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, dim=-1, name=None,
+                                      axis=None):
+    """As `softmax_cross_entropy_with_logits_v2`, but labels get no gradient (TF1's v1)."""
+    _check_xent_args("softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    if axis is not None:
+        dim = axis
+    with name_scope(name, "softmax_cross_entropy_with_logits_sg", [logits, labels]) as scope:
+        labels = stop_gradient(labels, name="labels_stop_gradient")
+    return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=dim, name=scope)
+
+
+def _label_check_infer(inputs, attrs):
+    labels = inputs[0]
+    if not labels.dtype.is_integer:
+        raise TypeError(f"Value passed to parameter 'labels' has DataType {labels.dtype.name} not in list "
+                        "of allowed values: int32, int64")
+    return labels.shape, labels.dtype
+
+
+def _label_check(xp, labels, depth):
+    n = int(depth)
+    bad = (labels < 0) | (labels >= n)
+    if bool(xp.any(bad)):
+        v = int(xp.reshape(labels[bad], (-1,))[0])
+        raise InvalidArgumentError(None, None, f"Received a label value of {v} which is outside the valid "
+                                   f"range of [0, {n}).")
+    return labels
+
+
+# Elementwise, so the check runs chunk by chunk (fused with its neighbours) in Dask plans.
+register_op("SparseLabelCheck", _label_check_infer, eager=_label_check, elementwise=True)
+not_differentiable("SparseLabelCheck")
+
+
+def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """-log_softmax(logits)[label] for integer class labels.
+
+    labels: int32/int64 of shape logits.shape[:-1] (TypeError, ValueError otherwise); a label
+    outside [0, num_classes) raises InvalidArgumentError when the plan runs (TF1 on CPU).
+    Returns labels' shape and logits' dtype; gradient `softmax - one_hot(labels)`.
+    """
+    _check_xent_args("sparse_softmax_cross_entropy_with_logits", _sentinel, labels, logits)
+    with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]) as scope:
+        labels, logits = convert_to_tensor(labels), _float_tensor(logits, "SparseSoftmaxCrossEntropyWithLogits",
+                                                                  "logits")
+        if not labels.dtype.is_integer:
+            raise TypeError(f"Value passed to parameter 'labels' has DataType {labels.dtype.name} not in "
+                            "list of allowed values: int32, int64")
+        ls, gs = labels.shape, logits.shape
+        if gs.ndims == 0:
+            raise ValueError(f"`logits` cannot be a scalar. Received logits={logits!r}")
+        if gs.ndims is not None and ls.ndims is not None:
+            if ls.ndims != gs.ndims - 1:
+                raise ValueError(f"`labels.shape.rank` must equal `logits.shape.rank - 1`. Received: "
+                                 f"labels.shape={ls} of rank {ls.ndims} and logits.shape={gs} of rank {gs.ndims}")
+            if not ls.is_compatible_with(gs[:-1]):
+                raise ValueError(f"`labels.shape` must equal `logits.shape` except for the last dimension. "
+                                 f"Received: labels.shape={ls} and logits.shape={gs}")
+        in_dtype = logits.dtype
+        if in_dtype == dtypes.float16:
+            logits = cast(logits, dtypes.float32)
+        n = gs.as_list()[-1] if gs.ndims is not None else None
+        depth = convert_to_tensor(int(n), dtype=dtypes.int32) if n is not None else \
+            cast(shape(logits)[-1], dtypes.int32)
+        checked = apply_op("SparseLabelCheck", [labels, cast(depth, labels.dtype)])
+        shifted = _shift(logits, -1)
+        lse = log(reduce_sum(exp(shifted), -1))
+        picked = reduce_sum(multiply(one_hot(checked, depth, dtype=logits.dtype), shifted), -1)
+        if in_dtype == dtypes.float16:
+            return cast(subtract(lse, picked), in_dtype, name=scope)
+        return subtract(lse, picked, name=scope)
+
+
+def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """Elementwise logistic loss max(x, 0) - x * z + log1p(exp(-|x|)) for logits x, labels z.
+
+    labels and logits of one shape (ValueError otherwise) and one float dtype; the result has
+    that shape and dtype. Gradient sigmoid(x) - z, finite for any finite logits.
+    """
+    _check_xent_args("sigmoid_cross_entropy_with_logits", _sentinel, labels, logits)
+    with name_scope(name, "logistic_loss", [logits, labels]) as scope:
+        logits = _float_tensor(logits, "sigmoid_cross_entropy_with_logits", "logits")
+        labels = convert_to_tensor(labels, preferred_dtype=logits.dtype)
+        if not labels.shape.is_compatible_with(logits.shape):
+            raise ValueError(f"`logits` and `labels` must have the same shape, received ({logits.shape} vs "
+                             f"{labels.shape}).")
+        relu_x, neg_abs = _softplus_parts(logits)
+        return add(subtract(relu_x, multiply(logits, labels)), log1p(exp(neg_abs)), name=scope)
+
+
+def weighted_cross_entropy_with_logits(labels=None, logits=None, pos_weight=None, name=None, targets=None):
+    """Logistic loss with positives weighted: (1 - z) * x + (1 + (pos_weight - 1) * z) * softplus(-x).
+
+    labels (or TF1's deprecated `targets`) and logits of one shape and float dtype; pos_weight a
+    scalar or broadcastable tensor. Same shape and dtype as logits.
+    """
+    if targets is not None:
+        if labels is not None:
+            raise ValueError("Cannot specify both 'labels' and 'targets'")
+        labels = targets
+    with name_scope(name, "logistic_loss", [logits, labels]) as scope:
+        logits = _float_tensor(logits, "weighted_cross_entropy_with_logits", "logits")
+        labels = convert_to_tensor(labels, preferred_dtype=logits.dtype)
+        if not labels.shape.is_compatible_with(logits.shape):
+            raise ValueError(f"`logits` and `labels` must have the same shape, received ({logits.shape} vs "
+                             f"{labels.shape}).")
+        pos_weight = convert_to_tensor(pos_weight, preferred_dtype=logits.dtype)
+        log_weight = add(_like(logits, 1), multiply(subtract(pos_weight, _like(logits, 1)), labels))
+        return add(multiply(subtract(_like(logits, 1), labels), logits),
+                   multiply(log_weight, _stable_softplus(-logits)), name=scope)
+
+
+
+def in_top_k(predictions, targets, k, name=None):
+    """For each row b, whether predictions[b, targets[b]] is among the k largest of the row.
+
+    A target tied with the k-th largest counts as in (fewer than k predictions are strictly
+    larger); a row holding a non-finite prediction, or a target outside [0, classes), gives
+    False (TF1's kernel). predictions [batch, classes] float; targets [batch] int32/int64.
+    """
+    with name_scope(name, "in_top_k", [predictions, targets]) as scope:
+        p = _float_tensor(predictions, "InTopKV2", "predictions")
+        t = convert_to_tensor(targets)
+        if not t.dtype.is_integer:
+            raise TypeError(f"in_top_k: targets must be int32 or int64, got {t.dtype.name}")
+        if p.shape.ndims not in (None, 2) or t.shape.ndims not in (None, 1):
+            raise ValueError(f"in_top_k: predictions must be 2-D and targets 1-D, got shapes {p.shape} and "
+                             f"{t.shape}")
+        classes = p.shape.as_list()[1] if p.shape.ndims == 2 and p.shape[1].value is not None else shape(p)[1]
+        cols = _range(0, classes, dtype=t.dtype)
+        target_col = equal(reshape(t, [-1, 1]), reshape(cols, [1, -1]))
+        target_pred = reduce_max(where(target_col, p, _like(p, -np.inf)), 1, keepdims=True)
+        better = reduce_sum(cast(greater(p, target_pred), dtypes.int32), 1)
+        k = cast(convert_to_tensor(k), dtypes.int32)
+        ok = logical_and(reduce_all(is_finite(p), 1), reduce_any(target_col, 1))
+        return logical_and(ok, less(better, k), name=scope)
