@@ -1,6 +1,6 @@
 """The issue-13 benchmark: a LeNet-style CNN on 28×28×1 float32, dflow vs TF1 vs numpy.
 
-    python benchmarks/bench_layers.py [--repeat 7] [--blas-threads N] [--zarr-gb 2 [--zarr-chunk 128]
+    python benchmarks/bench_layers.py [--repeat 7] [--blas-threads N] [--zarr-gb 2 [--zarr-chunk 64]
                                       [--zarr-batch 2048]] [--record]          # TF_PYTHON=... adds TF1
 
 Model: conv 5×5×32 SAME + bias, relu, max-pool 2; conv 5×5×64 SAME + bias, relu, max-pool 2;
@@ -14,12 +14,15 @@ b) inference, batch 1024 (logits fetched): dflow, TF1 and a hand-written numpy f
 c) where dflow's time goes: a cProfile of training steps on the sync scheduler (tasks then run in
    this thread), summed per kernel function (inclusive time, ms per step).
 d) `--zarr-gb G`: one epoch over an image set of G GB written as Zarr (chunks of `--zarr-chunk`
-   images along N, default 128) by a separate process; steps of `--zarr-batch` images (default
+   images along N, default 64) by a separate process; steps of `--zarr-batch` images (default
    2048), each fed as a dask slice of the Zarr array to the default Session, so each step's
    convolutions run blockwise over the chunks and the filter gradients are tree sums. Peak RSS is
-   the child's own ru_maxrss (harness.case_main). Target: ≤ 512 MB. At ~600 images/s, 2 GB
-   (637k images) takes ~18 minutes; the per-task memory grows with the chunk (a 128-image chunk's
-   first conv output is 12.8 MB), the number of chunks in flight with the step batch.
+   the child's own ru_maxrss (harness.case_main); RSS after each step shows whether anything
+   accumulates between steps. Target: ≤ 512 MB. A task's memory grows with the chunk (a 64-image
+   chunk's first conv output is 6.4 MB, its im2col columns 5 MB), the tasks in flight with the
+   step batch: on a loaded 2-core machine 0.1 GB (31,887 images, 16 steps) peaked at 405 MiB with
+   64-image chunks and 530 MiB with 128. The epoch is compute-bound: 2 GB is 637k images, 20 minutes
+   to 2 hours at the 90-560 images/s seen here (load average 4-10 on 2 cores).
 
 Every case runs in its own interpreter (benchmarks/harness.py). Module-level imports are standard
 library only, so the TF interpreter can load this file. BLAS threads are left as the user has them
@@ -352,7 +355,7 @@ def main(argv):
 
     gb = _flag(argv, "--zarr-gb", None)
     if gb:
-        chunk, step_batch = int(_flag(argv, "--zarr-chunk", 128)), int(_flag(argv, "--zarr-batch", 2048))
+        chunk, step_batch = int(_flag(argv, "--zarr-chunk", 64)), int(_flag(argv, "--zarr-batch", 2048))
         directory = tempfile.mkdtemp(prefix="dflow-bench-layers-")
         try:
             t0 = time.perf_counter()
