@@ -1,13 +1,13 @@
-"""`dflow.image`: resizing, flips and per-image standardization (TF1's `tf.image`).
+"""`dflow.image`: resizing, flips, standardization, dtype conversion, brightness and contrast,
+crops and pads (TF1's `tf.image`).
 
-Every function is a composite of registered ops, so each gets its gradient from their rules and
-runs blockwise over the batch axis N of chunked images. Resizing follows TF1's legacy kernels
+Flips and standardization are composites of registered ops (gradients from their rules); the
+resizes are ops of dflow/kernels/image_ops.py. All run blockwise over the batch axis N of chunked
+images. Resizing follows TF1's legacy kernels
 (`half_pixel_centers=False` unless asked): output row y reads input row y * scale with
 scale = in / out in float32, or (in - 1) / (out - 1) with `align_corners`; nearest neighbour
 takes the floor (round with `align_corners`), bilinear interpolates between floor and ceil
-(clamped to the image). Bilinear is two contractions with [out, in] interpolation matrices built
-from the sizes in float32 (`einsum`: blockwise over N, and its gradient is einsum again);
-nearest neighbour is two gathers.
+(clamped to the image): gathers forward, two matrix products backward.
 """
 
 from __future__ import annotations
@@ -19,20 +19,20 @@ import numpy as np
 from .graph import dtypes
 from .graph.graph import name_scope
 from .graph.ops import Tensor, constant_value
-from .kernels.array_ops import shape
+from .kernels.array_ops import identity, shape
 from .kernels.common import convert_to_tensor
-from .kernels.creation_ops import range as _range
-from .kernels.gather_ops import gather, one_hot
-from .kernels.linalg_ops import einsum
+from .kernels.image_ops import resize_bilinear as _resize_bilinear_op
+from .kernels.image_ops import resize_nearest_neighbor as _resize_nearest_op
 from .kernels.manip_ops import expand_dims, reverse, squeeze
+from .kernels.pad_ops import pad
+from .kernels.linalg_ops import tensordot
 from .kernels.math_ops import (
     add,
     cast,
-    ceil,
-    floor,
+    clip_by_value,
+    floordiv,
     less,
     maximum,
-    minimum,
     multiply,
     realdiv,
     relu,
@@ -48,6 +48,8 @@ from .kernels.reduction_ops import reduce_mean, reduce_prod
 __all__ = [
     "ResizeMethod", "resize_images", "resize_bilinear", "resize_nearest_neighbor", "flip_left_right",
     "flip_up_down", "random_flip_left_right", "random_flip_up_down", "per_image_standardization",
+    "convert_image_dtype", "adjust_brightness", "random_brightness", "adjust_contrast", "random_contrast",
+    "rgb_to_grayscale", "crop_to_bounding_box", "pad_to_bounding_box", "resize_image_with_crop_or_pad",
 ]
 
 
@@ -80,47 +82,6 @@ def _dim(t, axis):
     return d if d is not None else shape(t)[axis]
 
 
-def _f32(v):
-    return cast(v, dtypes.float32) if isinstance(v, Tensor) else convert_to_tensor(np.float32(v))
-
-
-def _source(out_size, in_size, align_corners, half_pixel_centers):
-    """Float32 source coordinates of output positions 0..out-1 (TF's scale and scalers)."""
-    if align_corners and isinstance(out_size, int) and out_size > 1:
-        scale = realdiv(_f32(in_size - 1), _f32(out_size - 1))
-    elif align_corners and not isinstance(out_size, int):
-        big = maximum(out_size - 1, 1)
-        scale = where(less(1, out_size), realdiv(_f32(in_size - 1), _f32(big)), realdiv(_f32(in_size), _f32(out_size)))
-    else:
-        scale = realdiv(_f32(in_size), _f32(out_size))
-    pos = cast(_range(0, out_size), dtypes.float32)
-    if half_pixel_centers:
-        pos = add(pos, _f32(0.5))
-    return pos, scale
-
-
-def _interp_matrix(out_size, in_size, align_corners, half_pixel_centers):
-    """[out, in] float32 bilinear weights: row y holds 1 - lerp at floor and lerp at ceil."""
-    pos, scale = _source(out_size, in_size, align_corners, half_pixel_centers)
-    src = multiply(pos, scale)
-    if half_pixel_centers:
-        src = subtract(src, _f32(0.5))
-    lo_f = floor(src)
-    lerp = subtract(src, lo_f)
-    lo = maximum(cast(lo_f, dtypes.int32), 0)
-    hi = minimum(cast(ceil(src), dtypes.int32), in_size - 1)
-    w_lo = multiply(one_hot(lo, in_size, dtype=dtypes.float32), expand_dims(subtract(_f32(1), lerp), 1))
-    return add(w_lo, multiply(one_hot(hi, in_size, dtype=dtypes.float32), expand_dims(lerp, 1)))
-
-
-def _nearest_index(out_size, in_size, align_corners, half_pixel_centers):
-    pos, scale = _source(out_size, in_size, align_corners, half_pixel_centers)
-    src = multiply(pos, scale)
-    src = floor(add(src, _f32(0.5))) if align_corners else floor(src)  # roundf of a non-negative value
-    idx = minimum(cast(src, dtypes.int32), in_size - 1)
-    return maximum(idx, 0) if half_pixel_centers else idx
-
-
 def _size(size, fn):
     size = convert_to_tensor(size, dtype=dtypes.int32, name="size") if not isinstance(size, Tensor) else size
     if not size.shape.is_compatible_with([2]) or not size.dtype.is_integer:
@@ -135,47 +96,16 @@ def _size(size, fn):
     return size[0], size[1]
 
 
-def _bilinear(images, size, align_corners, half_pixel_centers):
-    oh, ow = size
-    x = cast(images, dtypes.float32) if images.dtype != dtypes.float32 else images
-    a_h = _interp_matrix(oh, _dim(x, 1), align_corners, half_pixel_centers)
-    a_w = _interp_matrix(ow, _dim(x, 2), align_corners, half_pixel_centers)
-    return einsum("pw,nowc->nopc", a_w, einsum("oh,nhwc->nowc", a_h, x))
-
-
-def _nearest(images, size, align_corners, half_pixel_centers):
-    oh, ow = size
-    rows = _nearest_index(oh, _dim(images, 1), align_corners, half_pixel_centers)
-    cols = _nearest_index(ow, _dim(images, 2), align_corners, half_pixel_centers)
-    return gather(gather(images, rows, axis=1), cols, axis=2)
-
-
-def _check_corners(align_corners, half_pixel_centers):
-    if align_corners and half_pixel_centers:
-        raise ValueError("If half_pixel_centers is True, align_corners must be False.")
+def _resize(method, images, size, align_corners):
+    op = _resize_bilinear_op if method == ResizeMethod.BILINEAR else _resize_nearest_op
+    return op(images, list(size), align_corners=align_corners)
 
 
 # ---- resizing ----------------------------------------------------------------------------------
 
 
-def resize_bilinear(images, size, align_corners=False, name=None, half_pixel_centers=False):
-    """[batch, h, w, c] images resized to `size` = [new_h, new_w] by bilinear interpolation; float32."""
-    _check_corners(align_corners, half_pixel_centers)
-    with name_scope(name, "ResizeBilinear", [images, size]):
-        x = convert_to_tensor(images, name="images")
-        if x.shape.ndims not in (None, 4):
-            raise ValueError(f"resize_bilinear: images must be 4-dimensional, got shape {x.shape}")
-        return _bilinear(x, _size(size, "resize_bilinear"), align_corners, half_pixel_centers)
-
-
-def resize_nearest_neighbor(images, size, align_corners=False, name=None, half_pixel_centers=False):
-    """[batch, h, w, c] images resized to `size` by nearest neighbour; same dtype as images."""
-    _check_corners(align_corners, half_pixel_centers)
-    with name_scope(name, "ResizeNearestNeighbor", [images, size]):
-        x = convert_to_tensor(images, name="images")
-        if x.shape.ndims not in (None, 4):
-            raise ValueError(f"resize_nearest_neighbor: images must be 4-dimensional, got shape {x.shape}")
-        return _nearest(x, _size(size, "resize_nearest_neighbor"), align_corners, half_pixel_centers)
+resize_bilinear = _resize_bilinear_op
+resize_nearest_neighbor = _resize_nearest_op
 
 
 def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=False, preserve_aspect_ratio=False,
@@ -204,7 +134,7 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
             new = (int(np.round(np.float32(f) * np.float32(h))), int(np.round(np.float32(f) * np.float32(w))))
         if all(isinstance(v, int) for v in new) and (h, w) == new:
             return x if is_batch else squeeze(x, [0])
-        out = (_bilinear if method == ResizeMethod.BILINEAR else _nearest)(x, new, align_corners, False)
+        out = _resize(method, x, new, align_corners)
         return out if is_batch else squeeze(out, [0])
 
 
@@ -266,5 +196,162 @@ def per_image_standardization(image):
         axes = [-1, -2, -3]
         mean = reduce_mean(x, axes, keepdims=True)
         variance = relu(subtract(reduce_mean(square(x), axes, keepdims=True), square(mean)))
-        min_std = rsqrt(_f32(num) if not isinstance(num, Tensor) else num)
+        min_std = rsqrt(num if isinstance(num, Tensor) else convert_to_tensor(np.float32(num)))
         return realdiv(subtract(x, mean), maximum(sqrt(variance), min_std), name=scope)
+
+
+# ---- dtype conversion, brightness, contrast, grayscale ---------------------------------------------
+
+
+def _saturate_cast(x, dtype):
+    lo, hi = max(float(dtype.min), float(x.dtype.min)), min(float(dtype.max), float(x.dtype.max))
+    return cast(clip_by_value(x, np.asarray(lo, x.dtype.np_dtype), np.asarray(hi, x.dtype.np_dtype)), dtype)
+
+
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """image converted to `dtype`, rescaling values: integers span [0, dtype.max], floats [0, 1).
+
+    int -> int scales by the ratio of the ranges (a floor division down, a product up); int ->
+    float multiplies by 1 / in.max; float -> int multiplies by out.max + 0.5 and casts (clipped
+    first with `saturate`); float -> float casts (TF1).
+    """
+    image = convert_to_tensor(image, name="image")
+    dtype = dtypes.as_dtype(dtype)
+    if not (dtype.is_floating or dtype.is_integer):
+        raise AttributeError("dtype must be either floating point or integer")
+    if not (image.dtype.is_floating or image.dtype.is_integer):
+        raise TypeError(f"convert_image_dtype: image must be floating point or integer, got {image.dtype.name}")
+    if dtype == image.dtype:
+        return identity(image, name=name)
+    with name_scope(name, "convert_image", [image]) as scope:
+        convert = (lambda t: _saturate_cast(t, dtype)) if saturate else (lambda t: cast(t, dtype))
+        if image.dtype.is_integer and dtype.is_integer:
+            scale_in, scale_out = int(image.dtype.max), int(dtype.max)
+            if scale_in > scale_out:
+                return convert(floordiv(image, np.asarray((scale_in + 1) // (scale_out + 1), image.dtype.np_dtype)))
+            return multiply(convert(image), np.asarray((scale_out + 1) // (scale_in + 1), dtype.np_dtype), name=scope)
+        if image.dtype.is_floating and dtype.is_floating:
+            return cast(image, dtype, name=scope)
+        if image.dtype.is_integer:
+            return multiply(cast(image, dtype), np.asarray(1.0 / float(image.dtype.max), dtype.np_dtype), name=scope)
+        return convert(multiply(image, np.asarray(float(dtype.max) + 0.5, image.dtype.np_dtype)))
+
+
+def _as_float(image):
+    """(float image, original dtype): float16/32 images stay, others go through convert_image_dtype."""
+    image = convert_to_tensor(image, name="image")
+    keep = image.dtype in (dtypes.float16, dtypes.float32)
+    return (image if keep else convert_image_dtype(image, dtypes.float32)), image.dtype
+
+
+def adjust_brightness(image, delta):
+    """image + delta in the [0, 1) float scale, converted back to image's dtype (saturated)."""
+    with name_scope(None, "adjust_brightness", [image, delta]):
+        flt, orig = _as_float(image)
+        adjusted = add(flt, cast(convert_to_tensor(delta), flt.dtype))
+        return convert_image_dtype(adjusted, orig, saturate=True)
+
+
+def random_brightness(image, max_delta, seed=None):
+    """adjust_brightness by a delta drawn uniformly in [-max_delta, max_delta) per run."""
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    delta = random_uniform([], -max_delta, max_delta, seed=seed)
+    return adjust_brightness(image, delta)
+
+
+def adjust_contrast(images, contrast_factor):
+    """(x - mean) * contrast_factor + mean per image and channel (mean over h, w), in the float scale,
+    converted back to the images' dtype (saturated)."""
+    with name_scope(None, "adjust_contrast", [images, contrast_factor]):
+        flt, orig = _as_float(images)
+        if flt.shape.ndims is not None and flt.shape.ndims < 3:
+            raise ValueError(f"adjust_contrast: images must be at least 3-D, got shape {flt.shape}")
+        mean = reduce_mean(flt, [-3, -2], keepdims=True)
+        factor = cast(convert_to_tensor(contrast_factor), flt.dtype)
+        return convert_image_dtype(add(multiply(subtract(flt, mean), factor), mean), orig, saturate=True)
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """adjust_contrast by a factor drawn uniformly in [lower, upper) per run."""
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    return adjust_contrast(image, random_uniform([], lower, upper, seed=seed))
+
+
+def rgb_to_grayscale(images, name=None):
+    """[..., 3] RGB -> [..., 1] gray with TF's weights (0.2989, 0.5870, 0.1140), in images' dtype."""
+    with name_scope(name, "rgb_to_grayscale", [images]) as scope:
+        images = convert_to_tensor(images, name="images")
+        flt = convert_image_dtype(images, dtypes.float32)
+        gray = tensordot(flt, np.array([0.2989, 0.5870, 0.1140], np.float32), [[-1], [-1]])
+        return convert_image_dtype(expand_dims(gray, -1), images.dtype, name=scope)
+
+
+# ---- crops and pads (static sizes) ----------------------------------------------------------------
+
+
+def _hwc(image, fn):
+    x, is_batch = _batched(image, fn)
+    h, w = x.shape[1].value, x.shape[2].value
+    if h is None or w is None:
+        raise ValueError(f"{fn}: the image height and width must be known when the graph is built, got shape "
+                         f"{x.shape}")
+    return x, is_batch, h, w
+
+
+def _ints_of(fn, **values):
+    for k, v in values.items():
+        if not isinstance(v, (int, np.integer)):
+            raise ValueError(f"{fn}: {k} must be a Python int in dflow (got {v!r})")
+    return [int(v) for v in values.values()]
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """image[..., offset_height:offset_height + target_height, offset_width:... + target_width, :]."""
+    fn = "crop_to_bounding_box"
+    oh, ow, th, tw = _ints_of(fn, offset_height=offset_height, offset_width=offset_width,
+                              target_height=target_height, target_width=target_width)
+    with name_scope(None, "crop_to_bounding_box", [image]):
+        x, is_batch, h, w = _hwc(image, fn)
+        if oh < 0 or ow < 0:
+            raise ValueError("offset_height and offset_width must be >= 0.")
+        if th <= 0 or tw <= 0:
+            raise ValueError("target_height and target_width must be > 0.")
+        if h < th + oh or w < tw + ow:
+            raise ValueError(f"{fn}: the image ({h} x {w}) must be at least the target plus the offset "
+                             f"({th} + {oh} x {tw} + {ow})")
+        out = x[:, oh:oh + th, ow:ow + tw, :]
+        return out if is_batch else squeeze(out, [0])
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """image zero-padded to target_height x target_width, placed at (offset_height, offset_width)."""
+    fn = "pad_to_bounding_box"
+    oh, ow, th, tw = _ints_of(fn, offset_height=offset_height, offset_width=offset_width,
+                              target_height=target_height, target_width=target_width)
+    with name_scope(None, "pad_to_bounding_box", [image]):
+        x, is_batch, h, w = _hwc(image, fn)
+        if oh < 0 or ow < 0:
+            raise ValueError("offset_height and offset_width must be >= 0")
+        if th - oh - h < 0 or tw - ow - w < 0:
+            raise ValueError(f"{fn}: the target ({th} x {tw}) must be at least the image plus the offset "
+                             f"({h} + {oh} x {w} + {ow})")
+        out = pad(x, [[0, 0], [oh, th - oh - h], [ow, tw - ow - w], [0, 0]])
+        return out if is_batch else squeeze(out, [0])
+
+
+def resize_image_with_crop_or_pad(image, target_height, target_width):
+    """image centrally cropped or zero-padded (each axis on its own) to target_height x target_width."""
+    fn = "resize_image_with_crop_or_pad"
+    th, tw = _ints_of(fn, target_height=target_height, target_width=target_width)
+    if th <= 0 or tw <= 0:
+        raise ValueError("target_height and target_width must be > 0.")
+    with name_scope(None, "resize_image_with_crop_or_pad", [image]):
+        x, is_batch, h, w = _hwc(image, fn)
+        dh, dw = th - h, tw - w
+        cropped = crop_to_bounding_box(x, max(-dh // 2, 0), max(-dw // 2, 0), min(th, h), min(tw, w))
+        out = pad_to_bounding_box(cropped, max(dh // 2, 0), max(dw // 2, 0), th, tw)
+        return out if is_batch else squeeze(out, [0])

@@ -1,7 +1,8 @@
-"""`dflow.nn`: activations, softmax, cross-entropies, dropout and moments (TF1's `tf.nn`).
+"""`dflow.nn`: activations, softmax, cross-entropies, dropout, moments, pooling (the ops of
+`kernels/pool_ops.py`), LRN, fused batch norm and in_top_k (TF1's `tf.nn`).
 
-Every function here is a composite of public dflow ops, so each runs chunked on Dask and gets its
-gradient from the rules of those ops. Each is written so that its values AND its automatic
+Every function here (but the pools) is a composite of public dflow ops, so each runs chunked on
+Dask and gets its gradient from the rules of those ops. Each is written so that its values AND its automatic
 gradients stay finite for large logits (e.g. +-1000): softmax and log-softmax shift by a max that
 is cut out of the gradient (softmax is shift invariant, so nothing is lost), softplus-like terms
 use `max(x, 0) + log1p(exp(-|x|))`, and branches that could overflow (`expm1` in elu/selu) are fed
@@ -57,10 +58,14 @@ from .kernels.pad_ops import pad
 from .kernels.pool_ops import (
     avg_pool,
     avg_pool1d,
+    avg_pool2d,
     avg_pool3d,
+    avg_pool_v2,
     max_pool,
     max_pool1d,
+    max_pool2d,
     max_pool3d,
+    max_pool_v2,
     max_pool_with_argmax,
     pool,
 )
@@ -75,8 +80,9 @@ __all__ = [
     "weighted_cross_entropy_with_logits", "dropout", "moments", "batch_normalization",
     "embedding_lookup", "top_k",
     # pooling and normalization (issue 13)
-    "max_pool", "avg_pool", "max_pool_with_argmax", "max_pool1d", "avg_pool1d", "max_pool3d", "avg_pool3d",
-    "pool", "local_response_normalization", "lrn", "fused_batch_norm", "in_top_k", "crelu",
+    "max_pool", "avg_pool", "max_pool_with_argmax", "max_pool1d", "avg_pool1d", "max_pool2d", "avg_pool2d",
+    "max_pool3d", "avg_pool3d", "max_pool_v2", "avg_pool_v2", "pool", "local_response_normalization", "lrn",
+    "fused_batch_norm", "batch_norm_with_global_normalization", "in_top_k", "crelu",
 ]
 
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -652,6 +658,16 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, 
         y = add(multiply(subtract(xf, m), inv), reshape(params[1], bshape))
         y = cast(y, x.dtype) if x.dtype == dtypes.float16 else y
         return y, stop_gradient(batch_mean), stop_gradient(batch_var)
+
+
+def batch_norm_with_global_normalization(t=None, m=None, v=None, beta=None, gamma=None, variance_epsilon=None,
+                                         scale_after_normalization=None, name=None, input=None, mean=None,  # noqa: A002
+                                         variance=None):
+    """TF1's deprecated batch_normalization with the arguments in another order (gamma only applied
+    with scale_after_normalization)."""
+    t, m, v = (input if t is None else t), (mean if m is None else m), (variance if v is None else v)
+    return batch_normalization(t, m, v, beta, gamma if scale_after_normalization else None, variance_epsilon,
+                               name=name or "batchnorm")
 
 
 def _channel_param(t, x, what):
