@@ -115,7 +115,7 @@ def _windows(xp, xp_pad, g, kh, kw):
     n, _, _, c = xp_pad.shape
     s0, s1, s2, s3 = xp_pad.strides
     return xp.lib.stride_tricks.as_strided(
-        xp_pad, (n, g.oh, g.ow, kh, kw, c), (s0, s1 * g.sh, s2 * g.sw, s1 * g.dh, s2 * g.dw, s3), writeable=False)
+        xp_pad, (n, g.oh, g.ow, kh, kw, c), (s0, s1 * g.sh, s2 * g.sw, s1 * g.dh, s2 * g.dw, s3))  # only read: no writeable= (cupy has none)
 
 
 def _tap(x, g, i, j):
