@@ -321,7 +321,8 @@ def main(argv):
             results[name] = _run(name, tf_python)
     met = lambda ok: "met" if ok else "MISSED"
 
-    report(f"\na) training step, batch {TRAIN_BATCH} (LeNet: conv5×5×32, pool, conv5×5×64, pool, dense 1024, dense 10; "
+    report(f"\na) training step, batch {TRAIN_BATCH} (LeNet: conv5×5×32, pool, conv5×5×64, pool, dense 1024, "
+           "dense 10; "
            "GradientDescent), numpy feeds, plan cached")
     report(table(["peer", "per step (median)", "min", "images/s", "÷ dflow", "peak RSS MiB", "error"],
                  _rows(results, ["dflow:train", "tf1:train"], TRAIN_BATCH)))

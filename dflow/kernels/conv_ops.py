@@ -114,8 +114,9 @@ def _windows(xp, xp_pad, g, kh, kw):
     """The windows of a padded NHWC value, [n, OH, OW, KH, KW, C], as a strided view (no copy)."""
     n, _, _, c = xp_pad.shape
     s0, s1, s2, s3 = xp_pad.strides
+    # only ever read; no writeable=False, which cupy's as_strided does not take
     return xp.lib.stride_tricks.as_strided(
-        xp_pad, (n, g.oh, g.ow, kh, kw, c), (s0, s1 * g.sh, s2 * g.sw, s1 * g.dh, s2 * g.dw, s3))  # only read: no writeable= (cupy has none)
+        xp_pad, (n, g.oh, g.ow, kh, kw, c), (s0, s1 * g.sh, s2 * g.sw, s1 * g.dh, s2 * g.dw, s3))
 
 
 def _tap(x, g, i, j):
@@ -380,7 +381,8 @@ def register_conv_family(op, kernels, depthwise, out_channels):
     types = (op, op + "BackpropInput", op + "BackpropFilter")
     eager = [functools.partial(wrap, kernel, t) for wrap, kernel, t in
              zip((_fwd_eager, _input_grad_eager, _filter_grad_eager), kernels, types)]
-    register_op(op, _conv_infer(op, depthwise), eager=eager[0], lower=functools.partial(_fwd_lower, eager[0], out_channels))
+    register_op(op, _conv_infer(op, depthwise), eager=eager[0],
+                lower=functools.partial(_fwd_lower, eager[0], out_channels))
     register_op(types[1], _input_grad_infer(types[1], depthwise), eager=eager[1],
                 lower=functools.partial(_input_grad_lower, eager[1]))
     register_op(types[2], _filter_grad_infer(types[2], depthwise), eager=eager[2],
