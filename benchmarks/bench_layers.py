@@ -322,8 +322,7 @@ def main(argv):
     met = lambda ok: "met" if ok else "MISSED"
 
     report(f"\na) training step, batch {TRAIN_BATCH} (LeNet: conv5×5×32, pool, conv5×5×64, pool, dense 1024, "
-           "dense 10; "
-           "GradientDescent), numpy feeds, plan cached")
+           "dense 10; GradientDescent), numpy feeds, plan cached")
     report(table(["peer", "per step (median)", "min", "images/s", "÷ dflow", "peak RSS MiB", "error"],
                  _rows(results, ["dflow:train", "tf1:train"], TRAIN_BATCH)))
     d, t = results["dflow:train"], results.get("tf1:train", {})
