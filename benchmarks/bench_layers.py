@@ -25,11 +25,12 @@ d) `--zarr-gb G`: one epoch over an image set of G GB written as Zarr (chunks of
    to 2 hours at the 90-560 images/s seen here (load average 4-10 on 2 cores).
 
 Every case runs in its own interpreter (benchmarks/harness.py). Module-level imports are standard
-library only, so the TF interpreter can load this file. BLAS threads are left as the user has them
-(the report prints the variables); `--blas-threads N` sets OPENBLAS/OMP/MKL_NUM_THREADS for every
-child. On a loaded 2-core machine OpenBLAS's own threads under Dask's two worker threads
-oversubscribe the cores: `--blas-threads 1` then made dflow's training step ~2× faster (TF1 runs
-its own intra-op thread pool, sized to the cores).
+library only, so the TF interpreter can load this file. The dflow and numpy interpreters run one
+BLAS thread per task (as bench_autodiff; `--blas-threads N` or OPENBLAS_NUM_THREADS etc. in the
+environment override it): with OpenBLAS's own threads under Dask's two worker threads the 2 cores
+were oversubscribed, and on this shared machine a single GEMM of the filter gradient then took
+0.5-1.9 s instead of ~40 ms in 3 runs of 4 (the training step: 0.6-2.3 s instead of ~0.24 s). TF1
+keeps the caller's environment and runs its own intra-op pool.
 """
 
 from __future__ import annotations
@@ -308,17 +309,23 @@ def main(argv):
     report = Report()
     report(machine_line())
     os.environ["BENCH_REPEAT"] = str(int(_flag(argv, "--repeat", 7)))
-    if "--blas-threads" in argv:
-        os.environ.update(dict.fromkeys(BLAS_THREAD_VARS, str(int(_flag(argv, "--blas-threads", 1)))))
-    report("BLAS threads: " + ", ".join(f"{v}={os.environ.get(v, 'unset')}" for v in BLAS_THREAD_VARS))
+    user_env = {v: os.environ.get(v) for v in BLAS_THREAD_VARS}
+    for v in BLAS_THREAD_VARS:  # inherited by the dflow and numpy interpreters (as bench_autodiff)
+        os.environ[v] = str(int(_flag(argv, "--blas-threads", 0))) if "--blas-threads" in argv else \
+            os.environ.get(v, "1")
+    report("BLAS threads (dflow, numpy): " + ", ".join(f"{v}={os.environ[v]}" for v in BLAS_THREAD_VARS)
+           + "; TF1 keeps the caller's environment and sizes its own pools")
     tf_python = find_tf_python()
     report(f"TF1 peer: {tf_python or 'none (set TF_PYTHON)'}")
     results = {}
     for name in ("dflow:train", "dflow:infer", "numpy:infer", "dflow:profile"):
         results[name] = _run(name)
     if tf_python:
+        dflow_env = {v: os.environ.pop(v) for v in BLAS_THREAD_VARS}
+        os.environ.update({v: val for v, val in user_env.items() if val is not None})
         for name in ("tf1:train", "tf1:infer"):
             results[name] = _run(name, tf_python)
+        os.environ.update(dflow_env)
     met = lambda ok: "met" if ok else "MISSED"
 
     report(f"\na) training step, batch {TRAIN_BATCH} (LeNet: conv5×5×32, pool, conv5×5×64, pool, dense 1024, "
