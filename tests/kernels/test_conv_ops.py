@@ -363,15 +363,17 @@ def test_static_shapes_with_unknown_batch():
 
 
 def test_unknown_batch_runs_with_several_batch_sizes():
-    p = tf.placeholder(tf.float64, [None, 6, 6, 2])
+    p = tf.placeholder(tf.float64, [None, None, None, 2])
     w = rand((3, 3, 2, 4), 1)
     y = tf.nn.conv2d(p, w, [1, 2, 2, 1], "SAME")
     gw = tf.gradients(tf.reduce_sum(y), p)[0]
-    for n in (1, 5):
-        x = rand((n, 6, 6, 2))
-        got, g = run([y, gw], {p: x})
-        np.testing.assert_allclose(got, ref_conv2d(x, w, (2, 2), "SAME"), rtol=1e-10)
-        assert g.shape == x.shape
+    for n, h, wd in ((1, 6, 6), (5, 7, 4), (0, 6, 6)):  # sizes known only at run time; an empty batch
+        x = rand((n, h, wd, 2))
+        for mode in ("eager", "threads"):
+            with make_session(mode) as s:
+                got, g = s.run([y, gw], {p: x})
+            np.testing.assert_allclose(got, ref_conv2d(x, w, (2, 2), "SAME"), rtol=1e-10)
+            assert g.shape == x.shape
 
 
 @pytest.mark.parametrize("build, match", [
