@@ -1,6 +1,6 @@
 """The issue-13 benchmark: a LeNet-style CNN on 28×28×1 float32, dflow vs TF1 vs numpy.
 
-    python benchmarks/bench_layers.py [--repeat 7] [--blas-threads N] [--zarr-gb 2 [--zarr-chunk 128]
+    python benchmarks/bench_layers.py [--repeat 7] [--blas-threads N] [--zarr-gb 2 [--zarr-chunk 64]
                                       [--zarr-batch 2048]] [--record]          # TF_PYTHON=... adds TF1
 
 Model: conv 5×5×32 SAME + bias, relu, max-pool 2; conv 5×5×64 SAME + bias, relu, max-pool 2;
@@ -14,19 +14,23 @@ b) inference, batch 1024 (logits fetched): dflow, TF1 and a hand-written numpy f
 c) where dflow's time goes: a cProfile of training steps on the sync scheduler (tasks then run in
    this thread), summed per kernel function (inclusive time, ms per step).
 d) `--zarr-gb G`: one epoch over an image set of G GB written as Zarr (chunks of `--zarr-chunk`
-   images along N, default 128) by a separate process; steps of `--zarr-batch` images (default
+   images along N, default 64) by a separate process; steps of `--zarr-batch` images (default
    2048), each fed as a dask slice of the Zarr array to the default Session, so each step's
    convolutions run blockwise over the chunks and the filter gradients are tree sums. Peak RSS is
-   the child's own ru_maxrss (harness.case_main). Target: ≤ 512 MB. At ~600 images/s, 2 GB
-   (637k images) takes ~18 minutes; the per-task memory grows with the chunk (a 128-image chunk's
-   first conv output is 12.8 MB), the number of chunks in flight with the step batch.
+   the child's own ru_maxrss (harness.case_main); RSS after each step shows whether anything
+   accumulates between steps. Target: ≤ 512 MB. A task's memory grows with the chunk (a 64-image
+   chunk's first conv output is 6.4 MB, its im2col columns 5 MB), the tasks in flight with the
+   step batch: on a loaded 2-core machine 0.1 GB (31,887 images, 16 steps) peaked at 405 MiB with
+   64-image chunks and 530 MiB with 128. The epoch is compute-bound: 2 GB is 637k images, 20 minutes
+   to 2 hours at the 90-560 images/s seen here (load average 4-10 on 2 cores).
 
 Every case runs in its own interpreter (benchmarks/harness.py). Module-level imports are standard
-library only, so the TF interpreter can load this file. BLAS threads are left as the user has them
-(the report prints the variables); `--blas-threads N` sets OPENBLAS/OMP/MKL_NUM_THREADS for every
-child. On a loaded 2-core machine OpenBLAS's own threads under Dask's two worker threads
-oversubscribe the cores: `--blas-threads 1` then made dflow's training step ~2× faster (TF1 runs
-its own intra-op thread pool, sized to the cores).
+library only, so the TF interpreter can load this file. The dflow and numpy interpreters run one
+BLAS thread per task (as bench_autodiff; `--blas-threads N` or OPENBLAS_NUM_THREADS etc. in the
+environment override it): with OpenBLAS's own threads under Dask's two worker threads the 2 cores
+were oversubscribed, and on this shared machine a single GEMM of the filter gradient then took
+0.5-1.9 s instead of ~40 ms in 3 runs of 4 (the training step: 0.6-2.3 s instead of ~0.24 s). TF1
+keeps the caller's environment and runs its own intra-op pool.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from harness import (  # noqa: E402
     fmt_time,
     machine_line,
     record_run,
+    rss_mb,
     run_case,
     table,
     time_calls,
@@ -253,13 +258,15 @@ def dflow_zarr():
     x, y, logits, loss, train = _graph(tf)
     sess = tf.Session()
     sess.run(tf.global_variables_initializer())
-    losses = []
+    losses, rss = [], []
     t0 = time.perf_counter()
     for i in range(0, X.shape[0], step_batch):
         _, value = sess.run([train, loss], {x: X[i:i + step_batch], y: Y[i:i + step_batch]})
         losses.append(float(value))
+        rss.append(rss_mb())  # resident after each step: flat if nothing accumulates between steps
     return {"epoch_s": time.perf_counter() - t0, "images": int(X.shape[0]), "steps": len(losses),
-            "loss_first": losses[0], "loss_last": losses[-1], "finite": bool(np.all(np.isfinite(losses)))}
+            "loss_first": losses[0], "loss_last": losses[-1], "finite": bool(np.all(np.isfinite(losses))),
+            "rss_first_step": rss[0], "rss_last_step": rss[-1], "rss_max_between_steps": max(rss)}
 
 
 CASES = {"dflow:train": dflow_train, "dflow:infer": dflow_infer, "numpy:infer": numpy_infer,
@@ -302,21 +309,27 @@ def main(argv):
     report = Report()
     report(machine_line())
     os.environ["BENCH_REPEAT"] = str(int(_flag(argv, "--repeat", 7)))
-    if "--blas-threads" in argv:
-        os.environ.update(dict.fromkeys(BLAS_THREAD_VARS, str(int(_flag(argv, "--blas-threads", 1)))))
-    report("BLAS threads: " + ", ".join(f"{v}={os.environ.get(v, 'unset')}" for v in BLAS_THREAD_VARS))
+    user_env = {v: os.environ.get(v) for v in BLAS_THREAD_VARS}
+    for v in BLAS_THREAD_VARS:  # inherited by the dflow and numpy interpreters (as bench_autodiff)
+        os.environ[v] = str(int(_flag(argv, "--blas-threads", 0))) if "--blas-threads" in argv else \
+            os.environ.get(v, "1")
+    report("BLAS threads (dflow, numpy): " + ", ".join(f"{v}={os.environ[v]}" for v in BLAS_THREAD_VARS)
+           + "; TF1 keeps the caller's environment and sizes its own pools")
     tf_python = find_tf_python()
     report(f"TF1 peer: {tf_python or 'none (set TF_PYTHON)'}")
     results = {}
     for name in ("dflow:train", "dflow:infer", "numpy:infer", "dflow:profile"):
         results[name] = _run(name)
     if tf_python:
+        dflow_env = {v: os.environ.pop(v) for v in BLAS_THREAD_VARS}
+        os.environ.update({v: val for v, val in user_env.items() if val is not None})
         for name in ("tf1:train", "tf1:infer"):
             results[name] = _run(name, tf_python)
+        os.environ.update(dflow_env)
     met = lambda ok: "met" if ok else "MISSED"
 
-    report(f"\na) training step, batch {TRAIN_BATCH} (LeNet: conv5×5×32, pool, conv5×5×64, pool, dense 1024, dense 10; "
-           "GradientDescent), numpy feeds, plan cached")
+    report(f"\na) training step, batch {TRAIN_BATCH} (LeNet: conv5×5×32, pool, conv5×5×64, pool, dense 1024, "
+           "dense 10; GradientDescent), numpy feeds, plan cached")
     report(table(["peer", "per step (median)", "min", "images/s", "÷ dflow", "peak RSS MiB", "error"],
                  _rows(results, ["dflow:train", "tf1:train"], TRAIN_BATCH)))
     d, t = results["dflow:train"], results.get("tf1:train", {})
@@ -349,7 +362,7 @@ def main(argv):
 
     gb = _flag(argv, "--zarr-gb", None)
     if gb:
-        chunk, step_batch = int(_flag(argv, "--zarr-chunk", 128)), int(_flag(argv, "--zarr-batch", 2048))
+        chunk, step_batch = int(_flag(argv, "--zarr-chunk", 64)), int(_flag(argv, "--zarr-batch", 2048))
         directory = tempfile.mkdtemp(prefix="dflow-bench-layers-")
         try:
             t0 = time.perf_counter()
@@ -362,9 +375,11 @@ def main(argv):
         report(f"\nd) one training epoch over a {gb:g} GB Zarr image set (chunks of {chunk} images along N, written in "
                f"{written:.0f} s by another process), steps of {step_batch} images fed as dask slices, default Session")
         if "epoch_s" in z:
-            report(table(["images", "steps", "epoch", "images/s", "loss first → last step", "peak RSS MiB"],
+            report(table(["images", "steps", "epoch", "images/s", "loss first → last step",
+                          "RSS after first → last step MiB", "peak RSS MiB"],
                          [[f"{z['images']:,}", z["steps"], fmt_time(z["epoch_s"]), f"{z['images'] / z['epoch_s']:,.0f}",
-                           f"{z['loss_first']:.4f} → {z['loss_last']:.4f}", f"{z['peak_rss_mb']:.0f}"]]))
+                           f"{z['loss_first']:.4f} → {z['loss_last']:.4f}",
+                           f"{z['rss_first_step']:.0f} → {z['rss_last_step']:.0f}", f"{z['peak_rss_mb']:.0f}"]]))
             mb = z["peak_rss_mb"] * 1.048576
             report(f"  target peak RSS ≤ {RSS_TARGET_MB} MB (got {mb:.0f} MB): {met(mb <= RSS_TARGET_MB)}")
         else:

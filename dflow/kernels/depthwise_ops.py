@@ -83,8 +83,8 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None, data
     rate = _rate(rate, dilations, "depthwise_conv2d")
     strides = _sequence(strides, "strides", fmt)
     if max(rate) > 1 and max(strides) > 1:
-        raise ValueError(f"strides > 1 not supported in conjunction with dilation_rate > 1; got strides {list(strides)} "
-                         f"and rate {rate}")
+        raise ValueError(f"strides > 1 not supported in conjunction with dilation_rate > 1; got strides "
+                         f"{list(strides)} and rate {rate}")
     with name_scope(name, "depthwise", [input, filter]) as scope:
         return depthwise_conv2d_native(input, filter, strides, padding, data_format=fmt, dilations=rate, name=scope)
 
