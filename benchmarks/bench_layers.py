@@ -1,7 +1,7 @@
 """The issue-13 benchmark: a LeNet-style CNN on 28×28×1 float32, dflow vs TF1 vs numpy.
 
     python benchmarks/bench_layers.py [--repeat 7] [--blas-threads N] [--zarr-gb 2 [--zarr-chunk 64]
-                                      [--zarr-batch 2048]] [--record]          # TF_PYTHON=... adds TF1
+                                      [--zarr-batch 2048] [--zarr-only]] [--record]          # TF_PYTHON=... adds TF1
 
 Model: conv 5×5×32 SAME + bias, relu, max-pool 2; conv 5×5×64 SAME + bias, relu, max-pool 2;
 dense 1024 relu; dense 10; sparse softmax cross-entropy; GradientDescent (lr 0.01). Every peer
@@ -126,9 +126,9 @@ def _train_case(tf, sess_kwargs=None):
     return {"per_step": t["median"], "min": t["min"], "first_step_s": compile_s, "loss0": first}
 
 
-def _infer_case(tf):
+def _infer_case(tf, sess_kwargs=None):
     x, _, logits, _, _ = _graph(tf)
-    sess = tf.Session()
+    sess = tf.Session(**(sess_kwargs or {}))
     sess.run(tf.global_variables_initializer())
     xv, _ = batch(INFER_BATCH, seed=2)
     out = sess.run(logits, {x: xv})
@@ -146,6 +146,21 @@ def dflow_infer():
     import dflow as tf
 
     return _infer_case(tf)
+
+
+INPROC = {"small_plan_bytes": 1 << 30}  # every plan in this process (the default: plans over 1 MiB use Dask)
+
+
+def dflow_inproc_train():
+    import dflow as tf
+
+    return _train_case(tf, INPROC)
+
+
+def dflow_inproc_infer():
+    import dflow as tf
+
+    return _infer_case(tf, INPROC)
 
 
 def _tf1():
@@ -232,7 +247,6 @@ def dflow_profile():
 
 def write_zarr_set(directory, gb, chunk):
     """X [n, 28, 28, 1] float32 and y [n] int64 under `directory`, chunked along N, chunk by chunk."""
-    import numpy as np
     import zarr
 
     n = int(gb * 1e9) // (28 * 28 * 4)
@@ -270,7 +284,8 @@ def dflow_zarr():
 
 
 CASES = {"dflow:train": dflow_train, "dflow:infer": dflow_infer, "numpy:infer": numpy_infer,
-         "dflow:profile": dflow_profile, "dflow:zarr": dflow_zarr, "tf1:train": tf1_train, "tf1:infer": tf1_infer}
+         "dflow:profile": dflow_profile,
+         "dflow-inproc:train": dflow_inproc_train, "dflow-inproc:infer": dflow_inproc_infer, "dflow:zarr": dflow_zarr, "tf1:train": tf1_train, "tf1:infer": tf1_infer}
 
 
 # ---- the parent --------------------------------------------------------------------------------------
@@ -318,20 +333,27 @@ def main(argv):
     tf_python = find_tf_python()
     report(f"TF1 peer: {tf_python or 'none (set TF_PYTHON)'}")
     results = {}
+    if "--zarr-only" in argv:  # d) alone (a long epoch; a) to c) are recorded by a run of their own)
+        return _zarr_epoch(argv, report)
     for name in ("dflow:train", "dflow:infer", "numpy:infer", "dflow:profile"):
         results[name] = _run(name)
+    dflow_env = {v: os.environ.pop(v) for v in BLAS_THREAD_VARS}
+    os.environ.update({v: val for v, val in user_env.items() if val is not None})
+    # in this process, without Dask's worker threads, BLAS keeps its own threads (the caller's environment)
+    for name in ("dflow-inproc:train", "dflow-inproc:infer"):
+        results[name] = _run(name)
     if tf_python:
-        dflow_env = {v: os.environ.pop(v) for v in BLAS_THREAD_VARS}
-        os.environ.update({v: val for v, val in user_env.items() if val is not None})
         for name in ("tf1:train", "tf1:infer"):
             results[name] = _run(name, tf_python)
-        os.environ.update(dflow_env)
+    os.environ.update(dflow_env)
     met = lambda ok: "met" if ok else "MISSED"
 
     report(f"\na) training step, batch {TRAIN_BATCH} (LeNet: conv5×5×32, pool, conv5×5×64, pool, dense 1024, "
            "dense 10; GradientDescent), numpy feeds, plan cached")
     report(table(["peer", "per step (median)", "min", "images/s", "÷ dflow", "peak RSS MiB", "error"],
-                 _rows(results, ["dflow:train", "tf1:train"], TRAIN_BATCH)))
+                 _rows(results, ["dflow:train", "dflow-inproc:train", "tf1:train"], TRAIN_BATCH)))
+    report("  dflow-inproc: Session(small_plan_bytes=1 << 30), every plan in this process with BLAS's own threads; "
+           "the default Session sends this plan to Dask's threads (its weights and their gradients are over 1 MiB)")
     d, t = results["dflow:train"], results.get("tf1:train", {})
     if "loss0" in d and "loss0" in t:
         report(f"  loss before the first step: dflow {d['loss0']:.6f}, TF1 {t['loss0']:.6f}")
@@ -341,10 +363,13 @@ def main(argv):
         ratio = t["per_step"] / d["per_step"]
         report(f"  target dflow ≥ {THROUGHPUT_TARGET}× TF1's training throughput (got {ratio:.2f}×): "
                f"{met(ratio >= THROUGHPUT_TARGET)}")
+        i = results.get("dflow-inproc:train", {})
+        if "per_step" in i:
+            report(f"  dflow-inproc: {t['per_step'] / i['per_step']:.2f}× TF1's throughput")
 
     report(f"\nb) inference, batch {INFER_BATCH} (logits fetched)")
     report(table(["peer", "per batch (median)", "min", "images/s", "÷ dflow", "peak RSS MiB", "error"],
-                 _rows(results, ["dflow:infer", "tf1:infer", "numpy:infer"], INFER_BATCH)))
+                 _rows(results, ["dflow:infer", "dflow-inproc:infer", "tf1:infer", "numpy:infer"], INFER_BATCH)))
     sums = {k: results[k].get("checksum") for k in ("dflow:infer", "tf1:infer", "numpy:infer") if k in results}
     report("  sum |logits|: " + ", ".join(f"{k.split(':')[0]} {v:.3f}" for k, v in sums.items() if v is not None))
     d, t = results["dflow:infer"], results.get("tf1:infer", {})
@@ -352,6 +377,9 @@ def main(argv):
         ratio = t["per_step"] / d["per_step"]
         report(f"  target dflow ≥ {THROUGHPUT_TARGET}× TF1's inference throughput (got {ratio:.2f}×): "
                f"{met(ratio >= THROUGHPUT_TARGET)}")
+        i = results.get("dflow-inproc:infer", {})
+        if "per_step" in i:
+            report(f"  dflow-inproc: {t['per_step'] / i['per_step']:.2f}× TF1's throughput")
 
     p = results["dflow:profile"]
     if "top" in p:
@@ -360,6 +388,11 @@ def main(argv):
         report(table(["function", "inclusive ms", "own ms", "calls"],
                      [[r[3], f"{r[0] * 1e3:.1f}", f"{r[1] * 1e3:.1f}", r[2]] for r in p["top"]]))
 
+    _zarr_epoch(argv, report)
+
+
+def _zarr_epoch(argv, report):
+    met = lambda ok: "met" if ok else "MISSED"
     gb = _flag(argv, "--zarr-gb", None)
     if gb:
         chunk, step_batch = int(_flag(argv, "--zarr-chunk", 64)), int(_flag(argv, "--zarr-batch", 2048))
