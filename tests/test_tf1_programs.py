@@ -466,7 +466,7 @@ def test_deep_regression_built_in_a_loop_with_l2_collection():
         for _ in range(100):
             sess.run(train_op, feed_dict=feed)
         last_mse = sess.run(mse_loss, feed_dict=feed)
-        # the decision surface over a grid, as the book plots it (a plan over 1 MiB: Dask even in process)
+        # the decision surface over a grid, as the book plots it
         xx, yy = np.mgrid[-1.2:1.2:.01, -0.2:2.2:.01]
         grid = np.c_[xx.ravel(), yy.ravel()]
         probs = sess.run(y, feed_dict={x: grid})

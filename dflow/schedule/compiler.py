@@ -81,7 +81,14 @@ def compile_plan(fetch_elements, feeds, options, decisions=None):
         return HostDecision(tensors=need.tensors, constant=need.constant, why=need.why)
 
 
+# A read from storage (a Zarr source) larger than this keeps the plan on Dask even under a larger
+# small_plan_bytes: there it stays lazy and reads only the chunks the fetches touch.
+EAGER_STORAGE_READ_BYTES = 1 << 20
+
+
 def _use_eager(program, feeds, options):
+    """Whether the plan runs in this process: numpy feeds of at most `small_plan_bytes` in all, no
+    tensor of known size above it, no sink, and no storage read above EAGER_STORAGE_READ_BYTES."""
     limit = options.small_plan_bytes
     if not limit or any(op._opdef.state == "sink" for op in program.ops):
         return False
@@ -93,9 +100,11 @@ def _use_eager(program, feeds, options):
     if total > limit:
         return False
     for op in program.ops:
+        reads_storage = op._opdef.stateful and op._opdef.cheap_source
+        cap = min(limit, EAGER_STORAGE_READ_BYTES) if reads_storage else limit
         for t in op._outputs:
             n = t.shape.num_elements()
-            if n is not None and n * t.dtype.size > limit:
+            if n is not None and n * t.dtype.size > cap:
                 return False
     return True
 

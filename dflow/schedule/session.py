@@ -26,7 +26,9 @@ from .plan import FeedSpec, RunContext
 from .store import VariableStore, to_host
 from .tracing import RunTrace
 
-_DEFAULT_SMALL_PLAN_BYTES = 1 << 20
+# numpy-fed plans whose tensors stay below this run in this process (BLAS keeps its own threads,
+# no task graph); above it, Dask's chunks bound the memory. With a budget: a 16th of it at most.
+_DEFAULT_SMALL_PLAN_BYTES = 64 << 20
 
 
 class ClosedSessionError(FailedPreconditionError, RuntimeError):
@@ -79,7 +81,8 @@ class Session:
     TF1's `target`). `chunks`: how in-memory feeds are chunked (dask's `chunks=`, default "auto").
     `memory_budget` (bytes or "512MB"): plans whose tasks cannot fit are refused, concurrency and
     "auto" chunks are capped to fit, and large variables live on local disk between runs. With the default scheduler, plans whose feeds are in memory
-    and whose tensors are all below `small_plan_bytes` (1 MiB) run in this process through the ops'
+    and whose tensors are all below `small_plan_bytes` (64 MiB, or a 16th of `memory_budget`; a
+    Zarr read above 1 MiB stays on Dask, lazy) run in this process through the ops'
     eager kernels, with no Dask round trip; pass `small_plan_bytes=0` to always go through Dask.
     """
 
@@ -100,6 +103,8 @@ class Session:
             self._executor.num_workers = num_workers
         if small_plan_bytes is None:
             small_plan_bytes = _DEFAULT_SMALL_PLAN_BYTES if (scheduler is None and not target) else 0
+            if budget is not None:
+                small_plan_bytes = min(small_plan_bytes, budget // 16)
         stage_bytes = Options.stage_bytes if budget is None else min(Options.stage_bytes, max(1, budget // 4))
         from ..devices import gpu_count
 

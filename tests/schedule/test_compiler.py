@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import dflow as tf
+from dflow.schedule.session import _DEFAULT_SMALL_PLAN_BYTES
 from dflow.graph import registry
 from dflow.schedule import program
 
@@ -172,7 +173,7 @@ def test_plan_kind_depends_on_size_scheduler_and_feed_kind():
     x = tf.placeholder(tf.float64, [None, 4], name="x")
     y = tf.exp(x) + x
     small = XV
-    big = np.zeros((40000, 4))  # 1.28 MB > the 1 MiB default
+    big = np.zeros((_DEFAULT_SMALL_PLAN_BYTES // 32 + 1, 4))  # just over the default (float64, 4 columns)
     cases = [(dict(), small, "eager"), (dict(), big, "dask"), (dict(scheduler="threads"), small, "dask"),
              (dict(scheduler="sync"), small, "dask"), (dict(small_plan_bytes=0), small, "dask"),
              (dict(), da.from_array(small, chunks=4), "dask"),
@@ -189,8 +190,8 @@ def test_large_intermediate_makes_the_plan_dask():
     col = tf.placeholder(tf.float64, [400, 1], name="col")
     row = tf.placeholder(tf.float64, [1, 400], name="row")
     cv, rv = np.arange(400.0).reshape(400, 1), np.arange(400.0).reshape(1, 400)
-    with tf.Session() as s:
-        got = s.run(col * row, {col: cv, row: rv})  # 1.28 MB from two 3.2 kB feeds
+    with tf.Session(small_plan_bytes=1 << 20) as s:
+        got = s.run(col * row, {col: cv, row: rv})  # 1.28 MB (over the 1 MiB limit) from two 3.2 kB feeds
         assert only_plan(s).kind == "dask"
     np.testing.assert_array_equal(got, cv * rv)
 
@@ -266,3 +267,25 @@ def test_missing_feed_is_reported_before_anything_runs(counted):
         with pytest.raises(tf.errors.InvalidArgumentError, match="'p"):
             s.run(y, {x: np.ones(3)})
     assert calls == []
+
+
+def test_a_model_with_megabyte_weights_trains_in_process():
+    # a 4 MB weight and its gradient stay in process under the 64 MiB default (BLAS keeps its threads)
+    x = tf.placeholder(tf.float32, [None, 1000], name="x")
+    w = tf.Variable(np.full((1000, 1000), 1e-3, np.float32), name="w")
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w)))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    xv = np.ones((8, 1000), np.float32)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        s.run(train, {x: xv})
+        assert {p.kind for p in s._plans.values() if hasattr(p, "kind")} == {"eager"}
+        got = s.run(w)
+    grad = 2 * xv.T @ (xv @ np.full((1000, 1000), 1e-3)) / (8 * 1000)
+    np.testing.assert_allclose(got, 1e-3 - 0.1 * grad, rtol=1e-5)
+
+
+def test_a_budget_caps_the_in_process_size():
+    assert tf.Session(memory_budget="64MB")._options.small_plan_bytes == (64 * 10**6) // 16
+    assert tf.Session()._options.small_plan_bytes == _DEFAULT_SMALL_PLAN_BYTES
+    assert tf.Session(scheduler="threads")._options.small_plan_bytes == 0
