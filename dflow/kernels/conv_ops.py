@@ -39,7 +39,7 @@ from .manip_ops import expand_dims, squeeze
 __all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d", "atrous_conv2d",
            "convolution"]
 
-_SLAB_BYTES = 16 << 20  # im2col columns held at once by a kernel
+_SLAB_BYTES = 4 << 20  # im2col columns held at once by a kernel (a few MiB: they stay in cache for the matmul)
 _FLOATS = ("float16", "float32", "float64")
 
 
@@ -125,8 +125,20 @@ def _tap(x, g, i, j):
     return x[:, h0:h0 + (g.oh - 1) * g.sh + 1:g.sh, w0:w0 + (g.ow - 1) * g.sw + 1:g.sw, :]
 
 
-def _im2col(xp, x, g, kh, kw):
-    return xp.reshape(_windows(xp, _padded(xp, x, g), g, kh, kw), (-1, kh * kw * x.shape[3]))
+def _im2col_slabs(xp, x, g, kh, kw):
+    """(batch slice, its im2col columns [rows, KH*KW*C]) for each slab of the batch. The columns
+    of every slab are copied from the window view into one buffer allocated once (a fresh
+    allocation per slab costs its page faults again); a slab's columns are only valid until the
+    next one is yielded."""
+    n, c = x.shape[0], x.shape[3]
+    win = _windows(xp, _padded(xp, x, g), g, kh, kw)
+    slabs = _slabs(n, g.oh * g.ow * kh * kw * c * x.dtype.itemsize)
+    step = slabs[0].stop - slabs[0].start
+    buf = xp.empty((step, g.oh, g.ow, kh, kw, c), dtype=x.dtype)
+    for s in slabs:
+        m = s.stop - s.start
+        buf[:m] = win[s]
+        yield s, xp.reshape(buf[:m], (-1, kh * kw * c))
 
 
 def _compute_dtype(xp, *arrays):
@@ -137,35 +149,55 @@ def _compute_dtype(xp, *arrays):
 def _conv_fwd(xp, x, w, g):
     n, c, (kh, kw, _, o) = x.shape[0], x.shape[3], w.shape
     w2 = xp.reshape(w, (kh * kw * c, o))
-    parts = [xp.reshape(xp.matmul(_im2col(xp, x[s], g, kh, kw), w2), (-1, g.oh, g.ow, o))
-             for s in _slabs(n, g.oh * g.ow * kh * kw * c * x.dtype.itemsize)]
-    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)
+    for s, cols in _im2col_slabs(xp, x, g, kh, kw):
+        _matmul_into(xp, cols, w2, xp.reshape(out[s], (-1, o)))
+    return out
+
+
+def _matmul_into(xp, a, b, out):
+    """out[...] = a @ b, written in place by numpy (`out` a C-contiguous view), copied otherwise."""
+    if isinstance(out, np.ndarray):
+        np.matmul(a, b, out=out)
+    else:
+        out[...] = xp.matmul(a, b)
 
 
 def _conv_backprop_input(xp, dy, w, g, in_nhwc):
     # one matmul per filter tap, dy [m, O] @ w[i, j]^T [O, C], added onto the cells that tap read:
     # the same flops as one [m, KH*KW*C] column-gradient matrix, without holding it (25-30 %
-    # faster on LeNet's second conv, as fast at 8x the batch)
+    # faster on LeNet's second conv, as fast at 8x the batch). By slabs of the batch whose dy and
+    # dx stay in cache across the taps.
     n, h, wd, c = in_nhwc
-    d2 = xp.reshape(dy, (-1, w.shape[3]))
+    o = w.shape[3]
     dx = xp.zeros((n, h + g.pt + g.pb, wd + g.pl + g.pr, c), dtype=dy.dtype)
-    for i in range(w.shape[0]):
-        for j in range(w.shape[1]):
-            _tap(dx, g, i, j)[...] += xp.reshape(xp.matmul(d2, xp.matrix_transpose(w[i, j])), (n, g.oh, g.ow, c))
+    wt = [[xp.matrix_transpose(w[i, j]) for j in range(w.shape[1])] for i in range(w.shape[0])]
+    for s in _slabs(n, (g.oh * g.ow * o + dx.shape[1] * dx.shape[2] * c) * dy.dtype.itemsize):
+        d2, dxs, m = xp.reshape(dy[s], (-1, o)), dx[s], s.stop - s.start
+        for i, row in enumerate(wt):
+            for j, wij in enumerate(row):
+                _tap(dxs, g, i, j)[...] += xp.reshape(xp.matmul(d2, wij), (m, g.oh, g.ow, c))
     return dx[:, g.pt:g.pt + h, g.pl:g.pl + wd, :]
 
 
 def _conv_backprop_filter(xp, x, dy, g, kshape):
     kh, kw, c, o = kshape
     dw = None
-    for s in _slabs(x.shape[0], g.oh * g.ow * kh * kw * c * x.dtype.itemsize):
-        part = xp.matmul(xp.matrix_transpose(_im2col(xp, x[s], g, kh, kw)), xp.reshape(dy[s], (-1, o)))
-        dw = part if dw is None else dw + part
+    for s, cols in _im2col_slabs(xp, x, g, kh, kw):
+        part = xp.matmul(xp.matrix_transpose(cols), xp.reshape(dy[s], (-1, o)))
+        dw = part if dw is None else _add_into(dw, part)
     return xp.reshape(dw, kshape)
 
 
 # The eager kernels in the value's data_format; `op_type` names the op in errors. Module-level
 # functions bound with functools.partial, so the lowered tasks pickle for process schedulers.
+
+
+def _add_into(acc, part):
+    if isinstance(acc, np.ndarray):
+        acc += part
+        return acc
+    return acc + part
 
 
 def _cast(xp, x, dtype):
