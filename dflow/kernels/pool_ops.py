@@ -153,6 +153,41 @@ def _first_max(xp, x, geo):
         yield i, view, hit
 
 
+def _tiling(shape, geo):
+    """When the windows tile the input exactly (k == stride and k divides the size on every pooled
+    axis, hence no padding, SAME = VALID): (the input's shape with each pooled axis split into
+    (windows, k), that shape with 1 for each k, the index of each window offset in row-major
+    order into the split value). Else None."""
+    if any(k != s or b or a or n * k != int(shape[ax]) for ax, k, s, n, b, a in geo):
+        return None
+    ks = {ax: k for ax, k, *_ in geo}
+    split = [d for ax, d in enumerate(shape) for d in ((int(d) // ks[ax], ks[ax]) if ax in ks else (int(d),))]
+    pooled = [d for ax, d in enumerate(shape) for d in ((int(d) // ks[ax], 1) if ax in ks else (int(d),))]
+    views = []
+    for off in _offsets(geo):
+        it = iter(off)
+        views.append(tuple(i for ax in range(len(shape)) for i in ((slice(None), next(it)) if ax in ks else
+                                                                   (slice(None),))))
+    return tuple(split), tuple(pooled), views
+
+
+def _first_max_tiled(xp, x, tiling):
+    """The mask, in the split shape, of each window's first maximum (row-major window order), for
+    windows that tile x: one comparison of the whole input with its pooled maxima, then the ties
+    a window's later offsets share with an earlier one cleared (whole-array ops, no padding)."""
+    split, pooled, views = tiling
+    xs = xp.reshape(x, split)
+    best = xp.asarray(xs[views[0]], copy=True)
+    for view in views[1:]:
+        best = _maximum(xp, best, xs[view])
+    hit = xs == xp.reshape(best, pooled)
+    taken = xp.asarray(hit[views[0]], copy=True)
+    for view in views[1:]:
+        hit[view] = xp.logical_and(hit[view], xp.logical_not(taken))
+        taken = xp.logical_or(taken, hit[view])
+    return hit
+
+
 def _in_padding(xp, x, geo, offset):
     """Where cell `offset` of each window lies in the padding (broadcastable bool), or None."""
     out = None
@@ -307,10 +342,15 @@ def _max_pool_gradient(op, g):
 def _max_pool_grad(xp, x, g, **attrs):
     """g added into the input cell of each window's first maximum."""
     geo = _geometry(x.shape, attrs, "MaxPoolGrad")
-    dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype, device=_device(g))
-    zero = xp.zeros((), dtype=g.dtype, device=_device(g))
     # g * hit is ~10x faster than where(hit, g, 0) but gives nan for an infinite g outside the hit
     finite = bool(xp.all(xp.isfinite(g))) if xp.isdtype(g.dtype, "real floating") else True
+    tiling = _tiling(x.shape, geo)
+    if tiling is not None:  # LeNet's 2x2/2 pools: ~1.7x faster than the walk below
+        hit, gs = _first_max_tiled(xp, x, tiling), xp.reshape(g, tiling[1])
+        dx = xp.multiply(gs, hit) if finite else xp.where(hit, gs, xp.zeros((), dtype=g.dtype, device=_device(g)))
+        return xp.reshape(xp.astype(dx, g.dtype, copy=False), x.shape)
+    dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype, device=_device(g))
+    zero = xp.zeros((), dtype=g.dtype, device=_device(g))
     for _i, view, hit in _first_max(xp, x, geo):
         dx[view] += g * xp.astype(hit, g.dtype) if finite else xp.where(hit, g, zero)  # in place on the view
     return dx[_interior(x.ndim, geo)]
