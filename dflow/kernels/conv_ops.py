@@ -39,7 +39,11 @@ from .manip_ops import expand_dims, squeeze
 __all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d", "atrous_conv2d",
            "convolution"]
 
-_SLAB_BYTES = 4 << 20  # im2col columns held at once by a kernel (a few MiB: they stay in cache for the matmul)
+# im2col columns held at once by a kernel: a few MiB stay in cache between their copy and the
+# matmul (LeNet's conv2 at 1 BLAS thread: 16 MiB 37 ms, 8 MiB 30 ms, 4 MiB 30 ms), but each slab is
+# one BLAS call, and on a loaded machine every call with 2 BLAS threads can wait a time slice for
+# the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176: +135 ms, measured here)
+_SLAB_BYTES = 8 << 20
 _FLOATS = ("float16", "float32", "float64")
 
 
@@ -179,17 +183,14 @@ def _matmul_into(xp, a, b, out):
 def _conv_backprop_input(xp, dy, w, g, in_nhwc):
     # one matmul per filter tap, dy [m, O] @ w[i, j]^T [O, C], added onto the cells that tap read:
     # the same flops as one [m, KH*KW*C] column-gradient matrix, without holding it (25-30 %
-    # faster on LeNet's second conv, as fast at 8x the batch). By slabs of the batch whose dy and
-    # dx stay in cache across the taps.
+    # faster on LeNet's second conv, as fast at 8x the batch; one matmul into that matrix and
+    # KH*KW strided adds out of it: 1.8x slower, the adds from its strided columns dominate)
     n, h, wd, c = in_nhwc
-    o = w.shape[3]
+    d2 = xp.reshape(dy, (-1, w.shape[3]))
     dx = xp.zeros((n, h + g.pt + g.pb, wd + g.pl + g.pr, c), dtype=dy.dtype)
-    wt = [[xp.matrix_transpose(w[i, j]) for j in range(w.shape[1])] for i in range(w.shape[0])]
-    for s in _slabs(n, (g.oh * g.ow * o + dx.shape[1] * dx.shape[2] * c) * dy.dtype.itemsize):
-        d2, dxs, m = xp.reshape(dy[s], (-1, o)), dx[s], s.stop - s.start
-        for i, row in enumerate(wt):
-            for j, wij in enumerate(row):
-                _tap(dxs, g, i, j)[...] += xp.reshape(xp.matmul(d2, wij), (m, g.oh, g.ow, c))
+    for i in range(w.shape[0]):
+        for j in range(w.shape[1]):
+            _tap(dx, g, i, j)[...] += xp.reshape(xp.matmul(d2, xp.matrix_transpose(w[i, j])), (n, g.oh, g.ow, c))
     return dx[:, g.pt:g.pt + h, g.pl:g.pl + wd, :]
 
 
