@@ -3,9 +3,11 @@ atrous_conv2d and convolution. `register_conv_family` also makes depthwise_ops' 
 
 Kernels work in NHWC (an NCHW value is viewed transposed, no copy) through the array namespace:
 - Conv2D is im2col + one matmul: the (padded) input viewed as windows [n, OH, OW, KH, KW, C]
-  with `as_strided` (no copy), copied into one [n*OH*OW, KH*KW*C] matrix and multiplied by the
-  filter [KH*KW*C, O] in one BLAS call. The batch goes by slabs of ~16 MiB of columns, so a
-  task never holds the column matrix of a whole large chunk.
+  with `as_strided` (no copy), copied into a [rows, KH*KW*C] matrix and multiplied by the
+  filter [KH*KW*C, O], one BLAS call per slab of the batch: ~8 MiB of columns, copied into one
+  buffer reused by every slab and written by the matmul straight into the output, so a task
+  never holds the column matrix of a whole large chunk and a slab's columns are still in cache
+  when multiplied. One input channel: the columns are built tap-major (`_im2col_slabs`).
 - Conv2DBackpropInput (conv2d's input gradient, conv2d_transpose): per filter tap, one matmul
   dy @ w[i, j]^T added onto the strided view of the padded input that tap reads (col2im by taps).
 - Conv2DBackpropFilter: cols^T @ dy, summed over the slabs.
