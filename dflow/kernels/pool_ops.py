@@ -318,8 +318,24 @@ def _lower_same_as_input(kernel, pooled_second):
 # ---- MaxPool ---------------------------------------------------------------------------------
 
 
+_BLOCK_BYTES = 4 << 20  # a large input is pooled by blocks of images whose maxima stay in cache
+
+
 def _max_pool(xp, x, **attrs):
     geo = _geometry(x.shape, attrs, "MaxPool")
+    n = int(x.shape[0])
+    step = max(1, _BLOCK_BYTES // max(1, x.size // max(n, 1) * x.dtype.itemsize))
+    if n <= 4 * step:
+        return _max_pool_walk(xp, x, geo)
+    # the walk reads and writes its output once per window offset: by blocks, in cache (LeNet's
+    # first pool at batch 1024: 28 -> 20 ms)
+    out = xp.empty(_out_shape(x.shape, geo), dtype=x.dtype, device=_device(x))
+    for i in range(0, n, step):
+        out[i:i + step] = _max_pool_walk(xp, x[i:i + step], geo)
+    return out
+
+
+def _max_pool_walk(xp, x, geo):
     xpad = _pad(xp, x, geo, _lowest(xp, x.dtype))
     out = None
     for off in _offsets(geo):
