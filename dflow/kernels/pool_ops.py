@@ -318,13 +318,13 @@ def _lower_same_as_input(kernel, pooled_second):
 # ---- MaxPool ---------------------------------------------------------------------------------
 
 
-_BLOCK_BYTES = 4 << 20  # a large input is pooled by blocks of images whose maxima stay in cache
+_BLOCK_CELLS = 1 << 20  # a large input is pooled by blocks of images whose maxima stay in cache
 
 
 def _max_pool(xp, x, **attrs):
     geo = _geometry(x.shape, attrs, "MaxPool")
     n = int(x.shape[0])
-    step = max(1, _BLOCK_BYTES // max(1, x.size // max(n, 1) * x.dtype.itemsize))
+    step = max(1, _BLOCK_CELLS // max(1, x.size // max(n, 1)))  # (array_api_strict dtypes have no itemsize)
     if n <= 4 * step:
         return _max_pool_walk(xp, x, geo)
     # the walk reads and writes its output once per window offset: by blocks, in cache (LeNet's
