@@ -149,15 +149,15 @@ def _im2col_slabs(xp, x, g, kh, kw):
             rows = buf[:, :m * g.oh * g.ow]
             for i in range(kh):
                 for j in range(kw):  # reshape of a contiguous row: a view (numpy, cupy) written in place
-                    xp.reshape(rows[i * kw + j], (m, g.oh, g.ow, 1))[...] = _tap(xpad[s], g, i, j)
+                    xp.reshape(rows[i * kw + j], (m, g.oh, g.ow, 1))[...] = _tap(xpad[s, ...], g, i, j)
             yield s, xp.matrix_transpose(rows)
         return
     win = _windows(xp, xpad, g, kh, kw)
     buf = xp.empty((step, g.oh, g.ow, kh, kw, c), dtype=x.dtype)
     for s in slabs:
         m = s.stop - s.start
-        buf[:m] = win[s]
-        yield s, xp.reshape(buf[:m], (-1, kh * kw * c))
+        buf[:m, ...] = win[s, ...]
+        yield s, xp.reshape(buf[:m, ...], (-1, kh * kw * c))
 
 
 def _compute_dtype(xp, *arrays):
@@ -170,7 +170,7 @@ def _conv_fwd(xp, x, w, g):
     w2 = xp.reshape(w, (kh * kw * c, o))
     out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)
     for s, cols in _im2col_slabs(xp, x, g, kh, kw):
-        _matmul_into(xp, cols, w2, xp.reshape(out[s], (-1, o)))
+        _matmul_into(xp, cols, w2, xp.reshape(out[s, ...], (-1, o)))
     return out
 
 
@@ -200,7 +200,7 @@ def _conv_backprop_filter(xp, x, dy, g, kshape):
     kh, kw, c, o = kshape
     dw = None
     for s, cols in _im2col_slabs(xp, x, g, kh, kw):
-        part = xp.matmul(xp.matrix_transpose(cols), xp.reshape(dy[s], (-1, o)))
+        part = xp.matmul(xp.matrix_transpose(cols), xp.reshape(dy[s, ...], (-1, o)))
         dw = part if dw is None else _add_into(dw, part)
     return xp.reshape(dw, kshape)
 
