@@ -3,9 +3,11 @@ atrous_conv2d and convolution. `register_conv_family` also makes depthwise_ops' 
 
 Kernels work in NHWC (an NCHW value is viewed transposed, no copy) through the array namespace:
 - Conv2D is im2col + one matmul: the (padded) input viewed as windows [n, OH, OW, KH, KW, C]
-  with `as_strided` (no copy), copied into one [n*OH*OW, KH*KW*C] matrix and multiplied by the
-  filter [KH*KW*C, O] in one BLAS call. The batch goes by slabs of ~16 MiB of columns, so a
-  task never holds the column matrix of a whole large chunk.
+  with `as_strided` (no copy), copied into a [rows, KH*KW*C] matrix and multiplied by the
+  filter [KH*KW*C, O], one BLAS call per slab of the batch: ~8 MiB of columns, copied into one
+  buffer reused by every slab and written by the matmul straight into the output, so a task
+  never holds the column matrix of a whole large chunk and a slab's columns are still in cache
+  when multiplied. One input channel: the columns are built tap-major (`_im2col_slabs`).
 - Conv2DBackpropInput (conv2d's input gradient, conv2d_transpose): per filter tap, one matmul
   dy @ w[i, j]^T added onto the strided view of the padded input that tap reads (col2im by taps).
 - Conv2DBackpropFilter: cols^T @ dy, summed over the slabs.
@@ -39,7 +41,11 @@ from .manip_ops import expand_dims, squeeze
 __all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d", "atrous_conv2d",
            "convolution"]
 
-_SLAB_BYTES = 16 << 20  # im2col columns held at once by a kernel
+# im2col columns held at once by a kernel: a few MiB stay in cache between their copy and the
+# matmul (LeNet's conv2 at 1 BLAS thread: 16 MiB 37 ms, 8 MiB 30 ms, 4 MiB 30 ms), but each slab is
+# one BLAS call, and on a loaded machine every call with 2 BLAS threads can wait a time slice for
+# the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176: +135 ms, measured here)
+_SLAB_BYTES = 8 << 20
 _FLOATS = ("float16", "float32", "float64")
 
 
@@ -125,8 +131,33 @@ def _tap(x, g, i, j):
     return x[:, h0:h0 + (g.oh - 1) * g.sh + 1:g.sh, w0:w0 + (g.ow - 1) * g.sw + 1:g.sw, :]
 
 
-def _im2col(xp, x, g, kh, kw):
-    return xp.reshape(_windows(xp, _padded(xp, x, g), g, kh, kw), (-1, kh * kw * x.shape[3]))
+def _im2col_slabs(xp, x, g, kh, kw):
+    """(batch slice, its im2col columns [rows, KH*KW*C]) for each slab of the batch. The columns
+    of every slab are copied from the window view into one buffer allocated once (a fresh
+    allocation per slab costs its page faults again); a slab's columns are only valid until the
+    next one is yielded. A one-channel input (C = 1) is copied tap-major, one contiguous row of
+    the slab's cells per filter tap, and the columns are that buffer's transposed view: a
+    window-major copy would move one float at a time (1.7x slower on LeNet's first conv)."""
+    n, c = x.shape[0], x.shape[3]
+    xpad = _padded(xp, x, g)
+    slabs = _slabs(n, g.oh * g.ow * kh * kw * c * x.dtype.itemsize)
+    step = slabs[0].stop - slabs[0].start
+    if c == 1:
+        buf = xp.empty((kh * kw, step * g.oh * g.ow), dtype=x.dtype)
+        for s in slabs:
+            m = s.stop - s.start
+            rows = buf[:, :m * g.oh * g.ow]
+            for i in range(kh):
+                for j in range(kw):  # reshape of a contiguous row: a view (numpy, cupy) written in place
+                    xp.reshape(rows[i * kw + j], (m, g.oh, g.ow, 1))[...] = _tap(xpad[s, ...], g, i, j)
+            yield s, xp.matrix_transpose(rows)
+        return
+    win = _windows(xp, xpad, g, kh, kw)
+    buf = xp.empty((step, g.oh, g.ow, kh, kw, c), dtype=x.dtype)
+    for s in slabs:
+        m = s.stop - s.start
+        buf[:m, ...] = win[s, ...]
+        yield s, xp.reshape(buf[:m, ...], (-1, kh * kw * c))
 
 
 def _compute_dtype(xp, *arrays):
@@ -137,15 +168,25 @@ def _compute_dtype(xp, *arrays):
 def _conv_fwd(xp, x, w, g):
     n, c, (kh, kw, _, o) = x.shape[0], x.shape[3], w.shape
     w2 = xp.reshape(w, (kh * kw * c, o))
-    parts = [xp.reshape(xp.matmul(_im2col(xp, x[s], g, kh, kw), w2), (-1, g.oh, g.ow, o))
-             for s in _slabs(n, g.oh * g.ow * kh * kw * c * x.dtype.itemsize)]
-    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
+    out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)
+    for s, cols in _im2col_slabs(xp, x, g, kh, kw):
+        _matmul_into(xp, cols, w2, xp.reshape(out[s, ...], (-1, o)))
+    return out
+
+
+def _matmul_into(xp, a, b, out):
+    """out[...] = a @ b, written in place by numpy (`out` a C-contiguous view), copied otherwise."""
+    if isinstance(out, np.ndarray):
+        np.matmul(a, b, out=out)
+    else:
+        out[...] = xp.matmul(a, b)
 
 
 def _conv_backprop_input(xp, dy, w, g, in_nhwc):
     # one matmul per filter tap, dy [m, O] @ w[i, j]^T [O, C], added onto the cells that tap read:
     # the same flops as one [m, KH*KW*C] column-gradient matrix, without holding it (25-30 %
-    # faster on LeNet's second conv, as fast at 8x the batch)
+    # faster on LeNet's second conv, as fast at 8x the batch; one matmul into that matrix and
+    # KH*KW strided adds out of it: 1.8x slower, the adds from its strided columns dominate)
     n, h, wd, c = in_nhwc
     d2 = xp.reshape(dy, (-1, w.shape[3]))
     dx = xp.zeros((n, h + g.pt + g.pb, wd + g.pl + g.pr, c), dtype=dy.dtype)
@@ -158,14 +199,21 @@ def _conv_backprop_input(xp, dy, w, g, in_nhwc):
 def _conv_backprop_filter(xp, x, dy, g, kshape):
     kh, kw, c, o = kshape
     dw = None
-    for s in _slabs(x.shape[0], g.oh * g.ow * kh * kw * c * x.dtype.itemsize):
-        part = xp.matmul(xp.matrix_transpose(_im2col(xp, x[s], g, kh, kw)), xp.reshape(dy[s], (-1, o)))
-        dw = part if dw is None else dw + part
+    for s, cols in _im2col_slabs(xp, x, g, kh, kw):
+        part = xp.matmul(xp.matrix_transpose(cols), xp.reshape(dy[s, ...], (-1, o)))
+        dw = part if dw is None else _add_into(dw, part)
     return xp.reshape(dw, kshape)
 
 
 # The eager kernels in the value's data_format; `op_type` names the op in errors. Module-level
 # functions bound with functools.partial, so the lowered tasks pickle for process schedulers.
+
+
+def _add_into(acc, part):
+    if isinstance(acc, np.ndarray):
+        acc += part
+        return acc
+    return acc + part
 
 
 def _cast(xp, x, dtype):

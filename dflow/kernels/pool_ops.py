@@ -153,6 +153,41 @@ def _first_max(xp, x, geo):
         yield i, view, hit
 
 
+def _tiling(shape, geo):
+    """When the windows tile the input exactly (k == stride and k divides the size on every pooled
+    axis, hence no padding, SAME = VALID): (the input's shape with each pooled axis split into
+    (windows, k), that shape with 1 for each k, the index of each window offset in row-major
+    order into the split value). Else None."""
+    if any(k != s or b or a or n * k != int(shape[ax]) for ax, k, s, n, b, a in geo):
+        return None
+    ks = {ax: k for ax, k, *_ in geo}
+    split = [d for ax, d in enumerate(shape) for d in ((int(d) // ks[ax], ks[ax]) if ax in ks else (int(d),))]
+    pooled = [d for ax, d in enumerate(shape) for d in ((int(d) // ks[ax], 1) if ax in ks else (int(d),))]
+    views = []
+    for off in _offsets(geo):
+        it = iter(off)
+        views.append(tuple(i for ax in range(len(shape)) for i in ((slice(None), next(it)) if ax in ks else
+                                                                   (slice(None),))))
+    return tuple(split), tuple(pooled), views
+
+
+def _first_max_tiled(xp, x, tiling):
+    """The mask, in the split shape, of each window's first maximum (row-major window order), for
+    windows that tile x: one comparison of the whole input with its pooled maxima, then the ties
+    a window's later offsets share with an earlier one cleared (whole-array ops, no padding)."""
+    split, pooled, views = tiling
+    xs = xp.reshape(x, split)
+    best = xp.asarray(xs[views[0]], copy=True)
+    for view in views[1:]:
+        best = _maximum(xp, best, xs[view])
+    hit = xs == xp.reshape(best, pooled)
+    taken = xp.asarray(hit[views[0]], copy=True)
+    for view in views[1:]:
+        hit[view] = xp.logical_and(hit[view], xp.logical_not(taken))
+        taken = xp.logical_or(taken, hit[view])
+    return hit
+
+
 def _in_padding(xp, x, geo, offset):
     """Where cell `offset` of each window lies in the padding (broadcastable bool), or None."""
     out = None
@@ -283,8 +318,24 @@ def _lower_same_as_input(kernel, pooled_second):
 # ---- MaxPool ---------------------------------------------------------------------------------
 
 
+_BLOCK_CELLS = 1 << 20  # a large input is pooled by blocks of images whose maxima stay in cache
+
+
 def _max_pool(xp, x, **attrs):
     geo = _geometry(x.shape, attrs, "MaxPool")
+    n = int(x.shape[0])
+    step = max(1, _BLOCK_CELLS // max(1, x.size // max(n, 1)))  # (array_api_strict dtypes have no itemsize)
+    if n <= 4 * step:
+        return _max_pool_walk(xp, x, geo)
+    # the walk reads and writes its output once per window offset: by blocks, in cache (LeNet's
+    # first pool at batch 1024: 28 -> 20 ms)
+    out = xp.empty(_out_shape(x.shape, geo), dtype=x.dtype, device=_device(x))
+    for i in range(0, n, step):
+        out[i:i + step, ...] = _max_pool_walk(xp, x[i:i + step, ...], geo)
+    return out
+
+
+def _max_pool_walk(xp, x, geo):
     xpad = _pad(xp, x, geo, _lowest(xp, x.dtype))
     out = None
     for off in _offsets(geo):
@@ -307,10 +358,17 @@ def _max_pool_gradient(op, g):
 def _max_pool_grad(xp, x, g, **attrs):
     """g added into the input cell of each window's first maximum."""
     geo = _geometry(x.shape, attrs, "MaxPoolGrad")
-    dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype, device=_device(g))
-    zero = xp.zeros((), dtype=g.dtype, device=_device(g))
     # g * hit is ~10x faster than where(hit, g, 0) but gives nan for an infinite g outside the hit
     finite = bool(xp.all(xp.isfinite(g))) if xp.isdtype(g.dtype, "real floating") else True
+    tiling = _tiling(x.shape, geo)
+    if tiling is not None:  # LeNet's 2x2/2 pools: ~1.7x faster than the walk below
+        hit, gs = _first_max_tiled(xp, x, tiling), xp.reshape(g, tiling[1])
+        # numpy multiplies by the bool mask itself (an astype first: 2x slower); strict namespaces need it
+        dx = xp.multiply(gs, hit if isinstance(hit, np.ndarray) else xp.astype(hit, g.dtype)) if finite else \
+            xp.where(hit, gs, xp.zeros((), dtype=g.dtype, device=_device(g)))
+        return xp.reshape(dx, x.shape)
+    dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype, device=_device(g))
+    zero = xp.zeros((), dtype=g.dtype, device=_device(g))
     for _i, view, hit in _first_max(xp, x, geo):
         dx[view] += g * xp.astype(hit, g.dtype) if finite else xp.where(hit, g, zero)  # in place on the view
     return dx[_interior(x.ndim, geo)]
