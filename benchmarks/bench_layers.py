@@ -25,12 +25,12 @@ d) `--zarr-gb G`: one epoch over an image set of G GB written as Zarr (chunks of
    to 2 hours at the 90-560 images/s seen here (load average 4-10 on 2 cores).
 
 Every case runs in its own interpreter (benchmarks/harness.py). Module-level imports are standard
-library only, so the TF interpreter can load this file. The dflow and numpy interpreters run one
-BLAS thread per task (as bench_autodiff; `--blas-threads N` or OPENBLAS_NUM_THREADS etc. in the
-environment override it): with OpenBLAS's own threads under Dask's two worker threads the 2 cores
-were oversubscribed, and on this shared machine a single GEMM of the filter gradient then took
-0.5-1.9 s instead of ~40 ms in 3 runs of 4 (the training step: 0.6-2.3 s instead of ~0.24 s). TF1
-keeps the caller's environment and runs its own intra-op pool.
+library only, so the TF interpreter can load this file. The default Session runs a) and b) in this
+process (numpy feeds, every tensor under 64 MiB), so dflow, numpy and TF1 there keep the caller's
+BLAS environment. The Dask peers (dflow-dask, the profile on the sync scheduler, the Zarr epoch)
+run one BLAS thread per task (`--blas-threads N` overrides): with OpenBLAS's own threads under Dask's
+two worker threads the 2 cores were oversubscribed, and on a shared machine a single GEMM of the
+filter gradient then took 0.5-1.9 s instead of ~40 ms.
 """
 
 from __future__ import annotations
@@ -148,19 +148,19 @@ def dflow_infer():
     return _infer_case(tf)
 
 
-INPROC = {"small_plan_bytes": 1 << 30}  # every plan in this process (the default: plans over 1 MiB use Dask)
+DASK = {"scheduler": "threads"}  # every plan through Dask's worker threads (one BLAS thread per task)
 
 
-def dflow_inproc_train():
+def dflow_dask_train():
     import dflow as tf
 
-    return _train_case(tf, INPROC)
+    return _train_case(tf, DASK)
 
 
-def dflow_inproc_infer():
+def dflow_dask_infer():
     import dflow as tf
 
-    return _infer_case(tf, INPROC)
+    return _infer_case(tf, DASK)
 
 
 def _tf1():
@@ -285,7 +285,7 @@ def dflow_zarr():
 
 CASES = {"dflow:train": dflow_train, "dflow:infer": dflow_infer, "numpy:infer": numpy_infer,
          "dflow:profile": dflow_profile,
-         "dflow-inproc:train": dflow_inproc_train, "dflow-inproc:infer": dflow_inproc_infer, "dflow:zarr": dflow_zarr, "tf1:train": tf1_train, "tf1:infer": tf1_infer}
+         "dflow-dask:train": dflow_dask_train, "dflow-dask:infer": dflow_dask_infer, "dflow:zarr": dflow_zarr, "tf1:train": tf1_train, "tf1:infer": tf1_infer}
 
 
 # ---- the parent --------------------------------------------------------------------------------------
@@ -328,19 +328,22 @@ def main(argv):
     for v in BLAS_THREAD_VARS:  # inherited by the dflow and numpy interpreters (as bench_autodiff)
         os.environ[v] = str(int(_flag(argv, "--blas-threads", 0))) if "--blas-threads" in argv else \
             os.environ.get(v, "1")
-    report("BLAS threads (dflow, numpy): " + ", ".join(f"{v}={os.environ[v]}" for v in BLAS_THREAD_VARS)
-           + "; TF1 keeps the caller's environment and sizes its own pools")
+    report("BLAS threads of the Dask peers (dflow-dask, profile, Zarr epoch): "
+           + ", ".join(f"{v}={os.environ[v]}" for v in BLAS_THREAD_VARS)
+           + "; the in-process peers (dflow's default Session, numpy, TF1) keep the caller's environment ("
+           + (", ".join(f"{v}={val}" for v, val in user_env.items() if val is not None) or "unset") + ")")
     tf_python = find_tf_python()
     report(f"TF1 peer: {tf_python or 'none (set TF_PYTHON)'}")
     results = {}
     if "--zarr-only" in argv:  # d) alone (a long epoch; a) to c) are recorded by a run of their own)
         return _zarr_epoch(argv, report)
-    for name in ("dflow:train", "dflow:infer", "numpy:infer", "dflow:profile"):
+    for name in ("dflow-dask:train", "dflow-dask:infer", "dflow:profile"):
         results[name] = _run(name)
     dflow_env = {v: os.environ.pop(v) for v in BLAS_THREAD_VARS}
     os.environ.update({v: val for v, val in user_env.items() if val is not None})
-    # in this process, without Dask's worker threads, BLAS keeps its own threads (the caller's environment)
-    for name in ("dflow-inproc:train", "dflow-inproc:infer"):
+    # the default Session runs these plans in this process (numpy feeds, tensors under 64 MiB): BLAS keeps
+    # the caller's environment, as TF1 and the numpy peer do
+    for name in ("dflow:train", "dflow:infer", "numpy:infer"):
         results[name] = _run(name)
     if tf_python:
         for name in ("tf1:train", "tf1:infer"):
@@ -351,9 +354,9 @@ def main(argv):
     report(f"\na) training step, batch {TRAIN_BATCH} (LeNet: conv5×5×32, pool, conv5×5×64, pool, dense 1024, "
            "dense 10; GradientDescent), numpy feeds, plan cached")
     report(table(["peer", "per step (median)", "min", "images/s", "÷ dflow", "peak RSS MiB", "error"],
-                 _rows(results, ["dflow:train", "dflow-inproc:train", "tf1:train"], TRAIN_BATCH)))
-    report("  dflow-inproc: Session(small_plan_bytes=1 << 30), every plan in this process with BLAS's own threads; "
-           "the default Session sends this plan to Dask's threads (its weights and their gradients are over 1 MiB)")
+                 _rows(results, ["dflow:train", "dflow-dask:train", "tf1:train"], TRAIN_BATCH)))
+    report("  dflow: the default Session (the plan runs in this process, BLAS with its own threads); dflow-dask: "
+           "Session(scheduler='threads'), the plan on Dask's worker threads with one BLAS thread per task")
     d, t = results["dflow:train"], results.get("tf1:train", {})
     if "loss0" in d and "loss0" in t:
         report(f"  loss before the first step: dflow {d['loss0']:.6f}, TF1 {t['loss0']:.6f}")
@@ -363,13 +366,11 @@ def main(argv):
         ratio = t["per_step"] / d["per_step"]
         report(f"  target dflow ≥ {THROUGHPUT_TARGET}× TF1's training throughput (got {ratio:.2f}×): "
                f"{met(ratio >= THROUGHPUT_TARGET)}")
-        i = results.get("dflow-inproc:train", {})
-        if "per_step" in i:
-            report(f"  dflow-inproc: {t['per_step'] / i['per_step']:.2f}× TF1's throughput")
+
 
     report(f"\nb) inference, batch {INFER_BATCH} (logits fetched)")
     report(table(["peer", "per batch (median)", "min", "images/s", "÷ dflow", "peak RSS MiB", "error"],
-                 _rows(results, ["dflow:infer", "dflow-inproc:infer", "tf1:infer", "numpy:infer"], INFER_BATCH)))
+                 _rows(results, ["dflow:infer", "dflow-dask:infer", "tf1:infer", "numpy:infer"], INFER_BATCH)))
     sums = {k: results[k].get("checksum") for k in ("dflow:infer", "tf1:infer", "numpy:infer") if k in results}
     report("  sum |logits|: " + ", ".join(f"{k.split(':')[0]} {v:.3f}" for k, v in sums.items() if v is not None))
     d, t = results["dflow:infer"], results.get("tf1:infer", {})
@@ -377,9 +378,7 @@ def main(argv):
         ratio = t["per_step"] / d["per_step"]
         report(f"  target dflow ≥ {THROUGHPUT_TARGET}× TF1's inference throughput (got {ratio:.2f}×): "
                f"{met(ratio >= THROUGHPUT_TARGET)}")
-        i = results.get("dflow-inproc:infer", {})
-        if "per_step" in i:
-            report(f"  dflow-inproc: {t['per_step'] / i['per_step']:.2f}× TF1's throughput")
+
 
     p = results["dflow:profile"]
     if "top" in p:
