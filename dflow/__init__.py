@@ -20,6 +20,7 @@ from . import (
     nn,
     parallel,
     regularizers,
+    strings,
     test,
     train,
 )
@@ -85,26 +86,23 @@ from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.state_ops import *  # noqa: F403
+from .kernels.string_ops import as_string, string_join, string_to_number
 from .kernels.tensor_array_ops import *  # noqa: F403
+from .run_options import RunMetadata, RunOptions
 from .schedule.session import InteractiveSession, Session
 from .state.initializers import *  # noqa: F403
 from .state.scope import *  # noqa: F403
 from .state.variables import *  # noqa: F403
 from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402
 
-from . import strings  # noqa: E402
-from .run_options import RunMetadata, RunOptions  # noqa: E402
-from .kernels.string_ops import as_string, string_join, string_to_number  # noqa: E402
-
 NotDifferentiable = not_differentiable
 newaxis = None
-
-from .version import __version__  # noqa: E402
 
 # tf.compat.v1 is this namespace, completed above; a name it lacks raises an AttributeError that says so
 from . import compat  # noqa: E402
 from .compat.behavior import *  # noqa: E402,F403
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+from .version import __version__  # noqa: E402
 
 compat._install_v1(__name__)
 __getattr__ = _missing_attribute(__name__)

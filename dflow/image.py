@@ -23,9 +23,8 @@ from .kernels.array_ops import identity, shape
 from .kernels.common import convert_to_tensor
 from .kernels.image_ops import resize_bilinear as _resize_bilinear_op
 from .kernels.image_ops import resize_nearest_neighbor as _resize_nearest_op
-from .kernels.manip_ops import expand_dims, reverse, squeeze
-from .kernels.pad_ops import pad
 from .kernels.linalg_ops import tensordot
+from .kernels.manip_ops import expand_dims, reverse, squeeze
 from .kernels.math_ops import (
     add,
     cast,
@@ -42,6 +41,7 @@ from .kernels.math_ops import (
     subtract,
     where,
 )
+from .kernels.pad_ops import pad
 from .kernels.random_ops import random_uniform
 from .kernels.reduction_ops import reduce_mean, reduce_prod
 

@@ -29,7 +29,12 @@ from .graph import dtypes
 from .graph.graph import add_to_collections, control_dependencies
 from .graph.keys import GraphKeys
 from .kernels.array_ops import identity, reshape, size
-from .kernels.check_ops import assert_greater_equal, assert_less, assert_less_equal, assert_non_negative
+from .kernels.check_ops import (
+    assert_greater_equal,
+    assert_less,
+    assert_less_equal,
+    assert_non_negative,
+)
 from .kernels.common import constant, convert_to_tensor
 from .kernels.creation_ops import ones_like, zeros
 from .kernels.manip_ops import expand_dims, squeeze

@@ -6,11 +6,11 @@ import sys
 import types
 from pathlib import Path
 
+import dflow.compat.v1 as tf
 import numpy as np
 import pytest
 
 import dflow
-import dflow.compat.v1 as tf
 from dflow.compat import v1
 
 ROOT = Path(__file__).resolve().parents[1]

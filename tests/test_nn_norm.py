@@ -105,9 +105,9 @@ def test_fused_batch_norm_gradients():
     sc, of = np.array([1.5, -0.7]), np.array([0.2, 0.3])
     for training in (True, False):
         kw = {} if training else dict(mean=np.array([0.1, -0.2]), variance=np.array([1.2, 0.8]), is_training=False)
-        assert grad_error(lambda p: tf.nn.fused_batch_norm(p, sc, of, **kw)[0], x0) < 1e-6
-        assert grad_error(lambda p: tf.nn.fused_batch_norm(x0, p, of, **kw)[0], sc) < 1e-6
-        assert grad_error(lambda p: tf.nn.fused_batch_norm(x0, sc, p, **kw)[0], of) < 1e-6
+        assert grad_error(lambda p, kw=kw: tf.nn.fused_batch_norm(p, sc, of, **kw)[0], x0) < 1e-6
+        assert grad_error(lambda p, kw=kw: tf.nn.fused_batch_norm(x0, p, of, **kw)[0], sc) < 1e-6
+        assert grad_error(lambda p, kw=kw: tf.nn.fused_batch_norm(x0, sc, p, **kw)[0], of) < 1e-6
     # the statistics outputs carry no gradient (TF1's FusedBatchNormGrad ignores theirs)
     x = tf.constant(x0)
     _, m, v = tf.nn.fused_batch_norm(x, sc, of)

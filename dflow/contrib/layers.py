@@ -13,8 +13,14 @@ from __future__ import annotations
 import numbers
 
 from .. import nn
-from ..graph.graph import add_to_collection, add_to_collections, control_dependencies, get_collection, name_scope
 from ..graph import dtypes
+from ..graph.graph import (
+    add_to_collection,
+    add_to_collections,
+    control_dependencies,
+    get_collection,
+    name_scope,
+)
 from ..graph.keys import GraphKeys
 from ..kernels.array_ops import identity
 from ..kernels.common import convert_to_tensor
@@ -24,12 +30,22 @@ from ..layers.convolutional import Conv1D, Conv2D, Conv2DTranspose, SeparableCon
 from ..layers.core import Dense, Dropout, Flatten
 from ..layers.normalization import batch_moments, moving_average_update, normalize
 from ..layers.utils import constant_value, normalize_tuple, smart_cond
-from ..regularizers import apply_regularization, l1_l2_regularizer, l1_regularizer, l2_regularizer, sum_regularizer
+from ..regularizers import (
+    apply_regularization,
+    l1_l2_regularizer,
+    l1_regularizer,
+    l2_regularizer,
+    sum_regularizer,
+)
 from ..state.initializers import ones_initializer, zeros_initializer
 from ..state.scope import variable_scope
 from ..tf1_names import missing_attribute
 from .framework import add_arg_scope, model_variable, variable
-from .initializers import variance_scaling_initializer, xavier_initializer, xavier_initializer_conv2d
+from .initializers import (
+    variance_scaling_initializer,
+    xavier_initializer,
+    xavier_initializer_conv2d,
+)
 from .optimizers import OPTIMIZER_CLS_NAMES, OPTIMIZER_SUMMARIES, optimize_loss
 
 __all__ = [

@@ -7,8 +7,8 @@ from __future__ import annotations
 from .. import metrics as _metrics
 from ..graph import dtypes
 from ..graph.graph import name_scope
-from ..kernels.creation_ops import ones_like
 from ..kernels.common import convert_to_tensor
+from ..kernels.creation_ops import ones_like
 from ..kernels.math_ops import cast, equal, multiply, truediv
 from ..kernels.reduction_ops import reduce_mean, reduce_sum
 from ..tf1_names import missing_attribute

@@ -20,7 +20,13 @@ import weakref
 
 import numpy as np
 
-from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, OutOfRangeError, ResourceExhaustedError
+from ..errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    OpError,
+    OutOfRangeError,
+    ResourceExhaustedError,
+)
 from ..graph.dtypes import string
 from ..graph.graph import get_default_graph
 from ..graph.registry import def_host, not_differentiable, register_op

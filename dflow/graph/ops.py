@@ -344,7 +344,7 @@ def _constant_value(tensor):
         return None
     if isinstance(out, (list, tuple)):
         out = out[tensor.value_index]
-    if isinstance(out, (bytes, str)) or tensor.dtype.np_dtype == object:  # strings stay object arrays of bytes
+    if isinstance(out, (bytes, str)) or np.dtype(tensor.dtype.np_dtype).kind == "O":  # strings stay object arrays of bytes
         arr = np.empty(np.shape(out), dtype=object)
         arr[...] = out
         return arr

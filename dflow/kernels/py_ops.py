@@ -115,7 +115,7 @@ def _check_outputs(result, tout, label):
         raise ValueError(f"{label} returned {len(values)} values, but expects to see {len(tout)} values.")
     out = []
     for i, (v, dt) in enumerate(zip(values, tout)):
-        if dt == object:  # a string output: bytes, str (UTF-8 encoded, as TF1) or arrays of them
+        if np.dtype(dt).kind == "O":  # a string output: bytes, str (UTF-8 encoded, as TF1) or arrays of them
             try:
                 out.append(to_bytes_array(_to_host(v) if hasattr(v, "__array_namespace__") else v))
             except TypeError as e:

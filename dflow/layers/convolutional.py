@@ -15,8 +15,14 @@ from ..kernels.array_ops import stack
 from ..kernels.manip_ops import expand_dims, squeeze
 from ..state.initializers import zeros_initializer
 from .base import InputSpec, Layer, input_shape_of
-from .utils import (channel_axis, conv_output_length, deconv_output_length, normalize_data_format,
-                    normalize_padding, normalize_tuple)
+from .utils import (
+    channel_axis,
+    conv_output_length,
+    deconv_output_length,
+    normalize_data_format,
+    normalize_padding,
+    normalize_tuple,
+)
 
 __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "SeparableConv2D", "Convolution1D", "Convolution2D",
            "Convolution2DTranspose", "Deconvolution2D", "SeparableConvolution2D",

@@ -8,7 +8,8 @@ import numbers
 
 import numpy as np
 
-from ..graph.ops import Tensor, constant_value as _tensor_value
+from ..graph.ops import Tensor
+from ..graph.ops import constant_value as _tensor_value
 from ..kernels.control_flow_ops import cond
 
 __all__ = ["smart_cond", "constant_value", "normalize_tuple", "normalize_data_format", "normalize_padding",

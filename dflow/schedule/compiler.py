@@ -260,7 +260,7 @@ def normalize_chunks(chunks, shape, dtype, limit=None):
     if isinstance(chunks, (tuple, list)) and len(chunks) != len(shape):
         chunks = "auto"
     dtype = np.dtype(dtype)
-    if dtype == object:  # strings: dask cannot size "auto" chunks of objects; count 64 bytes each
+    if dtype.kind == "O":  # strings: dask cannot size "auto" chunks of objects; count 64 bytes each
         dtype = np.dtype("S64")
     return dask_compat.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=dtype)
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import dflow as tf
-from dflow.schedule.session import _DEFAULT_SMALL_PLAN_BYTES
 from dflow.graph import registry
 from dflow.schedule import program
+from dflow.schedule.session import _DEFAULT_SMALL_PLAN_BYTES
 
 CHUNKS = 4
 XV = np.random.default_rng(7).standard_normal((16, 4))  # chunks of 4 rows: CHUNKS chunks
