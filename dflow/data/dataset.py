@@ -59,6 +59,14 @@ class Dataset:
         return Dataset(sources.GeneratorNode(generator, output_types, output_shapes, args))
 
     @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        """The names of the files matching `file_pattern` (a glob pattern or a list of them: a str,
+        list or string tensor), sorted, as scalar `string` elements; shuffled unless
+        `shuffle=False`, with `shuffle`'s seed rules (a new order each `repeat` epoch)."""
+        shuffle = True if shuffle is None else bool(shuffle)
+        return Dataset(sources.ListFilesNode(file_pattern, shuffle, get_seed(seed) if shuffle else (None, None)))
+
+    @staticmethod
     def zip(datasets):
         """Elements of the datasets side by side (a nested structure of datasets); ends with the shortest."""
         if isinstance(datasets, Dataset):

@@ -1,5 +1,5 @@
 """Pipelines' sources: tensors (`from_tensors`, `from_tensor_slices`), `range`, Python generators,
-and the combinators of several pipelines (`zip`, `concatenate`).
+file names (`list_files`), and the combinators of several pipelines (`zip`, `concatenate`).
 
 A source's components are numpy values held here, or graph tensors (a placeholder fed to the
 iterator's initializer) whose values are read when its iterator starts (`captured`).
@@ -7,14 +7,18 @@ iterator's initializer) whose values are read when its iterator starts (`capture
 
 from __future__ import annotations
 
+import glob
+import os
+import secrets
+
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from ..graph.dtypes import as_dtype, int64
+from ..graph.dtypes import as_dtype, int64, string
 from ..graph.ops import Tensor
 from ..graph.shape import TensorShape
 from ..kernels.common import convert_to_tensor, to_numpy
-from .node import Node, int_arg, int_value
+from .node import Node, int_arg, int_value, rng
 from .structure import ElementSpec, flatten, is_structure, most_specific_compatible, pack
 
 
@@ -195,3 +199,48 @@ class ConcatenateNode(Node):
     def iterate(self, ctx):
         for n in self.inputs:
             yield from n.iterate(ctx)
+
+
+def _names(value):
+    """File patterns as a list of str (a str, bytes, a list of them, or a string array)."""
+    flat = np.asarray(value, dtype=object).reshape(-1)
+    out = []
+    for v in flat:
+        if not isinstance(v, (str, bytes)):
+            raise InvalidArgumentError(None, None, f"list_files: file_pattern must be strings, got {v!r}")
+        out.append(v.decode() if isinstance(v, bytes) else v)
+    return out
+
+
+class ListFilesNode(Node):
+    """`list_files`: the file names matching one pattern or several (glob), sorted, as scalar
+    `string` elements (bytes); shuffled with `shuffle`'s seed rules, a new order per start
+    (`repeat`), as TF1's full-buffer shuffle of them. No match raises InvalidArgumentError."""
+
+    def __init__(self, file_pattern, shuffle=True, seeds=(None, None)):
+        if isinstance(file_pattern, (str, bytes)) or (isinstance(file_pattern, (list, tuple)) and all(
+                isinstance(v, (str, bytes)) for v in file_pattern)):
+            self.pattern = _names(file_pattern)
+        else:
+            self.pattern = _component(file_pattern)
+            d = _static(self.pattern)[0]
+            if d != string:
+                raise TypeError(f"list_files: file_pattern must be a string tensor, got {d.name}")
+        self.captured = [self.pattern] if isinstance(self.pattern, Tensor) else []
+        self.shuffle = bool(shuffle)
+        self.seeds = seeds  # (graph seed, op seed), or (None, None): drawn per iterator
+        self._token = secrets.randbits(32)
+        super().__init__(ElementSpec(None, [string], [TensorShape([])]))
+
+    def iterate(self, ctx):
+        patterns = _names(ctx.values[self.pattern]) if isinstance(self.pattern, Tensor) else self.pattern
+        names = sorted(os.fspath(n) for p in patterns for n in glob.glob(p))  # TF keeps duplicates
+        if not names:
+            raise InvalidArgumentError(None, None, f"No files matched pattern: {', '.join(patterns)}")
+        if self.shuffle:
+            k = ctx.start(self)
+            r = (rng(ctx.seed, self._token, k) if self.seeds == (None, None)
+                 else rng(self.seeds[0], self.seeds[1], k))
+            names = [names[i] for i in r.permutation(len(names))]
+        for n in names:
+            yield (np.array(n.encode(), dtype=object),)
