@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..graph.dtypes import int64
 from ..graph.graph import get_seed
-from . import batching, buffers, chunked, sources, transforms
+from . import batching, buffers, chunked, sources, transforms, windows
 from .functions import Function
 from .iterator import Iterator
 from .structure import flatten, pack
@@ -72,6 +72,9 @@ class Dataset:
         if isinstance(datasets, Dataset):
             return Dataset(sources.ZipNode([datasets._node], None))
         leaves = _dataset_leaves(datasets)
+        if any(isinstance(d, WindowDataset) for d in leaves):
+            raise TypeError("zip: datasets of windows cannot be zipped in dflow; zip the windows' datasets "
+                            "inside flat_map instead")
         nodes = [d._node for d in leaves]
         template = pack(datasets, [n.spec.structure if n.spec.structure is not None else None for n in nodes])
         return Dataset(sources.ZipNode(nodes, template))
@@ -110,6 +113,13 @@ class Dataset:
         return Dataset(transforms.FlatMapNode(self._node, fn, transforms.AUTOTUNE if cycle_length is None
                                               else cycle_length, 1 if block_length is None else block_length))
 
+    def window(self, size, shift=None, stride=1, drop_remainder=False):
+        """A dataset of windows: window k is a dataset (a nested structure of datasets, one per
+        component) of the elements k*shift + j*stride, j < size; for `flat_map`/`interleave`, e.g.
+        `flat_map(lambda w: w.batch(size))`. Its output_types/shapes are those of the windows'
+        elements (TF1 shows DatasetSpecs)."""
+        return WindowDataset(windows.WindowNode(self._node, size, shift, stride, drop_remainder))
+
     def batch(self, batch_size, drop_remainder=False):
         return Dataset(batching.BatchNode(self._node, batch_size, drop_remainder))
 
@@ -130,22 +140,22 @@ class Dataset:
         seeds = get_seed(seed)
         reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
         node = self._node.with_shuffled_blocks(seeds, reshuffle) or self._node
-        return Dataset(buffers.ShuffleNode(node, buffer_size, seeds, reshuffle))
+        return type(self)(buffers.ShuffleNode(node, buffer_size, seeds, reshuffle))
 
     def repeat(self, count=None):
-        return Dataset(transforms.RepeatNode(self._node, count))
+        return type(self)(transforms.RepeatNode(self._node, count))
 
     def prefetch(self, buffer_size):
-        return Dataset(buffers.PrefetchNode(self._node, buffer_size))
+        return type(self)(buffers.PrefetchNode(self._node, buffer_size))
 
     def take(self, count):
-        return Dataset(transforms.TakeNode(self._node, count))
+        return type(self)(transforms.TakeNode(self._node, count))
 
     def skip(self, count):
-        return Dataset(transforms.SkipNode(self._node, count))
+        return type(self)(transforms.SkipNode(self._node, count))
 
     def shard(self, num_shards, index):
-        return Dataset(transforms.ShardNode(self._node, num_shards, index))
+        return type(self)(transforms.ShardNode(self._node, num_shards, index))
 
     def cache(self, filename=""):
         return Dataset(transforms.CacheNode(self._node, filename))
@@ -167,6 +177,56 @@ class Dataset:
         it = Iterator(self._node.spec)
         it._initializer = it.make_initializer(self)
         return it
+
+
+class WindowDataset(Dataset):
+    """The result of `window`: elements are datasets, so only `flat_map`, `interleave` and the
+    stages passing elements through (take, skip, repeat, shuffle, prefetch, shard) apply."""
+
+    def __repr__(self):
+        return f"<WindowDataset of datasets with shapes: {self.output_shapes}, types: {self.output_types}>"
+
+    def flat_map(self, map_func):
+        return Dataset(transforms.FlatMapNode(self._node, windows.WindowFunction(map_func, self._node.spec, Dataset)))
+
+    def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None):
+        fn = windows.WindowFunction(map_func, self._node.spec, Dataset)
+        return Dataset(transforms.FlatMapNode(self._node, fn, transforms.AUTOTUNE if cycle_length is None
+                                              else cycle_length, 1 if block_length is None else block_length))
+
+    def _refused(self, what):
+        raise TypeError(f"{what}: the elements of a window dataset are datasets; turn them into tensors with "
+                        "flat_map(lambda w: w.batch(size)) first")
+
+    def map(self, *args, **kwargs):
+        self._refused("map")
+
+    def filter(self, *args, **kwargs):
+        self._refused("filter")
+
+    def batch(self, *args, **kwargs):
+        self._refused("batch")
+
+    def padded_batch(self, *args, **kwargs):
+        self._refused("padded_batch")
+
+    def unbatch(self):
+        self._refused("unbatch")
+
+    def window(self, *args, **kwargs):
+        self._refused("window")
+
+    def cache(self, *args, **kwargs):
+        self._refused("cache")
+
+    def concatenate(self, *args, **kwargs):
+        self._refused("concatenate")
+
+    def make_one_shot_iterator(self):
+        self._refused("make_one_shot_iterator")
+
+    def make_initializable_iterator(self, shared_name=None):
+        self._refused("make_initializable_iterator")
 
 
 def _chunked(arrays, read_ahead):
