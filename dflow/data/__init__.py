@@ -21,7 +21,11 @@ a shuffle over one reads its chunks in a random order (each once an epoch) into 
 Feedable iterators (`from_string_handle`) need string tensors. With a session `memory_budget`, a
 pipeline whose buffers (static shapes) could exceed it is refused when its iterator starts.
 
-Not done: `list_files`, `TFRecordDataset`, `window`; saving iterator state.
+`list_files` globs when its iterator starts. `window` gives tuples of input elements that only
+pass-through stages and `flat_map`/`interleave` take: their function is traced once on one
+`Dataset` per component (windows.py), reading the current window from the inner context.
+
+Not done: `TFRecordDataset`; saving iterator state.
 """
 
 from . import experimental
