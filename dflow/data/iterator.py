@@ -30,7 +30,7 @@ from ..errors import (
 from ..graph.dtypes import string
 from ..graph.graph import get_default_graph
 from ..graph.registry import def_host, not_differentiable, register_op
-from ..kernels.common import apply_op, constant, convert_to_tensor
+from ..kernels.common import apply_op, constant, convert_to_tensor, to_bytes_array
 from .node import IterContext, buffered_bytes
 from .structure import ElementSpec, flatten, is_structure, pack
 
@@ -143,6 +143,8 @@ class IteratorState:
         out = []
         for i, (v, d, s) in enumerate(zip(e, self.spec.dtypes, self.spec.shapes)):
             v = np.asarray(v)
+            if d == string and v.dtype.kind in "SU":  # numpy's fixed-width strings: TF1's value is bytes
+                v = to_bytes_array(v)
             if v.dtype != d.np_dtype or not s.is_compatible_with(v.shape):
                 raise InvalidArgumentError(None, op, f"{op.name}: component {i} of the element has dtype {v.dtype} "
                                            f"and shape {list(v.shape)}; the iterator expects {d.name} {s}")

@@ -312,3 +312,14 @@ def test_map_reads_a_variable_snapshot_and_ignores_outer_control_dependencies():
         sess.run(v.initializer)
         assert [float(sess.run(nxt)), float(sess.run(nxt))] == [3.0, 6.0]
         assert float(sess.run(v)) == 3.0
+
+
+@pytest.mark.parametrize("values", [["ab", "cde", "f"], [b"ab", b"cde", b"f"],
+                                    np.array([b"ab", b"cde", b"f"], dtype=object), np.array(["ab", "cde", "f"])])
+def test_string_slices_come_out_as_bytes(values):
+    nxt = tf.data.Dataset.from_tensor_slices(values).make_one_shot_iterator().get_next()
+    batched = tf.data.Dataset.from_tensor_slices(values).batch(2).make_one_shot_iterator().get_next()
+    with tf.Session() as s:
+        assert [s.run(nxt) for _ in range(3)] == [b"ab", b"cde", b"f"]
+        first = s.run(batched)
+        assert first.dtype == object and list(first) == [b"ab", b"cde"]
