@@ -227,10 +227,7 @@ class Iterator:
 
     def string_handle(self, name=None):
         """A scalar string tensor naming this iterator, to feed to `from_string_handle`'s placeholder."""
-        try:
-            return constant(self._handle, dtype=string, name=name or "IteratorToStringHandle")
-        except TypeError as e:
-            raise NotImplementedError(f"string_handle needs string tensors, which this dflow lacks: {e}") from None
+        return constant(self._handle, dtype=string, name=name or "IteratorToStringHandle")
 
     @staticmethod
     def from_string_handle(string_handle, output_types, output_shapes=None, output_classes=None):

@@ -45,7 +45,7 @@ class Node:
     def __init__(self, spec):
         self.spec = spec
 
-    def iterate(self, ctx):
+    def iterate(self, ctx):  # every node type defines it (abstract)
         raise NotImplementedError
 
     def describe_buffer(self):
