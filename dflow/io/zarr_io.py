@@ -9,7 +9,6 @@ failed or killed run leaves nothing that looks whole.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +22,7 @@ from ..graph.graph import get_default_graph
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from ..kernels.common import apply_op, convert_to_tensor
+from ..storage import files
 from ..storage.chunks import chunk_io, dask_array, read_all
 
 __all__ = ["read_zarr", "write_zarr"]
@@ -70,6 +70,14 @@ def _target(store, path):
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     if isinstance(store, str):
+        segments = [s for s in path.split("/") if s not in ("", ".")]
+        if ".." in segments:  # zarr refuses ".." in a path inside a store: resolve it here, as a file path
+            full = os.path.normpath(os.path.join(store, *segments))
+            inside = os.path.relpath(full, store)
+            if inside.split(os.sep)[0] == "..":  # outside the store: a plain directory path
+                return _target(full, None)
+            segments = inside.split(os.sep)
+        path = "/".join(segments)
         if not path:  # the array is the directory itself: its parent is a plain directory
             parent, leaf = os.path.split(os.path.abspath(store))
             return Target(parent, leaf, grouped=False)
@@ -155,16 +163,18 @@ def _sink_infer(inputs, attrs):
     return TensorShape([]), dtypes.string
 
 
-def _tmp_path(target, token):
+def _tmp_path(target, token, owner):
+    """The run's temporary array beside the target: owned by the session's process (see
+    storage/files.py), so the next run or `dflow.io.cleanup` removes it once that process is dead."""
     base = target.path.rsplit("/", 1)
     leaf = base[-1] if base[-1] else "array"
     parent = base[0] + "/" if len(base) == 2 else ""
-    return f"{parent}.{leaf}.dflow-tmp-{int(token)}"
+    return f"{parent}.{leaf}.dflow-tmp-{owner}-{int(token) & (1 << 64) - 1:x}"
 
 
-def _create_array(target, shape, dtype, chunks, token):
+def _create_array(target, shape, dtype, chunks, token, owner):
     """Creates the run's temporary array (local) or the incomplete target (other stores)."""
-    path = _tmp_path(target, token) if target.local else target.path
+    path = _tmp_path(target, token, owner) if target.local else target.path
     if target.local:
         os.makedirs(target.root, exist_ok=True)
         _ensure_groups(target)
@@ -243,21 +253,35 @@ def _sink_lower(ctx, x, target, chunks, overwrite, where):
             x = x.rechunk(aligned)  # every dask chunk writes whole Zarr chunks: no write races
     dtype = x.dtype
 
+    owner = files.owner_tag()  # the session's process: its temporaries are swept once it is dead
+
     def before(run):
-        if target.exists() and not overwrite:
+        if target.local:
+            files.sweep(os.path.dirname(target.fs_path()))  # killed runs' temporaries beside the target
+            _check_local(target, overwrite, where)
+        elif target.exists() and not overwrite:
             raise FailedPreconditionError(None, None, f"write_zarr: {where} already exists; pass overwrite=True "
                                           "to replace it.")
 
-    def success(run):
-        _commit(target, _tmp_path(target, run.token), overwrite)
+    def publication(run):
+        tmp = _tmp_path(target, run.token, owner)
+        if not target.local:
+            return files.Publication(None, where, commit=lambda: _mark_complete(target.open("r+")))
+
+        def prepare():  # again: something may have appeared at the name during the run
+            _check_local(target, overwrite, where, during=True)
+            _mark_complete(zarr.open_array(target.fs_path(tmp), mode="r+"))
+
+        return files.Publication(target.fs_path(tmp), target.fs_path(), prepare)
 
     def failure(run):
-        _discard(target, _tmp_path(target, run.token))
+        if target.local:
+            files.discard(target.fs_path(_tmp_path(target, run.token, owner)))
 
     ctx.before_run(before)
-    ctx.on_success(success)
+    ctx.on_publish(publication)
     ctx.on_failure(failure)
-    created = ctx.delayed(_create_array, target, shape, dtype, zchunks, ctx.run_token())
+    created = ctx.delayed(_create_array, target, shape, dtype, zchunks, ctx.run_token(), owner)
     if x.ndim == 0:
         total = ctx.delayed(_write_scalar, x, created, target, dtype=np.int64)
     elif fused is not None and _streamable(fused[1], x):
@@ -302,29 +326,38 @@ def _summarize(total, summary):
     return np.array(out, dtype=object)
 
 
-def _commit(target, tmp, overwrite):
-    if target.local:
-        final = target.fs_path()
-        src = target.fs_path(tmp)
-        trash = None
-        if os.path.exists(final):
-            if not overwrite:
-                raise FailedPreconditionError(None, None, f"write_zarr: {target.describe()} appeared during the run")
-            trash = final.rstrip("/") + ".dflow-old"
-            shutil.rmtree(trash, ignore_errors=True)
-            os.rename(final, trash)
-        zarr.open_array(src, mode="r+").attrs[COMPLETE_ATTR] = True
-        os.rename(src, final)
-        if trash:
-            shutil.rmtree(trash, ignore_errors=True)
-    else:
-        z = target.open("r+")
-        z.attrs[COMPLETE_ATTR] = True
+def _mark_complete(z):
+    z.attrs[COMPLETE_ATTR] = True
 
 
-def _discard(target, tmp):
-    if target.local:
-        shutil.rmtree(target.fs_path(tmp), ignore_errors=True)
+_KINDS = {"file": "a file", "directory": "a directory that is not a Zarr array or group", "link": "a symbolic link",
+          "array": "a Zarr array"}
+
+
+def _check_local(target, overwrite, where, during=False):
+    """Refuses, touching nothing, a local target that write_zarr may not replace: anything but a
+    Zarr array or group (or an empty directory) at its name, an existing array or group without
+    `overwrite`, a file or an array where the target's parent groups should be."""
+    if target.grouped and target.path:
+        parts = target.path.split("/")
+        for i in range(len(parts)):
+            holder = target.fs_path("/".join(parts[:i]))
+            kind = files.node_kind(holder)
+            if kind in ("file", "array"):
+                raise FailedPreconditionError(None, None, f"write_zarr: {holder} is {_KINDS[kind]}, so {where} "
+                                              "cannot be written inside it. Nothing was changed.")
+    final = target.fs_path()
+    kind = files.node_kind(final)
+    if kind in ("missing", "empty"):
+        return
+    if kind in ("array", "group"):
+        if overwrite or kind == "array" and not target.exists():  # the remnant of an old failed write
+            return
+        raise FailedPreconditionError(None, None, f"write_zarr: {where} "
+                                      f"{'appeared during the run' if during else 'already exists'}; pass "
+                                      "overwrite=True to replace it.")
+    raise FailedPreconditionError(None, None, f"write_zarr: {final} is {_KINDS[kind]}; write_zarr replaces only "
+                                  "a Zarr array or group (overwrite=True), never other files. Nothing was changed.")
 
 
 register_op("ZarrSink", _sink_infer, eager=None, lower=_sink_lower, stateful=True, state="sink", takes_fused=True)

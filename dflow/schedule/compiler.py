@@ -122,7 +122,7 @@ class LowerContext:
         self.scratch_chunks = None
         self.fusion_log = []  # fused chains materialized while lowering: (root name, leaves, array)
         self._params = params  # param key -> (FeedSlot, placeholder dask array)
-        self.hooks = {"before_run": [], "on_success": [], "on_failure": []}
+        self.hooks = {"before_run": [], "on_success": [], "publish": [], "on_failure": []}
 
     def before_run(self, fn):
         """`fn(run)` runs on the client before the run's tasks (it may raise to refuse the run)."""
@@ -131,6 +131,12 @@ class LowerContext:
     def on_success(self, fn):
         """`fn(run)` runs on the client after every task succeeded, before variables commit."""
         self.hooks["on_success"].append(fn)
+
+    def on_publish(self, fn):
+        """`fn(run)` returns a `storage.files.Publication` (an output written under a temporary
+        name); after every task and success hook, the run's publications go in place together
+        (`files.publish`: all or none), before variables commit. A failed publication fails the run."""
+        self.hooks["publish"].append(fn)
 
     def on_failure(self, fn):
         """`fn(run)` runs on the client when the run failed (clean-up)."""

@@ -25,6 +25,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 from ..dask_compat import alias, cull, flatten, gather_blocks
 from ..errors import OpError, raise_kernel_failure
+from ..storage.files import publish
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 from .fusion import fusion_groups
 
@@ -272,7 +273,7 @@ class DaskPlan:
     def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None,
                  boundaries=(), stored=None):
         self.fetch_elements = list(fetch_elements)
-        self.hooks = hooks or {"before_run": [], "on_success": [], "on_failure": []}
+        self.hooks = {"before_run": [], "on_success": [], "publish": [], "on_failure": [], **(hooks or {})}
         self.slots = slots
         self.param_slots = [slot for slot, _ in params.values()]
         self.state = state
@@ -383,6 +384,8 @@ class DaskPlan:
                 rc.trace.check_deadline(" (when its last task finished)")
             for hook in self.hooks["on_success"]:
                 hook(run)
+            if self.hooks["publish"]:  # the run's outputs (Zarr arrays) go in place together or not at all
+                publish([make(run) for make in self.hooks["publish"]])
         except BaseException:
             for value in stored_values.values():
                 value.discard()

@@ -1,0 +1,344 @@
+"""Files published safely: owned temporaries, one atomic swap, several outputs published together,
+and the temporaries of dead processes swept.
+
+- Owned temporaries. Every temporary dflow makes beside a user's files (a Zarr output being
+  written, a checkpoint being saved, an old array moved aside) or for a session (its variables'
+  scratch directory) is named by `temp_path(final, kind)`: `.<leaf>.dflow-<kind>-<pid>@<host>-<hex>`
+  beside `final`. The name says which process owns it, so `sweep` removes exactly the temporaries
+  of processes that died (killed runs), never a live process's, nor one of another host (whose
+  processes it cannot see).
+- One atomic swap. `swap_in(tmp, final)` puts the directory `tmp` under the name `final`: a rename
+  when nothing is there, else one `renameat2(RENAME_EXCHANGE)` (Linux 3.15+; ext4, xfs, btrfs,
+  tmpfs...): the old directory lands at the temporary's name in the same step, so at every moment
+  `final` names the old or the new directory. Where the kernel or the file system cannot exchange
+  (NFS, other systems), the old directory is first renamed aside under an owned `old` name, and
+  `recover(final)` (called by `sweep` and by `read_zarr`) renames it back if its process died
+  before the new one was in place.
+- Publishing together. `publish(items)` puts the outputs of one run in place: every item is
+  prepared first (its checks may refuse: then nothing has moved), then all are swapped; a failure
+  while swapping swaps the done ones back; the old directories are removed only once all are in.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import re
+import shutil
+import socket
+import threading
+import uuid
+
+__all__ = ["temp_path", "owner_tag", "owner_alive", "swap_in", "recover", "sweep", "sweep_tree", "discard",
+           "Publication", "publish", "node_kind"]
+
+_HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname() or "localhost")[:64]
+# `<leaf>.dflow-<kind>-<pid>@<host>-<hex>`; a temporary beside a file is hidden (leaf starts with ".")
+_OWNED = re.compile(r"^(?:(?P<leaf>.+)\.)?dflow-(?P<kind>[a-z]+)-(?P<pid>\d+)@(?P<host>[A-Za-z0-9_-]+)-[0-9a-f]+$")
+
+
+def owner_tag():
+    """`<pid>@<host>` of this process (after a fork, the child's own pid)."""
+    return f"{os.getpid()}@{_HOST}"
+
+
+def temp_path(final, kind="tmp"):
+    """A fresh owned name beside `final` (a path): `.<leaf>.dflow-<kind>-<pid>@<host>-<hex>`."""
+    parent, leaf = os.path.split(os.fspath(final).rstrip("/\\") or ".")
+    return os.path.join(parent, f".{leaf}.dflow-{kind}-{owner_tag()}-{uuid.uuid4().hex[:16]}")
+
+
+def parse_owned(name):
+    """(final leaf or None, kind, pid, host) of an owned temporary's base name, or None."""
+    m = _OWNED.match(name)
+    if m is None:
+        return None
+    leaf = m.group("leaf")
+    if leaf is not None and leaf.startswith("."):
+        leaf = leaf[1:]
+    return leaf, m.group("kind"), int(m.group("pid")), m.group("host")
+
+
+def owner_alive(pid, host):
+    """False only when the owner is known dead: a process of this host that no longer runs (or is
+    a zombie). Another host's processes cannot be seen: alive, so never swept from here."""
+    if host != _HOST or pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+# ---- one atomic swap ---------------------------------------------------------------------------
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_renameat2 = None
+
+
+def _libc_renameat2():
+    global _renameat2
+    if _renameat2 is None:
+        fn = False
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fn = getattr(libc, "renameat2", False)
+            if fn:
+                fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+                fn.restype = ctypes.c_int
+        except (OSError, AttributeError):
+            fn = False
+        _renameat2 = fn
+    return _renameat2
+
+
+def exchange(a, b):
+    """Swaps the directory entries `a` and `b` in one step; False where the system cannot."""
+    if os.environ.get("DFLOW_NO_RENAME_EXCHANGE"):  # tests of the fallback path
+        return False
+    fn = _libc_renameat2()
+    if not fn:
+        return False
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
+        return False
+    raise OSError(err, os.strerror(err), a, None, b)
+
+
+def _pause(point):
+    """A debugging hook for kill tests: DFLOW_PAUSE_AT=<point>:<seconds> sleeps here."""
+    spec = os.environ.get("DFLOW_PAUSE_AT")
+    if spec and spec.rpartition(":")[0] == point:
+        import sys
+        import time
+
+        print(f"dflow-paused {point}", file=sys.stderr, flush=True)
+        time.sleep(float(spec.rpartition(":")[2]))
+
+
+def swap_in(tmp, final):
+    """Puts the directory `tmp` under `final`; returns where the old `final` now is (to remove
+    once the caller is done), or None if there was none. `final` names the old or the new entry
+    at every moment (see the module doc for systems without an exchange)."""
+    if not os.path.lexists(final):
+        os.rename(tmp, final)
+        return None
+    _pause("swap")
+    if exchange(tmp, final):
+        return tmp
+    old = temp_path(final, "old")
+    os.rename(final, old)
+    _pause("swap-fallback")
+    os.rename(tmp, final)
+    return old
+
+
+def _swap_back(final, tmp, old):
+    """Undoes `swap_in(tmp, final)` that returned `old`: the new entry back at `tmp`."""
+    if old is None:
+        os.rename(final, tmp)
+    elif old == tmp:
+        if not exchange(tmp, final):
+            raise OSError(errno.EIO, "cannot exchange back", final)
+    else:
+        os.rename(final, tmp)
+        os.rename(old, final)
+
+
+def recover(final):
+    """If nothing is at `final` but a dead process moved the old entry aside (a swap without an
+    exchange, killed half way), puts it back. True if it did."""
+    final = os.fspath(final)
+    if os.path.lexists(final):
+        return False
+    parent, leaf = os.path.split(final.rstrip("/\\"))
+    try:
+        names = os.listdir(parent or ".")
+    except OSError:
+        return False
+    for name in sorted(names):
+        info = parse_owned(name)
+        if info and info[0] == leaf and info[1] == "old" and not owner_alive(info[2], info[3]):
+            try:
+                os.rename(os.path.join(parent, name), final)
+                return True
+            except OSError:
+                return False
+    return False
+
+
+def remove(path):
+    """Removes a file, link or directory tree; quietly if it is gone."""
+    if os.path.islink(path) or os.path.isfile(path):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# ---- sweeping the temporaries of dead processes ----------------------------------------------
+
+
+def sweep(directory, keep=()):
+    """Removes the owned temporaries directly in `directory` whose process is dead (an old entry
+    moved aside is first put back if its final name is empty); returns the paths removed.
+    A live process's temporaries and another host's are never touched; neither are paths in `keep`."""
+    directory = os.fspath(directory)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    removed = []
+    for name in sorted(names):
+        info = parse_owned(name)
+        if info is None or owner_alive(info[2], info[3]):
+            continue
+        path = os.path.join(directory, name)
+        if path in keep:
+            continue
+        leaf, kind = info[0], info[1]
+        if kind == "old" and leaf and recover(os.path.join(directory, leaf)):
+            continue
+        if kind == "data" and leaf and _linked(directory, name):
+            continue  # a checkpoint's data directory, named by its link: not a temporary any more
+        remove(path)
+        removed.append(path)
+    return removed
+
+
+def _linked(directory, name):
+    for entry in os.scandir(directory):
+        if entry.is_symlink():
+            try:
+                if os.path.basename(os.readlink(entry.path)) == name:
+                    return True
+            except OSError:
+                pass
+    return False
+
+
+def sweep_tree(root):
+    """`sweep` in `root` and every directory below it, except inside Zarr arrays (chunk files);
+    returns the paths removed."""
+    root = os.fspath(root)
+    removed = sweep(root)
+    for dirpath, dirnames, _ in os.walk(root):
+        kept = []
+        for d in dirnames:
+            p = os.path.join(dirpath, d)
+            if os.path.islink(p) or parse_owned(d) is not None or node_kind(p) == "array":
+                continue
+            removed.extend(sweep(p))
+            kept.append(d)
+        dirnames[:] = kept
+    return removed
+
+
+# ---- what is at a path ---------------------------------------------------------------------------
+
+
+def node_kind(path):
+    """What is at `path`: "missing", "empty" (an empty directory), "array" or "group" (a Zarr v3
+    or v2 node), "link" (a symbolic link), "file", or "directory" (anything else)."""
+    path = os.fspath(path)
+    if os.path.islink(path):
+        return "link"
+    if not os.path.exists(path):
+        return "missing"
+    if not os.path.isdir(path):
+        return "file"
+    try:
+        names = set(os.listdir(path))
+    except OSError:
+        return "directory"
+    if not names:
+        return "empty"
+    if ".zarray" in names:
+        return "array"
+    if ".zgroup" in names:
+        return "group"
+    if "zarr.json" in names:
+        import json
+
+        try:
+            with open(os.path.join(path, "zarr.json"), "rb") as f:
+                node = json.load(f).get("node_type")
+        except (OSError, ValueError, AttributeError):
+            return "directory"
+        if node in ("array", "group"):
+            return node
+    return "directory"
+
+
+# ---- publishing the outputs of one run together ---------------------------------------------------
+
+_HOLDS_OLD = set()  # temporaries that hold an old entry after a swap that could not be undone
+_LOCK = threading.Lock()
+
+
+def discard(tmp):
+    """Removes a run's temporary (a failed run), unless a failed swap left an old entry there."""
+    with _LOCK:
+        if tmp in _HOLDS_OLD:
+            return
+    remove(tmp)
+
+
+class Publication:
+    """One output of a run: the written directory `tmp` goes under `final`. `prepare()` runs
+    before anything moves: it may refuse (raise), or finish the temporary (mark it complete).
+    An output that cannot be swapped (a Zarr array in a store object, written in place) has no
+    `tmp` but a `commit()`, run after every swap (it cannot be undone)."""
+
+    def __init__(self, tmp, final, prepare=None, commit=None):
+        self.tmp = tmp
+        self.final = final
+        self.prepare = prepare
+        self.commit = commit
+        self.old = None
+
+
+def publish(items):
+    """Puts every item in place, all or none (see the module doc). A refusal or a failure raises
+    with every name as it was; the temporaries are then the caller's to discard."""
+    items = list(items)
+    for p in items:
+        if p.prepare is not None:
+            p.prepare()
+    done = []
+    try:
+        for p in items:
+            if p.tmp is not None:
+                p.old = swap_in(p.tmp, p.final)
+                done.append(p)
+                _pause("publish")
+        for p in items:
+            if p.tmp is None and p.commit is not None:
+                p.commit()
+    except BaseException:
+        for p in reversed(done):
+            try:
+                _swap_back(p.final, p.tmp, p.old)
+            except OSError:
+                if p.old == p.tmp:
+                    with _LOCK:
+                        _HOLDS_OLD.add(p.tmp)
+        raise
+    for p in done:
+        if p.old is not None:
+            remove(p.old)
