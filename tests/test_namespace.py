@@ -24,7 +24,7 @@ SUB = {
     "train": ["GradientDescentOptimizer", "AdamOptimizer", "MomentumOptimizer", "Saver", "latest_checkpoint",
               "exponential_decay", "ExponentialMovingAverage", "get_or_create_global_step"],
     "losses": ["mean_squared_error", "softmax_cross_entropy", "get_total_loss"],
-    "io": ["read_zarr", "write_zarr"],
+    "io": ["read_zarr", "write_zarr", "cleanup"],
     "errors": ["InvalidArgumentError", "FailedPreconditionError", "NotFoundError", "ResourceExhaustedError",
                "DataLossError", "OutOfRangeError", "UnimplementedError"],
     "test": ["compute_gradient", "compute_gradient_error", "is_gpu_available"],

@@ -17,13 +17,13 @@ import os
 import re
 import shutil
 import time
-import uuid
 
 import numpy as np
 import zarr
 
 from ..errors import DataLossError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..graph.graph import get_default_graph
+from ..storage import files
 from ..storage.chunks import chunk_io, row_chunks
 from ..storage.values import StoredValue
 
@@ -130,12 +130,19 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
     if last_preserved_timestamp is not None:
         lines.append(f"last_preserved_timestamp: {last_preserved_timestamp}")
     path = _index_path(save_dir, latest_filename)
-    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-    with open(tmp, "w") as f:
-        f.write("\n".join(lines) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    if files.node_kind(path) not in ("missing", "file"):
+        raise FailedPreconditionError(None, None, f"Cannot write the checkpoint index {path!r}: a directory or a "
+                                      "link is there")
+    tmp = files.temp_path(path, "tmp")
+    try:
+        with open(tmp, "w") as f:
+            f.write("\n".join(lines) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        files.remove(tmp)
+        raise
 
 
 _LINE = re.compile(r'^(\w+):\s*"?(.*?)"?\s*$')
@@ -430,7 +437,7 @@ class Saver:
         else:
             step, prefix = None, save_path
         save_dir = os.path.dirname(os.path.abspath(prefix))
-        os.makedirs(save_dir, exist_ok=True)
+        files.ensure_dir(save_dir, "Saver.save")
         variables = self._vars()
         values = {}
         for name, v in variables.items():
@@ -439,12 +446,17 @@ class Saver:
             except FailedPreconditionError:
                 raise FailedPreconditionError(None, v.op, f"Saver: variable {v.name!r} is uninitialized; "
                                               "nothing was written") from None
-        tmp = f"{prefix}.dflow-tmp-{uuid.uuid4().hex}"
+        files.sweep(save_dir)  # temporaries of savers that were killed
+        _check_prefix(prefix)
+        tmp = files.temp_path(os.path.abspath(prefix), "tmp")
         try:
             self._write_group(tmp, values, variables, step)
-            _publish(tmp, prefix)
-        except BaseException:
+            _check_prefix(prefix)  # again: something may have appeared there meanwhile
+            files.link_in(tmp, os.path.abspath(prefix))
+        except BaseException as e:
             shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(e, OSError):
+                raise files.os_error(e, f"Saver.save to {prefix!r}") from None
             raise
         now = time.time()
         self._last = [(p, t) for p, t in self._last if p != prefix] + [(prefix, now)]
@@ -566,34 +578,39 @@ def _write_value(arr, value, chunk_shape):
     return "sha256:" + h.hexdigest()
 
 
-def _publish(src, prefix):
-    """Makes the directory `src` the checkpoint at `prefix`, atomically even when `prefix` exists.
+def _check_prefix(prefix):
+    """Refuses (FailedPreconditionError, nothing written) a prefix naming something other than a
+    checkpoint: a Saver replaces only its own checkpoints."""
+    kind = files.node_kind(prefix)
+    if kind == "missing" or kind == "link" and files.link_data(prefix) is not None or \
+            kind == "group" and _has_format(prefix):
+        return
+    what = {"link": "a symbolic link not made by a Saver", "file": "a file"}.get(kind, f"a {kind} that is not a "
+                                                                                       "checkpoint")
+    raise FailedPreconditionError(None, None, f"Saver.save: {prefix!r} is {what}; a Saver replaces only its own "
+                                  "checkpoints. Nothing was written.")
 
-    The data lives in `prefix.dflow-<id>`; `prefix` is a symbolic link to it, replaced in one
-    `os.replace`, so a reader (and `latest_checkpoint`) sees the old checkpoint or the new one,
-    never none, whenever the saving process is killed."""
-    final = f"{prefix}.dflow-{uuid.uuid4().hex}"
-    os.rename(src, final)
-    old = os.path.realpath(prefix) if os.path.islink(prefix) else None
-    if os.path.isdir(prefix) and not os.path.islink(prefix):  # a checkpoint not made by this scheme
-        trash = f"{prefix}.dflow-old-{uuid.uuid4().hex}"
-        os.rename(prefix, trash)
-        old = trash
-    link = f"{prefix}.dflow-link-{uuid.uuid4().hex}"
-    os.symlink(os.path.basename(final), link)
-    os.replace(link, prefix)
-    if old and os.path.exists(old):
-        shutil.rmtree(old, ignore_errors=True)
+
+def _has_format(path):
+    try:
+        return zarr.open_group(path, mode="r").attrs.get("format") == FORMAT
+    except Exception:  # noqa: BLE001 - not a group of ours
+        return False
 
 
 def _remove_checkpoint(prefix, meta_graph_suffix="meta"):
     """Deletes a checkpoint: its data directory, its link and its meta graph files."""
-    if os.path.islink(prefix):
-        target = os.path.realpath(prefix)
+    kind = files.node_kind(prefix)
+    if kind == "link":
+        data = files.link_data(prefix)
+        if data is None:  # not a link a Saver made: its target is not ours to delete
+            return
         os.unlink(prefix)
-        shutil.rmtree(target, ignore_errors=True)
-    else:
+        shutil.rmtree(data, ignore_errors=True)
+    elif kind == "group" and _has_format(prefix):
         shutil.rmtree(prefix, ignore_errors=True)
+    elif kind != "missing":
+        return
     meta = f"{prefix}.{meta_graph_suffix}"
     if os.path.exists(meta):
         os.remove(meta)

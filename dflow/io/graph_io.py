@@ -19,12 +19,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import uuid
 
 import numpy as np
 import zarr
 
-from ..errors import DataLossError, InvalidArgumentError, NotFoundError
+from ..errors import DataLossError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..graph import serialize
 from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
@@ -32,6 +31,7 @@ from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_registered_gradient, is_registered
 from ..graph.serialize import ExternalArray, GraphDef, NodeDef, ObjectRef, parse_input
 from ..graph.shape import TensorShape
+from ..storage import files
 from .zarr_io import Target
 
 __all__ = ["import_graph_def", "write_graph", "read_graph_def", "GraphDef", "NodeDef"]
@@ -410,8 +410,16 @@ def _write_document(path, to_json, large):
         return ref
 
     data = serialize._dumps(to_json(external))
+    if files.node_kind(path) not in ("missing", "file"):
+        raise FailedPreconditionError(None, None, f"Cannot write the graph file {path!r}: a "
+                                      f"{files.node_kind(path)} is there. Nothing was changed.")
+    consts_kind = files.node_kind(group_path)
+    if consts_kind not in ("missing", "empty") and not _is_consts_group(group_path):
+        raise FailedPreconditionError(None, None, f"Cannot write the constants of {path!r}: {group_path!r} exists "
+                                      "and is not a constants group of a graph file. Nothing was changed.")
+    files.sweep(os.path.dirname(group_path))  # temporaries of writers that were killed
     if arrays:
-        tmp = f"{group_path}.dflow-tmp-{uuid.uuid4().hex}"
+        tmp = files.temp_path(group_path, "tmp")
         try:
             g = zarr.open_group(tmp, mode="w")
             for ref, arr, node, key in arrays:
@@ -419,16 +427,24 @@ def _write_document(path, to_json, large):
                 z[...] = arr
                 z.attrs.update({"node": node, "attr": key, "checksum": ref.checksum})
             g.attrs.update({"format": CONSTS_FORMAT, "version": serialize.VERSION})
-            _replace_dir(tmp, group_path)
-        except BaseException:
+            old = files.swap_in(tmp, group_path)  # one atomic step: the old group or the new one
+            if old is not None:
+                files.remove(old)
+        except BaseException as e:
             shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(e, OSError):
+                raise files.os_error(e, f"Writing the constants of {path!r}") from None
             raise
-    tmp = f"{path}.dflow-tmp-{uuid.uuid4().hex}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    tmp = files.temp_path(path, "tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        files.remove(tmp)
+        raise files.os_error(e, f"Writing the graph file {path!r}") from None
     if not arrays and os.path.isdir(group_path) and _is_consts_group(group_path):
         shutil.rmtree(group_path, ignore_errors=True)  # stale arrays of an earlier version of the file
 
@@ -438,16 +454,6 @@ def _is_consts_group(path):
         return zarr.open_group(path, mode="r").attrs.get("format") == CONSTS_FORMAT
     except Exception:  # noqa: BLE001 - not a group of ours
         return False
-
-
-def _replace_dir(src, dst):
-    if os.path.exists(dst):
-        trash = f"{dst}.dflow-old-{uuid.uuid4().hex}"
-        os.rename(dst, trash)
-        os.rename(src, dst)
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        os.rename(src, dst)
 
 
 def _read_document(path, cls):
@@ -503,7 +509,7 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True, large_constant_e
         raise TypeError(f"write_graph needs a Graph or GraphDef, got {type(graph_or_graph_def).__name__}")
     logdir = os.fspath(logdir)
     if logdir:
-        os.makedirs(logdir, exist_ok=True)
+        files.ensure_dir(logdir, "write_graph")
     path = os.path.join(logdir, name)
     _write_document(path, graph_or_graph_def.to_json, large_constant_elements)
     return path

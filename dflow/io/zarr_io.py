@@ -1,9 +1,13 @@
 """Zarr in and out of graphs: `read_zarr` (a lazy source) and `write_zarr` (a streaming sink).
 
 A write streams each chunk into a temporary array as it is computed; only when the whole run has
-succeeded does the array appear under its name (a directory rename on local stores; on other stores
-an attribute `dflow_complete` flips to true, and `read_zarr` refuses arrays where it is false). A
-failed or killed run leaves nothing that looks whole.
+succeeded does the array appear under its name. On local stores the temporary (named by the
+session's process, so a later run sweeps it once that process is dead) goes in place with one
+atomic exchange, together with every other output of the run or with none of them
+(storage/files.py `publish`); a run never replaces anything but a Zarr array or group
+(FailedPreconditionError, nothing touched). On other stores the array is written in place and an
+attribute `dflow_complete` flips to true at the end; `read_zarr` refuses arrays where it is false.
+A failed or killed run leaves nothing that looks whole.
 """
 
 from __future__ import annotations
@@ -347,6 +351,12 @@ def _check_local(target, overwrite, where, during=False):
                 raise FailedPreconditionError(None, None, f"write_zarr: {holder} is {_KINDS[kind]}, so {where} "
                                               "cannot be written inside it. Nothing was changed.")
     final = target.fs_path()
+    above = os.path.dirname(os.path.abspath(final))
+    while not os.path.lexists(above) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)
+    if not os.path.isdir(above):
+        raise FailedPreconditionError(None, None, f"write_zarr: {above} is a file, so {where} cannot be written "
+                                      "under it. Nothing was changed.")
     kind = files.node_kind(final)
     if kind in ("missing", "empty"):
         return

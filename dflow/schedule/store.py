@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from ..errors import FailedPreconditionError
+from ..storage import files
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 
 
@@ -105,7 +106,12 @@ class VariableStore:
         import uuid
 
         if self._dir is None:
-            self._dir = tempfile.mkdtemp(prefix="dflow-variables-")
+            # named by this process (storage/files.py), so a later session sweeps it once a kill
+            # left it behind, and never a live session's
+            base = tempfile.gettempdir()
+            files.sweep(base)
+            self._dir = os.path.join(base, f"dflow-variables-{files.owner_tag()}-{uuid.uuid4().hex[:16]}")
+            os.mkdir(self._dir, 0o700)
         return os.path.join(self._dir, f"{name.replace('/', '.')}-{uuid.uuid4().hex}.zarr")
 
     def close(self):

@@ -31,7 +31,8 @@ import threading
 import uuid
 
 __all__ = ["temp_path", "owner_tag", "owner_alive", "swap_in", "recover", "sweep", "sweep_tree", "discard",
-           "Publication", "publish", "node_kind"]
+           "Publication", "publish", "node_kind", "link_in", "link_data", "os_error",
+           "ensure_dir"]
 
 _HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname() or "localhost")[:64]
 # `<leaf>.dflow-<kind>-<pid>@<host>-<hex>`; a temporary beside a file is hidden (leaf starts with ".")
@@ -191,6 +192,44 @@ def remove(path):
         shutil.rmtree(path, ignore_errors=True)
 
 
+# ---- publishing through a symbolic link (checkpoints) ----------------------------------------
+
+
+def link_data(final):
+    """The data directory the link `final` names when it is one dflow made (a sibling
+    `<leaf>.dflow-...`), else None."""
+    if not os.path.islink(final):
+        return None
+    target = os.readlink(final)
+    leaf = os.path.basename(os.fspath(final).rstrip("/\\"))
+    if os.path.dirname(target) or not target.startswith(leaf + ".dflow-"):
+        return None
+    return os.path.join(os.path.dirname(os.fspath(final)), target)
+
+
+def link_in(src, final):
+    """Publishes the directory `src` at `final` as a symbolic link to a data directory beside it
+    (`<leaf>.dflow-data-<pid>@<host>-<hex>`): the link is replaced in one `os.replace` (a directory
+    left at `final` by an earlier scheme is exchanged with the link in one step), so `final` names
+    the old or the new data at every moment; the old data directory is removed afterwards."""
+    parent, leaf = os.path.split(os.fspath(final).rstrip("/\\"))
+    data = os.path.join(parent, f"{leaf}.dflow-data-{owner_tag()}-{uuid.uuid4().hex[:16]}")
+    os.rename(src, data)
+    link = temp_path(final, "link")
+    os.symlink(os.path.basename(data), link)
+    try:
+        if os.path.islink(final) or not os.path.lexists(final):
+            old = link_data(final)
+            os.replace(link, final)
+        else:
+            old = swap_in(link, final)
+    except BaseException:
+        remove(link)
+        raise
+    if old is not None:
+        remove(old)
+
+
 # ---- sweeping the temporaries of dead processes ----------------------------------------------
 
 
@@ -247,6 +286,35 @@ def sweep_tree(root):
             kept.append(d)
         dirnames[:] = kept
     return removed
+
+
+# ---- errors -------------------------------------------------------------------------------------
+
+
+def os_error(e, what):
+    """The dflow error for the OSError `e` met while `what` (a phrase naming the path), never bare."""
+    from .. import errors
+
+    if isinstance(e, PermissionError):
+        cls = errors.PermissionDeniedError
+    elif isinstance(e, FileNotFoundError):
+        cls = errors.NotFoundError
+    elif isinstance(e, (FileExistsError, NotADirectoryError, IsADirectoryError)) or e.errno == errno.ENOTEMPTY:
+        cls = errors.FailedPreconditionError
+    elif e.errno in (errno.ENOSPC, errno.EDQUOT):
+        cls = errors.ResourceExhaustedError
+    else:
+        cls = errors.UnknownError
+    return cls(None, None, f"{what}: {type(e).__name__}: {e.strerror or e}")
+
+
+def ensure_dir(path, what):
+    """`os.makedirs(path, exist_ok=True)`, a dflow error naming `what` where a file is in the way
+    (FailedPreconditionError) or permission is missing (PermissionDeniedError)."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise os_error(e, f"{what}: cannot create the directory {path!r}") from None
 
 
 # ---- what is at a path ---------------------------------------------------------------------------
@@ -330,7 +398,7 @@ def publish(items):
         for p in items:
             if p.tmp is None and p.commit is not None:
                 p.commit()
-    except BaseException:
+    except BaseException as e:
         for p in reversed(done):
             try:
                 _swap_back(p.final, p.tmp, p.old)
@@ -338,6 +406,9 @@ def publish(items):
                 if p.old == p.tmp:
                     with _LOCK:
                         _HOLDS_OLD.add(p.tmp)
+        if isinstance(e, OSError):
+            names = ", ".join(repr(p.final) for p in items)
+            raise os_error(e, f"Publishing {names} failed; all are as they were") from None
         raise
     for p in done:
         if p.old is not None:
