@@ -13,6 +13,7 @@ A failed or killed run leaves nothing that looks whole.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,6 +108,8 @@ def _open_source(store, path):
     else:
         t = _target(store, path)
         where = t.describe()
+        if t.local and not os.path.lexists(t.fs_path()):
+            files.recover(t.fs_path())  # an old array a killed overwrite had moved aside (storage/files.py)
         try:
             arr = t.open("r")
         except Exception as e:  # zarr raises several types for a missing array
@@ -192,13 +195,22 @@ def _create_array(target, shape, dtype, chunks, token, owner):
 
 
 def _ensure_groups(target):
+    """Makes the target's root and parent directories Zarr groups. Two outputs of one run may do
+    it at once (threads, processes): zarr's check-then-create then sees the other's group appear
+    (ContainsGroupError), and simply trying again finds it."""
     parts = target.path.split("/")[:-1]
     if not target.grouped or not target.path:
         return
-    root = zarr.open_group(target.root, mode="a")
-    g = root
-    for p in parts:
-        g = g.require_group(p)
+    for attempt in range(20):
+        try:
+            g = zarr.open_group(target.root, mode="a")
+            for p in parts:
+                g = g.require_group(p)
+            return
+        except (zarr.errors.ContainsGroupError, FileExistsError):
+            if attempt == 19:
+                raise
+            time.sleep(0.005)
 
 
 def _write_block(block, path, target=None, block_info=None):
