@@ -475,7 +475,7 @@ class Saver:
             _remove_checkpoint(p, meta_graph_suffix)
         if write_meta_graph and _META_GRAPH_WRITER:
             try:
-                _META_GRAPH_WRITER[0](f"{prefix}.{meta_graph_suffix}", graph=self._graph, saver=self)
+                _META_GRAPH_WRITER[0](f"{os.path.abspath(prefix)}.{meta_graph_suffix}", graph=self._graph, saver=self)
             except InvalidArgumentError as e:  # e.g. a py_func: the checkpoint itself is complete
                 import warnings
 

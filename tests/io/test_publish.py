@@ -46,7 +46,9 @@ def snapshot(root):
 
 
 def temps(root):
-    return [n for _, dirs, fs in os.walk(root) for n in dirs + fs if ".dflow-" in n]
+    """The temporaries under `root` (not a checkpoint's data directories, which are linked)."""
+    return [n for _, dirs, fs in os.walk(root) for n in dirs + fs
+            if ".dflow-" in n and ".dflow-data-" not in n]
 
 
 def _array(path, value, chunks=(4, 4)):
