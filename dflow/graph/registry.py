@@ -19,7 +19,7 @@ the compiler resolves for them: the value at the start of the run, or the latest
 before them); "assign" for an op whose input 0 is the handle of a variable it overwrites without
 reading (its kernel gets None there); "update" for one that reads and writes it (AssignAdd). The
 output of both is the variable's new value. "sink": an op writing outside the session (Zarr); its
-lowering registers hooks through `ctx.before_run/on_success/on_failure`, and it always runs on Dask.
+lowering registers hooks through `ctx.before_run/on_success/on_publish/on_failure`, and it always runs on Dask.
 "host": an op the Session decides on the host before compiling (cond, while_loop): no kernel; its
 ``host`` hook (set with `def_host` by `dflow/schedule/host.py`) makes the decision.
 ``fold(op)``: the op's value when it is known from static facts alone (`shape` of a fully defined
