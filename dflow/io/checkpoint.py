@@ -337,6 +337,9 @@ class Saver:
              write_meta_graph=True, write_state=True, strip_default_attrs=False, save_debug_info=False):
         """Writes a checkpoint; returns its prefix (`save_path-STEP` with a global step)."""
         save_path = os.fspath(save_path)
+        if os.path.basename(save_path) in ("", ".", ".."):  # TF1's error; a directory is not a prefix
+            raise ValueError(f"Saver.save: no path specified: {save_path!r} names a directory, not a "
+                             "checkpoint prefix (e.g. 'dir/model')")
         if global_step is not None:
             step = global_step if isinstance(global_step, (int, np.integer)) else int(sess.run(global_step))
             prefix = f"{save_path}-{step:08d}" if self._pad_step_number else f"{save_path}-{step}"
@@ -353,12 +356,13 @@ class Saver:
                 raise FailedPreconditionError(None, v.op, f"Saver: variable {v.name!r} is uninitialized; "
                                               "nothing was written") from None
         files.sweep(save_dir)  # temporaries of savers that were killed
-        _check_prefix(prefix)
-        tmp = files.temp_path(os.path.abspath(prefix), "tmp")
+        target = os.path.abspath(prefix)  # the one path checked and replaced
+        _check_prefix(target)
+        tmp = files.temp_path(target, "tmp")
         try:
             self._write_group(tmp, values, variables, step)
-            _check_prefix(prefix)  # again: something may have appeared there meanwhile
-            files.link_in(tmp, os.path.abspath(prefix))
+            _check_prefix(target)  # again: something may have appeared there meanwhile
+            files.link_in(tmp, target)
         except BaseException as e:
             shutil.rmtree(tmp, ignore_errors=True)
             if isinstance(e, OSError):
@@ -518,6 +522,6 @@ def _remove_checkpoint(prefix, meta_graph_suffix="meta"):
     elif kind != "missing":
         return
     meta = f"{prefix}.{meta_graph_suffix}"
-    if os.path.exists(meta):
+    if os.path.isfile(meta) and not os.path.islink(meta):
         os.remove(meta)
     shutil.rmtree(meta + ".consts", ignore_errors=True)

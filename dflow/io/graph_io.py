@@ -410,9 +410,11 @@ def _write_document(path, to_json, large):
         return ref
 
     data = serialize._dumps(to_json(external))
-    if files.node_kind(path) not in ("missing", "file"):
-        raise FailedPreconditionError(None, None, f"Cannot write the graph file {path!r}: a "
-                                      f"{files.node_kind(path)} is there. Nothing was changed.")
+    kind = files.node_kind(path)
+    if kind not in ("missing", "file"):
+        what = "a symbolic link" if kind == "link" else "a directory"
+        raise FailedPreconditionError(None, None, f"Cannot write the graph file {path!r}: {what} is there. "
+                                      "Nothing was changed.")
     consts_kind = files.node_kind(group_path)
     if consts_kind not in ("missing", "empty") and not _is_consts_group(group_path):
         raise FailedPreconditionError(None, None, f"Cannot write the constants of {path!r}: {group_path!r} exists "
@@ -463,6 +465,8 @@ def _read_document(path, cls):
             data = f.read()
     except FileNotFoundError:
         raise NotFoundError(None, None, f"No graph file at {path!r}") from None
+    except OSError as e:  # a directory, no permission
+        raise files.os_error(e, f"Cannot read the graph file {path!r}") from None
     obj = cls()
     obj.ParseFromString(data)
     graph_def = getattr(obj, "graph_def", obj)  # a MetaGraphDef holds one

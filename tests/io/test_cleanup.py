@@ -114,6 +114,21 @@ def test_save_never_replaces_what_is_not_a_checkpoint(tmp_path, what):
     sess.close()
 
 
+@pytest.mark.parametrize("path", ["", ".", "d/", "d/.."])
+def test_save_to_a_directory_is_refused_as_in_tf1(tmp_path, monkeypatch, path):
+    """TF1 raises ValueError("no path specified") (after writing `.index` files); nothing is
+    written here, and never over the directory itself (the working directory for "")."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "notes.txt").write_text("keep me")
+    monkeypatch.chdir(tmp_path)
+    _, saver, sess = _saved_model(tmp_path)
+    before = snapshot(tmp_path)
+    with pytest.raises(ValueError, match="no path specified"):
+        saver.save(sess, path)
+    assert snapshot(tmp_path) == before
+    sess.close()
+
+
 def test_save_through_a_file_is_failed_precondition(tmp_path):
     (tmp_path / "f").write_text("x")
     _, saver, sess = _saved_model(tmp_path)
@@ -179,6 +194,8 @@ def test_write_graph_never_replaces_a_directory(tmp_path):
     with pytest.raises(tf.errors.FailedPreconditionError, match="write_graph"):
         tf.io.write_graph(tf.get_default_graph(), str(tmp_path / "f" / "d"), "g.json")
     assert {k: v for k, v in snapshot(tmp_path).items() if k != "f"} == before
+    with pytest.raises(tf.errors.FailedPreconditionError, match="Cannot read the graph file.*Is a directory"):
+        tf.io.read_graph_def(str(tmp_path / "g.json"))
 
 
 def test_write_graph_again_replaces_its_constants_in_one_step(tmp_path):
