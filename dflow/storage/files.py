@@ -143,7 +143,11 @@ def swap_in(tmp, final):
     old = temp_path(final, "old")
     os.rename(final, old)
     _pause("swap-fallback")
-    os.rename(tmp, final)
+    try:
+        os.rename(tmp, final)
+    except BaseException:
+        os.rename(old, final)  # the old entry back under its name before the error goes on
+        raise
     return old
 
 

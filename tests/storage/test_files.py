@@ -135,26 +135,41 @@ def test_recover_puts_back_an_old_array_moved_aside_by_a_dead_process(tmp_path, 
     assert not files.recover(str(final)) and not os.path.exists(final)
 
 
-def test_publish_all_or_none(tmp_path, monkeypatch):
+@pytest.mark.parametrize("exchange", [True, False])
+def test_publish_all_or_none(tmp_path, monkeypatch, exchange):
+    """The third of three swaps fails: the two done are swapped back, every name holds its old
+    array (without an exchange: the third's old array, already moved aside, comes back too)."""
     for n in ("a", "b", "c"):
         _array(tmp_path / n, 1.0)
         _array(tmp_path / f".{n}.new", 2.0)
     items = [files.Publication(str(tmp_path / f".{n}.new"), str(tmp_path / n)) for n in ("a", "b", "c")]
-    real, calls = files.exchange, []
+    third = str(tmp_path / "c")
+    if exchange:
+        real = files.exchange
 
-    def failing_third(a, b):
-        calls.append(b)
-        if len(calls) == 3:
-            raise OSError(errno.EIO, "I/O error", b)
-        return real(a, b)
+        def failing(a, b):
+            if b == third:
+                raise OSError(errno.EIO, "I/O error", b)
+            return real(a, b)
 
-    monkeypatch.setattr(files, "exchange", failing_third)
+        monkeypatch.setattr(files, "exchange", failing)
+    else:
+        monkeypatch.setenv("DFLOW_NO_RENAME_EXCHANGE", "1")
+        real = os.rename
+
+        def failing(src, dst):
+            if dst == third and src.endswith(".new"):
+                raise OSError(errno.EIO, "I/O error", dst)
+            return real(src, dst)
+
+        monkeypatch.setattr(files.os, "rename", failing)
     with pytest.raises(errors.UnknownError, match="Publishing .*all are as they were"):
         files.publish(items)
+    monkeypatch.undo()
     for n in ("a", "b", "c"):  # every name as it was, every new array back at its temporary
         np.testing.assert_array_equal(zarr.open_array(str(tmp_path / n), mode="r")[...], 1.0)
         np.testing.assert_array_equal(zarr.open_array(str(tmp_path / f".{n}.new"), mode="r")[...], 2.0)
-    monkeypatch.setattr(files, "exchange", real)
+    assert len(os.listdir(tmp_path)) == 6
     files.publish(items)
     for n in ("a", "b", "c"):
         np.testing.assert_array_equal(zarr.open_array(str(tmp_path / n), mode="r")[...], 2.0)
