@@ -108,8 +108,8 @@ def _open_source(store, path):
     else:
         t = _target(store, path)
         where = t.describe()
-        if t.local and not os.path.lexists(t.fs_path()):
-            files.recover(t.fs_path())  # an old array a killed overwrite had moved aside (storage/files.py)
+        if t.local:  # a killed writer's publication finished, or its old array put back (storage/files.py)
+            files.recover(t.fs_path())
         try:
             arr = t.open("r")
         except Exception as e:  # zarr raises several types for a missing array

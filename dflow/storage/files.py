@@ -17,6 +17,7 @@ and the temporaries of dead processes swept.
 - Publishing together. `publish(items)` puts the outputs of one run in place: every item is
   prepared first (its checks may refuse: then nothing has moved), then all are swapped; a failure
   while swapping swaps the done ones back; the old directories are removed only once all are in.
+  A journal lets a later process finish the publication of one killed between two swaps.
 """
 
 from __future__ import annotations
@@ -164,15 +165,20 @@ def _swap_back(final, tmp, old):
 
 
 def recover(final):
-    """If nothing is at `final` but a dead process moved the old entry aside (a swap without an
-    exchange, killed half way), puts it back. True if it did."""
+    """Finishes the publications of dead processes in `final`'s directory (see `publish`); then,
+    if nothing is at `final` but a dead process moved the old entry aside (a swap without an
+    exchange, killed half way), puts it back. True if either changed `final`."""
     final = os.fspath(final)
-    if os.path.lexists(final):
-        return False
     parent, leaf = os.path.split(final.rstrip("/\\"))
     try:
         names = os.listdir(parent or ".")
     except OSError:
+        return False
+    if _finish_journals(parent or ".", names):
+        if os.path.lexists(final):
+            return True
+        names = os.listdir(parent or ".")
+    if os.path.lexists(final):
         return False
     for name in sorted(names):
         info = parse_owned(name)
@@ -244,6 +250,8 @@ def sweep(directory, keep=()):
     directory = os.fspath(directory)
     try:
         names = os.listdir(directory)
+        if _finish_journals(directory, names):  # a dead process's publication first: its temporaries finish it
+            names = os.listdir(directory)
     except OSError:
         return []
     removed = []
@@ -387,18 +395,26 @@ class Publication:
 
 def publish(items):
     """Puts every item in place, all or none (see the module doc). A refusal or a failure raises
-    with every name as it was; the temporaries are then the caller's to discard."""
+    with every name as it was; the temporaries are then the caller's to discard.
+
+    A kill (not an error) between the swaps of several outputs: before the first swap a journal
+    (`.publish.dflow-journal-<pid>@<host>-<hex>`, one copy in each output's directory) lists every
+    (temporary, name, inode of the new directory); the next `sweep`, `recover` (read_zarr) or
+    `cleanup` in any of those directories finds the dead process's journal and finishes the
+    publication: each new directory still at its temporary (same inode) is swapped in, each old
+    one left at a temporary is removed. So the outputs end up all new, never some new some old."""
     items = list(items)
     for p in items:
         if p.prepare is not None:
             p.prepare()
+    swapping = [p for p in items if p.tmp is not None]
+    journals = _write_journals([(p.tmp, p.final) for p in swapping]) if len(swapping) > 1 else []
     done = []
     try:
-        for p in items:
-            if p.tmp is not None:
-                p.old = swap_in(p.tmp, p.final)
-                done.append(p)
-                _pause("publish")
+        for p in swapping:
+            p.old = swap_in(p.tmp, p.final)
+            done.append(p)
+            _pause("publish")
         for p in items:
             if p.tmp is None and p.commit is not None:
                 p.commit()
@@ -410,6 +426,8 @@ def publish(items):
                 if p.old == p.tmp:
                     with _LOCK:
                         _HOLDS_OLD.add(p.tmp)
+        for j in journals:  # rolled back: nothing to finish
+            remove(j)
         if isinstance(e, OSError):
             names = ", ".join(repr(p.final) for p in items)
             raise os_error(e, f"Publishing {names} failed; all are as they were") from None
@@ -417,3 +435,65 @@ def publish(items):
     for p in done:
         if p.old is not None:
             remove(p.old)
+    for j in journals:
+        remove(j)
+
+
+def _write_journals(pairs):
+    """One journal copy per directory holding an output, written before the first swap."""
+    import json
+
+    dirs = sorted({os.path.dirname(final) for _, final in pairs})
+    paths = [temp_path(os.path.join(d, "publish"), "journal") for d in dirs]
+    doc = json.dumps({"items": [[tmp, final, os.lstat(tmp).st_ino] for tmp, final in pairs], "copies": paths})
+    written = []
+    try:
+        for path in paths:
+            written.append(path)
+            with open(path, "w") as f:
+                f.write(doc)
+                f.flush()
+                os.fsync(f.fileno())
+    except BaseException:
+        for path in written:
+            remove(path)
+        raise
+    return paths
+
+
+def _finish_journals(directory, names):
+    """Finishes the publications whose journal in `directory` belongs to a dead process; True if
+    there was any."""
+    found = False
+    for name in sorted(names):
+        info = parse_owned(name)
+        if info is None or info[1] != "journal" or owner_alive(info[2], info[3]):
+            continue
+        found = True
+        _finish_journal(os.path.join(directory, name))
+    return found
+
+
+def _finish_journal(path):
+    import json
+
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        items, copies = doc["items"], list(doc["copies"])
+    except (OSError, ValueError, KeyError, TypeError):  # cut short while written: no swap had begun
+        remove(path)
+        return
+    for tmp, final, ino in items:
+        try:
+            st = os.lstat(tmp)
+        except OSError:
+            continue  # swapped in and its old entry removed, or never there
+        if st.st_ino == ino:  # the new directory, not yet in place
+            old = swap_in(tmp, final)
+            if old is not None:
+                remove(old)
+        else:  # the old directory, swapped out
+            remove(tmp)
+    for c in copies + [path]:
+        remove(c)

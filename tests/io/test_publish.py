@@ -231,13 +231,13 @@ _CHILD = textwrap.dedent("""
 """)
 
 
-def _killed_writer(d, outputs, point, no_exchange=False):
+def _killed_writer(d, outputs, point, no_exchange=False, code=_CHILD):
     """Runs a child overwriting o1..oN (all 1.0) with 2.0, pausing at `point` of the publication
     (storage/files.py `_pause`), and SIGKILLs it there."""
     env = dict(os.environ, PYTHONPATH=str(REPO), DFLOW_PAUSE_AT=f"{point}:60")
     if no_exchange:
         env["DFLOW_NO_RENAME_EXCHANGE"] = "1"
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD, str(d), str(outputs)], stderr=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", code, str(d), str(outputs)], stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, text=True, env=env)
     try:
         deadline, seen = time.time() + 60, ""
@@ -276,18 +276,39 @@ def test_killed_before_the_swap_leaves_the_old_array(tmp_path):
     assert temps(tmp_path) == [] and _readers(tmp_path / "o1") == 1.0
 
 
-def test_killed_between_two_outputs_leaves_each_name_whole(tmp_path):
-    """A kill (not an error) between the swaps of two outputs: each name holds a whole array, the
-    first the new one; the next run writing in the directory removes the old one left aside."""
+@pytest.mark.parametrize("finisher", ["read_zarr", "next_write", "cleanup"])
+def test_killed_between_two_outputs_the_publication_is_finished(tmp_path, finisher):
+    """A kill (not an error) between the swaps of two outputs: each name holds a whole array (the
+    first the new one, the second still the old one), and the dead writer's journal lets the next
+    dflow reader, writer or clean-up in the directory finish the publication: both new."""
     _array(tmp_path / "o1", 1.0)
     _array(tmp_path / "o2", 1.0)
     _killed_writer(tmp_path, 2, "publish")
-    assert _readers(tmp_path / "o1") == 2.0 and _readers(tmp_path / "o2") == 1.0
-    assert len(temps(tmp_path)) == 2  # o1's old array at its temporary name, o2's new one
-    with tf.Session(scheduler="threads") as s:
-        s.run(tf.io.write_zarr(tf.constant(X), str(tmp_path), "other"))
+    assert float(_value(tmp_path / "o1").flat[0]) == 2.0 and float(_value(tmp_path / "o2").flat[0]) == 1.0
+    assert any(".dflow-journal-" in n for n in temps(tmp_path))
+    if finisher == "read_zarr":
+        assert _readers(tmp_path / "o2") == 2.0
+    elif finisher == "next_write":
+        with tf.Session(scheduler="threads") as s:
+            s.run(tf.io.write_zarr(tf.constant(X), str(tmp_path), "other"))
+    else:
+        tf.io.cleanup(str(tmp_path))
     assert temps(tmp_path) == []
-    assert _readers(tmp_path / "o1") == 2.0 and _readers(tmp_path / "o2") == 1.0
+    assert _readers(tmp_path / "o1") == 2.0 and _readers(tmp_path / "o2") == 2.0
+
+
+def test_killed_between_outputs_in_two_directories(tmp_path):
+    """Outputs in two directories: a journal copy in each, so finishing from either is whole."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _array(tmp_path / "a" / "o1", 1.0)
+    _array(tmp_path / "b" / "o2", 1.0)
+    child = _CHILD.replace('f"o{i}"', 'f"{\'ab\'[i - 1]}/o{i}"')
+    _killed_writer(tmp_path, 2, "publish", code=child)
+    assert float(_value(tmp_path / "b" / "o2").flat[0]) == 1.0
+    tf.io.cleanup(str(tmp_path / "b"))  # the directory of the output not yet swapped
+    assert temps(tmp_path) == []
+    assert _readers(tmp_path / "a" / "o1") == 2.0 and _readers(tmp_path / "b" / "o2") == 2.0
 
 
 def test_killed_mid_swap_without_an_exchange_the_old_array_comes_back(tmp_path):

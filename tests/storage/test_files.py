@@ -198,3 +198,26 @@ def test_ensure_dir_through_a_file_is_a_dflow_error(tmp_path):
 def test_host_name_is_sanitized():
     assert files._HOST and all(c.isalnum() or c in "_-" for c in files._HOST)
     assert files.parse_owned(os.path.basename(files.temp_path(f"/x/{socket.gethostname()}")))[3] == files._HOST
+
+
+def test_a_journal_cut_short_is_dropped_and_its_temporaries_swept(tmp_path):
+    """A writer killed while writing its journal had swapped nothing: the journal goes, and its
+    temporaries are swept like any dead process's (the names keep their old arrays)."""
+    dead, host = dead_pid(), files._HOST
+    _array(tmp_path / "a", 1.0)
+    new = owned(tmp_path, "a", dead)
+    journal = tmp_path / f".publish.dflow-journal-{dead}@{host}-00aa"
+    journal.write_text('{"items": [["' + new)  # cut short
+    assert sorted(files.sweep(tmp_path)) == [new]
+    assert sorted(os.listdir(tmp_path)) == ["a"]
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"), mode="r")[...], 1.0)
+
+
+def test_a_live_writers_journal_is_left_alone(tmp_path, live_pid):
+    _array(tmp_path / "a", 1.0)
+    new = owned(tmp_path, "a", live_pid)
+    journal = tmp_path / f".publish.dflow-journal-{live_pid}@{files._HOST}-00aa"
+    journal.write_text(f'{{"items": [["{new}", "{tmp_path / "a"}", {os.lstat(new).st_ino}]], "copies": []}}')
+    assert files.sweep(tmp_path) == [] and not files.recover(str(tmp_path / "a"))
+    assert os.path.exists(new) and journal.exists()
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a"), mode="r")[...], 1.0)
