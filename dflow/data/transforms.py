@@ -11,8 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import FailedPreconditionError, InvalidArgumentError
 from ..graph.dtypes import bool as tf_bool
+from ..storage import files
 from .node import Node, element_bytes, int_arg, int_value
 
 AUTOTUNE = -1
@@ -264,14 +265,18 @@ class CacheNode(Node):
 
     def _file(self, ctx):
         path = self.filename + ".dflow-cache"
-        if os.path.exists(path):
+        if os.path.isfile(path):
             with open(path, "rb") as f:
                 while True:
                     try:
                         yield pickle.load(f)
                     except EOFError:
                         return
-        tmp = f"{path}.tmp-{os.getpid()}-{id(ctx)}"
+        if files.node_kind(path) not in ("missing", "file"):
+            raise FailedPreconditionError(None, None, f"Dataset.cache: {path!r} exists and is not a cache file")
+        # named by this process: a later one sweeps it if this one is killed mid-epoch (storage/files.py)
+        files.sweep(os.path.dirname(os.path.abspath(path)))
+        tmp = files.temp_path(os.path.abspath(path), "tmp")
         complete = False
         try:
             with open(tmp, "wb") as f:
@@ -280,6 +285,8 @@ class CacheNode(Node):
                     yield e
             os.replace(tmp, path)
             complete = True
+        except OSError as e:
+            raise files.os_error(e, f"Dataset.cache: writing {path!r}") from None
         finally:
-            if not complete and os.path.exists(tmp):
-                os.remove(tmp)
+            if not complete:
+                files.remove(tmp)

@@ -204,3 +204,25 @@ def test_write_graph_again_replaces_its_constants_in_one_step(tmp_path):
     tf.io.write_graph(tf.get_default_graph(), str(tmp_path), "g.json")
     assert sorted(os.listdir(tmp_path)) == ["g.json", "g.json.consts"]
     assert tf.io.read_graph_def(path) is not None and c is not None
+
+
+# ---- Dataset.cache(filename) -------------------------------------------------------------------
+
+
+def test_dataset_cache_file_refuses_a_directory_and_sweeps_dead_temporaries(tmp_path):
+    (tmp_path / "c.dflow-cache").mkdir()
+    (tmp_path / "c.dflow-cache" / "notes.txt").write_text("keep me")
+    partial = tmp_path / f".d.dflow-cache.dflow-tmp-{dead_pid()}@{files._HOST}-00aa"  # a killed epoch's
+    partial.write_bytes(b"partial")
+    before = snapshot(tmp_path)
+    with tf.Session() as s:
+        it = tf.data.Dataset.range(3).cache(str(tmp_path / "c")).make_one_shot_iterator()
+        with pytest.raises(tf.errors.FailedPreconditionError, match="c.dflow-cache.*not a cache file"):
+            s.run(it.get_next())
+        assert snapshot(tmp_path) == before
+        nxt = tf.data.Dataset.range(3).cache(str(tmp_path / "d")).make_one_shot_iterator().get_next()
+        assert [int(s.run(nxt)) for _ in range(3)] == [0, 1, 2]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            s.run(nxt)
+    assert not partial.exists() and (tmp_path / "d.dflow-cache").is_file()
+    assert [n for n in os.listdir(tmp_path) if "dflow-tmp" in n] == []
