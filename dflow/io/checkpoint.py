@@ -524,4 +524,5 @@ def _remove_checkpoint(prefix, meta_graph_suffix="meta"):
     meta = f"{prefix}.{meta_graph_suffix}"
     if os.path.isfile(meta) and not os.path.islink(meta):
         os.remove(meta)
-    shutil.rmtree(meta + ".consts", ignore_errors=True)
+    if files.node_kind(meta + ".consts") == "group":  # the meta graph's constants, never another directory
+        shutil.rmtree(meta + ".consts", ignore_errors=True)
