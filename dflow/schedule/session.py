@@ -312,6 +312,12 @@ class Session:
             self._plans[key] = plan
         return plan
 
+    def count_tasks(self, fetches, feed_dict=None):
+        """The Dask tasks one run of `fetches` executes (0 when it runs in process): what a progress
+        bar over several runs sizes itself by (compiles the plan if needed; runs nothing)."""
+        plan, _ = self._plan_for(fetches, feed_dict)
+        return 0 if plan.kind == "eager" else plan.n_tasks
+
     def _plan_for(self, fetches, feed_dict):
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
