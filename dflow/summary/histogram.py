@@ -5,8 +5,8 @@ the middle and ±DBL_MAX at the ends. A value v goes to the first bucket whose l
 `upper_bound`). The proto lists min, max, num, sum, sum of squares, and the buckets with each run
 of empty buckets collapsed into one (TF's `EncodeToProto(preserve_zero_buckets=False)`).
 
-On Dask the op streams: each chunk gives (non-finite count, min, max, num, sum, sum of squares,
-bucket counts), those are summed as a tree (`da.reduction`) and one last task writes the proto,
+On Dask the op streams: each chunk gives (bucket counts, NaN and infinity counts, min, max, num,
+sum, sum of squares), those are summed as a tree (`da.reduction`) and one last task writes the proto,
 so a histogram of a 4 GB array holds a few chunks and some 1550-entry count vectors at a time.
 A NaN or infinity fails the run with TF1's InvalidArgumentError naming the tag.
 """
@@ -59,7 +59,8 @@ def default_bucket_limits():
 
 
 def _chunk_stats(x):
-    """(non-finite count, min, max, num, sum, sum of squares, bucket counts) of one array."""
+    """(bucket counts, NaN count, infinity count, min, max, num, sum, sum of squares) of one array
+    (the counts first: dask takes an intermediate's dtype from its first element)."""
     v = host(x).astype(np.float64, copy=False).reshape(-1)
     finite = np.isfinite(v)
     bad = int(v.size - np.count_nonzero(finite))
@@ -71,22 +72,22 @@ def _chunk_stats(x):
     idx = np.minimum(np.searchsorted(_LIMITS, v, side="right"), len(_LIMITS) - 1)
     counts = np.bincount(idx, minlength=len(_LIMITS)).astype(np.float64)
     if not v.size:
-        return (nan, bad - nan, _DBL_MAX, -_DBL_MAX, 0, 0.0, 0.0, counts)
-    return (nan, bad - nan, float(v.min()), float(v.max()), int(v.size), float(v.sum()), float(np.dot(v, v)), counts)
+        return (counts, nan, bad - nan, _DBL_MAX, -_DBL_MAX, 0, 0.0, 0.0)
+    return (counts, nan, bad - nan, float(v.min()), float(v.max()), int(v.size), float(v.sum()), float(np.dot(v, v)))
 
 
 def _add_stats(parts):
-    nan, inf, lo, hi, num, s, ss, counts = parts[0]
+    counts, nan, inf, lo, hi, num, s, ss = parts[0]
     counts = counts.copy()
     for p in parts[1:]:
-        nan, inf, lo, hi = nan + p[0], inf + p[1], min(lo, p[2]), max(hi, p[3])
-        num, s, ss = num + p[4], s + p[5], ss + p[6]
-        counts += p[7]
-    return (nan, inf, lo, hi, num, s, ss, counts)
+        counts += p[0]
+        nan, inf, lo, hi = nan + p[1], inf + p[2], min(lo, p[3]), max(hi, p[4])
+        num, s, ss = num + p[5], s + p[6], ss + p[7]
+    return (counts, nan, inf, lo, hi, num, s, ss)
 
 
 def _encode(tag, stats):
-    nan, inf, lo, hi, num, s, ss, counts = stats
+    counts, nan, inf, lo, hi, num, s, ss = stats
     if nan:
         raise InvalidArgumentError(None, None, f"Nan in summary histogram for: {tag}")
     if inf:
