@@ -19,6 +19,7 @@ from tensorboard.compat.proto import (
     attr_value_pb2,
     config_pb2,
     graph_pb2,
+    meta_graph_pb2,
     node_def_pb2,
     step_stats_pb2,
     versions_pb2,
@@ -29,7 +30,7 @@ from ..graph.serialize import GraphDef, graph_to_def
 from ..graph.shape import TensorShape
 from .common import data_type, shape_proto, tensor_proto
 
-__all__ = ["graph_def_proto", "run_metadata_proto"]
+__all__ = ["graph_def_proto", "meta_graph_proto", "run_metadata_proto"]
 
 _CONST_LIMIT = 1024  # elements of a constant written whole
 
@@ -121,6 +122,16 @@ def graph_def_proto(graph):
     out = graph_pb2.GraphDef(versions=versions_pb2.VersionDef(producer=gdef.versions.get("producer", 1)))
     out.node.extend(_node(n) for n in gdef.node)
     return out
+
+
+def meta_graph_proto(meta_graph):
+    """TensorBoard's `MetaGraphDef` proto holding the GraphDef proto of a `Graph`, a dflow `GraphDef`
+    or a dflow `MetaGraphDef` (its graph only: dflow's saver and collections have no proto form);
+    a proto is returned as it is."""
+    if isinstance(meta_graph, meta_graph_pb2.MetaGraphDef):
+        return meta_graph
+    graph = getattr(meta_graph, "graph_def", meta_graph)
+    return meta_graph_pb2.MetaGraphDef(graph_def=graph_def_proto(graph))
 
 
 def run_metadata_proto(run_metadata):

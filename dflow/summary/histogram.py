@@ -168,7 +168,7 @@ def histogram(name, values, collections=None, family=None):
     in TF's default buckets; TensorBoard's histogram and distribution dashboards draw it. A
     chunked tensor is bucketed chunk by chunk. NaN or infinity fails the run."""
     with summary_scope(name, family, values=[values], default_name="HistogramSummary") as (tag, scope):
-        values = convert_to_tensor(values)
+        values = convert_to_tensor(values, name="values")
         val = apply_op("HistogramSummary", [constant(tag, name="tag"), values], name=scope)
         collect(val, collections, [GraphKeys.SUMMARIES])
     return val

@@ -119,7 +119,7 @@ def image(name, tensor, max_outputs=3, collections=None, family=None):
     uint8 or float) as PNG (TF1's `tf.summary.image`). Tags are `name/image/i`, or `name/image`
     when `max_outputs` is 1."""
     with summary_scope(name, family, values=[tensor]) as (tag, scope):
-        tensor = convert_to_tensor(tensor)
+        tensor = convert_to_tensor(tensor, name="tensor")
         val = apply_op("ImageSummary", [constant(tag, name="tag"), tensor], {"max_images": int(max_outputs)},
                        name=scope)
         collect(val, collections, [GraphKeys.SUMMARIES])
@@ -186,7 +186,7 @@ def audio(name, tensor, sample_rate, max_outputs=3, collections=None, family=Non
     of samples in [-1, 1], as 16-bit WAV at `sample_rate` Hz (TF1's `tf.summary.audio`). Tags are
     `name/audio/i`, or `name/audio` when `max_outputs` is 1."""
     with summary_scope(name, family=family, values=[tensor]) as (tag, scope):
-        tensor = convert_to_tensor(tensor, dtype=dtypes.float32)
+        tensor = convert_to_tensor(tensor, dtype=dtypes.float32, name="tensor")
         rate = convert_to_tensor(sample_rate, dtype=dtypes.float32, name="sample_rate")
         val = apply_op("AudioSummaryV2", [constant(tag, name="tag"), tensor, rate], {"max_outputs": int(max_outputs)},
                        name=scope)

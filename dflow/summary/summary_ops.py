@@ -57,7 +57,7 @@ def scalar(name, tensor, collections=None, family=None):
     `family` in front), the value the tensor's, as a float. Added to `collections` (default
     [GraphKeys.SUMMARIES]). A tensor that is not a scalar fails the run (InvalidArgumentError)."""
     with summary_scope(name, family, values=[tensor]) as (tag, scope):
-        tensor = convert_to_tensor(tensor)
+        tensor = convert_to_tensor(tensor, name="values")
         tags = constant(tag, name="tags")
         val = apply_op("ScalarSummary", [tags, tensor], name=scope)
         collect(val, collections, [GraphKeys.SUMMARIES])
@@ -91,7 +91,7 @@ def tensor_summary(name, tensor, summary_description=None, collections=None, sum
     if display_name is not None:
         summary_metadata.display_name = display_name
     with summary_scope(name, family, values=[tensor]) as (tag, scope):
-        tensor = convert_to_tensor(tensor)
+        tensor = convert_to_tensor(tensor, name="tensor")
         inputs = [constant(tag, name="tag"), tensor,
                   constant(summary_metadata.SerializeToString(), name="serialized_summary_metadata")]
         val = apply_op("TensorSummaryV2", inputs, name=scope)

@@ -16,12 +16,12 @@ import threading
 import time
 
 import numpy as np
-from tensorboard.compat.proto import event_pb2, graph_pb2, summary_pb2
+from tensorboard.compat.proto import event_pb2, graph_pb2, meta_graph_pb2, summary_pb2
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ..graph.graph import Graph, get_default_graph
 from ..graph.serialize import GraphDef
-from .graph_def import graph_def_proto, run_metadata_proto
+from .graph_def import graph_def_proto, meta_graph_proto, run_metadata_proto
 
 __all__ = ["FileWriter", "FileWriterCache"]
 
@@ -47,6 +47,7 @@ class FileWriter:
         self._seen_run_metadata_tags = set()
         if graph is not None or graph_def is not None:
             self.add_graph(graph=graph, graph_def=graph_def)
+            self.add_meta_graph(graph if graph is not None else graph_def)  # TF1 writes both
 
     # ---- events ------------------------------------------------------------------------------------
 
@@ -101,6 +102,15 @@ class FileWriter:
         else:
             raise TypeError("The passed graph must be an instance of `Graph` or the deprecated `GraphDef`")
         self._add_event(event_pb2.Event(graph_def=proto.SerializeToString()), global_step)
+
+    def add_meta_graph(self, meta_graph_def, global_step=None):
+        """Writes a meta graph: a TensorBoard `MetaGraphDef` proto, or the graph of a dflow
+        `MetaGraphDef`, `Graph` or `GraphDef`."""
+        if not isinstance(meta_graph_def, (Graph, GraphDef, meta_graph_pb2.MetaGraphDef)) and \
+                not isinstance(getattr(meta_graph_def, "graph_def", None), GraphDef):
+            raise TypeError(f"add_meta_graph: expected a MetaGraphDef, got {type(meta_graph_def).__name__}")
+        proto = meta_graph_proto(meta_graph_def)
+        self._add_event(event_pb2.Event(meta_graph_def=proto.SerializeToString()), global_step)
 
     def add_run_metadata(self, run_metadata, tag, global_step=None):
         """Writes a run's `RunMetadata` (from `Session.run(..., options=RunOptions(trace_level=

@@ -50,7 +50,7 @@ def test_tutorial_program(tmp_path):
     assert len(glob.glob(str(tmp_path / "events.out.tfevents.*"))) == 1
     acc = _accumulator(tmp_path)
     tags = acc.Tags()
-    assert tags["scalars"] == ["loss"] and tags["histograms"] == ["weights"] and tags["graph"]
+    assert tags["scalars"] == ["loss"] and tags["histograms"] == ["weights"] and tags["graph"] and tags["meta_graph"]
     assert tags["images"] == ["input/image/0", "input/image/1"]
     events = acc.Scalars("loss")
     assert [e.step for e in events] == list(range(6))
@@ -64,7 +64,7 @@ def test_tutorial_program(tmp_path):
     assert (img.width, img.height, img.step) == (3, 1, 0)
     graph = acc.Graph()
     ops = tf.get_default_graph().get_operations()
-    assert len(graph.node) == len(ops)
+    assert len(graph.node) == len(ops) == len(acc.MetaGraph().graph_def.node)
     nodes = {n.name: n for n in graph.node}
     assert nodes["model/weights"].op == "VariableV2"
     mat = next(n for n in graph.node if n.op == "MatMul" and n.name.startswith("model/"))
@@ -76,8 +76,8 @@ def test_tutorial_program(tmp_path):
 def test_graph_control_inputs_and_attrs(tmp_path):
     a = tf.placeholder(tf.float32, [2, 3], name="a")
     with tf.control_dependencies([a.op]):
-        c = tf.identity(tf.constant(np.arange(6, dtype=np.int32).reshape(2, 3)), name="c")
-    s1, s2 = tf.unstack(a, axis=0, name="un")
+        tf.identity(tf.constant(np.arange(6, dtype=np.int32).reshape(2, 3)), name="c")
+    _, s2 = tf.unstack(a, axis=0, name="un")
     _ = tf.add(s2, 1.0, name="second")
     with tf.summary.FileWriter(str(tmp_path)) as writer:
         writer.add_graph(tf.get_default_graph())
