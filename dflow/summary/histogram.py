@@ -58,22 +58,30 @@ def default_bucket_limits():
 # ---- statistics of a chunk, their sum, the proto --------------------------------------------------
 
 
-def _chunk_stats(x):
-    """(bucket counts, NaN count, infinity count, min, max, num, sum, sum of squares) of one array
-    (the counts first: dask takes an intermediate's dtype from its first element)."""
-    v = host(x).astype(np.float64, copy=False).reshape(-1)
+def _slab_stats(v):
+    """The statistics of a 1-D float64 array (see `_chunk_stats`)."""
     finite = np.isfinite(v)
     bad = int(v.size - np.count_nonzero(finite))
+    nan = int(np.count_nonzero(np.isnan(v))) if bad else 0
     if bad:
-        nan = int(np.count_nonzero(np.isnan(v)))
         v = v[finite]
-    else:
-        nan = 0
     idx = np.minimum(np.searchsorted(_LIMITS, v, side="right"), len(_LIMITS) - 1)
     counts = np.bincount(idx, minlength=len(_LIMITS)).astype(np.float64)
     if not v.size:
         return (counts, nan, bad - nan, _DBL_MAX, -_DBL_MAX, 0, 0.0, 0.0)
     return (counts, nan, bad - nan, float(v.min()), float(v.max()), int(v.size), float(v.sum()), float(np.dot(v, v)))
+
+
+_SLAB = 1 << 20  # elements converted to float64 at a time: a task's scratch stays ~20 MB whatever its chunk
+
+
+def _chunk_stats(x):
+    """(bucket counts, NaN count, infinity count, min, max, num, sum, sum of squares) of one array
+    (the counts first: dask takes an intermediate's dtype from its first element)."""
+    flat = host(x).reshape(-1)
+    if flat.size <= _SLAB:
+        return _slab_stats(flat.astype(np.float64, copy=False))
+    return _add_stats([_slab_stats(flat[i:i + _SLAB].astype(np.float64)) for i in range(0, flat.size, _SLAB)])
 
 
 def _add_stats(parts):

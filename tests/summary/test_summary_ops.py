@@ -139,6 +139,20 @@ def test_histogram_counts_against_numpy(dtype):
         assert len([c for c in histo.bucket if c]) == np.count_nonzero(ref)
 
 
+def test_histogram_of_a_big_chunk_goes_by_slabs(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(sys.modules["dflow.summary.histogram"], "_SLAB", 7)  # 1 MiB elements normally
+    data = np.random.RandomState(4).standard_normal(50).astype(np.float32)
+    data[[3, 30]] = [1e30, -0.0]
+    limits, ref = _reference_counts(data)
+    (summ,) = _run(tf.summary.histogram("h", tf.placeholder_with_default(data, [50])), modes=["eager"])
+    histo = summ.value[0].histo
+    assert (histo.num, histo.min, histo.max) == (50, data.min(), data.max())
+    assert {lim: c for lim, c in zip(histo.bucket_limit, histo.bucket) if c} == \
+        {limits[i]: ref[i] for i in np.flatnonzero(ref)}
+
+
 def test_histogram_of_nothing_and_of_nan():
     x = tf.placeholder(tf.float32, [None])
     h = tf.summary.histogram("he", x)
