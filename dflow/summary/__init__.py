@@ -21,6 +21,7 @@ from tensorboard.compat.proto.summary_pb2 import (  # noqa: F401
     SummaryMetadata,
 )
 
+from ..graph.graph import get_collection
 from .histogram import histogram
 from .media import audio, image
 from .summary_ops import merge, merge_all, scalar, tensor_summary, text
@@ -35,10 +36,18 @@ def summary_iterator(path):
     yield from LegacyEventFileLoader(str(path)).Load()
 
 
+def all_v2_summary_ops():
+    """The TF2-style summary ops of the default graph (TF1's `tf.summary.all_v2_summary_ops` in graph
+    mode: its `_SUMMARY_V2` collection). dflow builds none, so the list is empty unless a program
+    adds to that collection itself."""
+    return get_collection("_SUMMARY_V2")
+
+
 # TF1's tf.summary names (HistogramProto, SummaryMetadata and summary_iterator are TF1's top-level and
 # tf.train names, re-exported there)
 __all__ = ["scalar", "histogram", "image", "audio", "text", "tensor_summary", "merge", "merge_all", "FileWriter",
-           "FileWriterCache", "Summary", "SummaryDescription", "Event", "SessionLog", "TaggedRunMetadata"]
+           "FileWriterCache", "Summary", "SummaryDescription", "Event", "SessionLog", "TaggedRunMetadata",
+           "all_v2_summary_ops"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

@@ -290,3 +290,10 @@ def test_summary_protos_as_tf1_writes_them():
     assert tf.summary.Summary is tf.Summary and s.value[0].simple_value == 0.5
     assert tf.Summary.FromString(s.SerializeToString()) == s
     assert tf.summary.SessionLog.START == tf.SessionLog.START
+
+
+def test_all_v2_summary_ops_is_the_v2_collection():
+    assert tf.summary.all_v2_summary_ops() == []
+    t = tf.constant(1.0)
+    tf.add_to_collection("_SUMMARY_V2", t)  # TF1's GraphKeys._SUMMARY_COLLECTION
+    assert tf.summary.all_v2_summary_ops() == [t]
