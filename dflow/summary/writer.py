@@ -17,7 +17,6 @@ import time
 
 import numpy as np
 from tensorboard.compat.proto import event_pb2, graph_pb2, meta_graph_pb2, summary_pb2
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ..graph.graph import Graph, get_default_graph
 from ..graph.serialize import GraphDef
@@ -26,6 +25,13 @@ from .graph_def import graph_def_proto, meta_graph_proto, run_metadata_proto
 __all__ = ["FileWriter", "FileWriterCache"]
 
 _log = logging.getLogger("dflow.summary")
+
+
+def _event_file_writer(logdir, max_queue, flush_secs, suffix):
+    # imported on first use: the tensorboard.summary package it sits in takes ~0.1 s to import
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    return EventFileWriter(logdir, max_queue, flush_secs, suffix)
 
 
 class FileWriter:
@@ -41,7 +47,7 @@ class FileWriter:
         self._logdir = os.fspath(logdir)
         self._max_queue, self._flush_secs = int(max_queue), flush_secs
         self._suffix = filename_suffix or ""
-        self._writer = EventFileWriter(self._logdir, self._max_queue, self._flush_secs, self._suffix)
+        self._writer = _event_file_writer(self._logdir, self._max_queue, self._flush_secs, self._suffix)
         self._closed = False
         self._seen_summary_tags = set()
         self._seen_run_metadata_tags = set()
@@ -142,7 +148,7 @@ class FileWriter:
     def reopen(self):
         """After `close()`, starts a new event file in the same directory (else does nothing)."""
         if self._closed:
-            self._writer = EventFileWriter(self._logdir, self._max_queue, self._flush_secs, self._suffix)
+            self._writer = _event_file_writer(self._logdir, self._max_queue, self._flush_secs, self._suffix)
             self._closed = False
 
     def __enter__(self):
