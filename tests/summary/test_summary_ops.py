@@ -8,6 +8,8 @@ import io
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 import dflow as tf
@@ -137,6 +139,25 @@ def test_histogram_counts_against_numpy(dtype):
             i = int(np.searchsorted(limits, limit))
             assert limits[i] == limit and ref[i] == count
         assert len([c for c in histo.bucket if c]) == np.count_nonzero(ref)
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.lists(st.integers(0, 6), min_size=0, max_size=3), chunk=st.integers(1, 4),
+       scale=st.sampled_from([1e-14, 1.0, 1e6]), seed=st.integers(0, 99))
+def test_histogram_of_any_shape_and_chunking(shape, chunk, scale, seed):
+    tf.reset_default_graph()
+    data = (np.random.RandomState(seed).standard_normal(shape) * scale).astype(np.float32)
+    x = tf.placeholder(tf.float32, shape)
+    h = tf.summary.histogram("h", x)
+    limits, ref = _reference_counts(data)
+    for summ in _run(h, {x: data}, modes=["eager", "sync"], chunks=chunk):
+        histo = summ.value[0].histo
+        assert histo.num == data.size
+        if data.size:
+            assert (histo.min, histo.max) == (data.min(), data.max())
+        got = {lim: c for lim, c in zip(histo.bucket_limit, histo.bucket) if c}
+        assert got == {limits[i]: ref[i] for i in np.flatnonzero(ref)}
+        assert sum(histo.bucket) == data.size
 
 
 def test_histogram_of_a_big_chunk_goes_by_slabs(monkeypatch):
