@@ -5,15 +5,19 @@ CRCs, `Event` protos, `events.out.tfevents.*` names; a background thread flushes
 `flush_secs`), so TensorBoard and its `EventAccumulator` read them. The writer follows TF1's:
 `add_summary` takes a `Summary` proto or the serialized bytes a summary op returned from
 `Session.run`, keeps a value's `metadata` only the first time its tag is written, and events
-added after `close()` are dropped with a warning until `reopen()` starts a new file.
+added after `close()` are dropped with a warning until `reopen()` starts a new file. Writers
+still open when the interpreter exits are flushed then (dflow's addition: TF1 examples often
+never close theirs).
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
 import time
+import weakref
 
 import numpy as np
 from tensorboard.compat.proto import event_pb2, graph_pb2, meta_graph_pb2, summary_pb2
@@ -25,6 +29,18 @@ from .graph_def import graph_def_proto, meta_graph_proto, run_metadata_proto
 __all__ = ["FileWriter", "FileWriterCache"]
 
 _log = logging.getLogger("dflow.summary")
+_OPEN = weakref.WeakSet()  # writers not closed yet: flushed when the interpreter exits
+
+
+@atexit.register
+def _flush_open_writers():
+    # the event writer's thread is a daemon: without this, a program that never calls close()
+    # or flush() (common in TF1 examples) would lose up to `flush_secs` of events at exit
+    for writer in list(_OPEN):
+        try:
+            writer.flush()
+        except Exception:  # noqa: BLE001 - exiting: a broken writer must not hide the others
+            pass
 
 
 def _event_file_writer(logdir, max_queue, flush_secs, suffix):
@@ -49,6 +65,7 @@ class FileWriter:
         self._suffix = filename_suffix or ""
         self._writer = _event_file_writer(self._logdir, self._max_queue, self._flush_secs, self._suffix)
         self._closed = False
+        _OPEN.add(self)
         self._seen_summary_tags = set()
         self._seen_run_metadata_tags = set()
         if graph is not None or graph_def is not None:
@@ -144,12 +161,14 @@ class FileWriter:
         if not self._closed:
             self._writer.close()
             self._closed = True
+            _OPEN.discard(self)
 
     def reopen(self):
         """After `close()`, starts a new event file in the same directory (else does nothing)."""
         if self._closed:
             self._writer = _event_file_writer(self._logdir, self._max_queue, self._flush_secs, self._suffix)
             self._closed = False
+            _OPEN.add(self)
 
     def __enter__(self):
         return self

@@ -158,3 +158,16 @@ def test_file_writer_cache(tmp_path):
     assert b is not a
     tf.summary.FileWriterCache.clear()
     assert _accumulator(tmp_path).Tags()["graph"]
+
+
+def test_a_writer_never_closed_is_flushed_at_exit(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import dflow as tf\n"
+            f"w = tf.summary.FileWriter({str(tmp_path)!r}, flush_secs=3600)\n"
+            "for i in range(3):\n"
+            "    w.add_summary(tf.Summary(value=[tf.Summary.Value(tag='x', simple_value=i)]), i)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root, timeout=120)
+    assert [e.step for e in _accumulator(tmp_path).Scalars("x")] == [0, 1, 2]
