@@ -10,13 +10,14 @@ front when given (`fam/outer/fam/loss`, as TF1's `summary_op_util.summary_scope`
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import re
 
 import numpy as np
 from tensorboard.compat.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 
-from ..errors import InvalidArgumentError, OpError
+from ..errors import raise_kernel_failure
 from ..graph import dtypes
 from ..graph.graph import add_to_collection, name_scope
 from ..graph.shape import TensorShape
@@ -73,8 +74,8 @@ def serialized(summary):
 
 
 def one_task(fn, op_type, op_name):
-    """`fn` for one Dask task: an error that is not an OpError becomes an InvalidArgumentError
-    naming the op (the in-process path does the same in plan.py)."""
+    """`fn` for one Dask task: a failure is reported against the op as the in-process path reports
+    it (`errors.raise_kernel_failure`; an OpError passes as it is)."""
     return _Task(fn, op_type, op_name)
 
 
@@ -87,11 +88,8 @@ class _Task:
     def __call__(self, *args, **kwargs):
         try:
             return self.fn(*args, **kwargs)
-        except OpError:
-            raise
         except Exception as e:  # noqa: BLE001 - any kernel failure is reported against the op
-            raise InvalidArgumentError(None, None, f"{self.op_type} op {self.op_name!r} failed: "
-                                       f"{type(e).__name__}: {e}") from e
+            raise_kernel_failure(None, e, op_type=self.op_type, op_name=self.op_name)
 
 
 def lower_whole(kernel):
@@ -99,20 +97,10 @@ def lower_whole(kernel):
     a scalar, a few images); `ctx.delayed` gathers each dask input into that task."""
 
     def lower(ctx, *inputs, **attrs):
-        task = one_task(_Kernel(kernel, attrs), ctx.op.type, ctx.op.name)
+        task = one_task(functools.partial(kernel, np, **attrs), ctx.op.type, ctx.op.name)
         return ctx.delayed(task, *inputs, shape=(), dtype=object)
 
     return lower
-
-
-class _Kernel:
-    __slots__ = ("kernel", "attrs")
-
-    def __init__(self, kernel, attrs):
-        self.kernel, self.attrs = kernel, attrs
-
-    def __call__(self, *inputs):
-        return self.kernel(np, *inputs, **self.attrs)
 
 
 def scalar_string_infer(op_type, string_inputs=()):
