@@ -70,7 +70,7 @@ def _png(img):
 
     arr = img[:, :, 0] if img.shape[2] == 1 else img
     buf = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(arr), mode={1: "L", 3: "RGB", 4: "RGBA"}[img.shape[2]]).save(buf, "PNG")
+    Image.fromarray(np.ascontiguousarray(arr)).save(buf, "PNG")  # uint8 [h, w] / [h, w, 3|4]: L, RGB, RGBA
     return buf.getvalue()
 
 
