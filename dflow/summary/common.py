@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import math
 import re
 
 import numpy as np
@@ -92,13 +93,22 @@ class _Task:
             raise_kernel_failure(None, e, op_type=self.op_type, op_name=self.op_name)
 
 
+def gather(ctx, fn, *inputs):
+    """A 0-d object dask array of `fn(*whole inputs)` in one task (`ctx.delayed` gathers each dask
+    input into it). The memory projection is told that the task holds its whole inputs: as
+    scratch, in units of its 8-byte output chunk (`set_scratch`), so a budget refuses a summary of
+    a tensor too large to hold instead of running it."""
+    held = sum(int(x.nbytes) for x in inputs if isinstance(x, ctx.da.Array) and not math.isnan(x.nbytes))
+    ctx.set_scratch(max(1, math.ceil(held / np.dtype(object).itemsize)))
+    return ctx.delayed(fn, *inputs, shape=(), dtype=object)
+
+
 def lower_whole(kernel):
     """A lowering running `kernel(np, *whole inputs, **attrs)` in one task (summaries are small:
-    a scalar, a few images); `ctx.delayed` gathers each dask input into that task."""
+    a scalar, a few images)."""
 
     def lower(ctx, *inputs, **attrs):
-        task = one_task(functools.partial(kernel, np, **attrs), ctx.op.type, ctx.op.name)
-        return ctx.delayed(task, *inputs, shape=(), dtype=object)
+        return gather(ctx, one_task(functools.partial(kernel, np, **attrs), ctx.op.type, ctx.op.name), *inputs)
 
     return lower
 

@@ -13,6 +13,7 @@ A NaN or infinity fails the run with TF1's InvalidArgumentError naming the tag.
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -72,7 +73,8 @@ def _slab_stats(v):
     return (counts, nan, bad - nan, float(v.min()), float(v.max()), int(v.size), float(v.sum()), float(np.dot(v, v)))
 
 
-_SLAB = 1 << 20  # elements converted to float64 at a time: a task's scratch stays ~20 MB whatever its chunk
+_SLAB = 1 << 20  # elements converted to float64 at a time: a task's scratch stays ~25 MB whatever its chunk
+_SCRATCH_PER_ELEMENT = 25
 
 
 def _chunk_stats(x):
@@ -164,6 +166,11 @@ def _lower(ctx, tag, values):
     stats = ctx.da.reduction(x, _chunk, _aggregate, combine=_combine, axis=tuple(range(x.ndim)), keepdims=False,
                              dtype=object, concatenate=False, meta=np.empty((), dtype=object),
                              name=ctx.name("-histogram"))
+    # a chunk's task holds, per element of a slab, its float64 copy, bucket indices (int64, twice)
+    # and a finiteness flag: ~25 bytes, told to the memory projection in 8-byte output chunks
+    dims = [max(c) if c else 0 for c in x.chunks]
+    largest = _SLAB if any(d != d for d in dims) else int(np.prod(dims))  # unknown chunk sizes: a whole slab
+    ctx.set_scratch(max(1, math.ceil(min(largest, _SLAB) * _SCRATCH_PER_ELEMENT / 8)))
     return ctx.delayed(one_task(_finish, ctx.op.type, ctx.op.name), tag, stats, shape=(), dtype=object)
 
 

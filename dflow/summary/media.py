@@ -28,6 +28,7 @@ from ..graph.registry import not_differentiable, register_op
 from ..kernels.common import apply_op, check_dtype, constant, convert_to_tensor
 from .common import (
     collect,
+    gather,
     host,
     one_task,
     scalar_string_infer,
@@ -108,7 +109,7 @@ def _first(ctx, x, n):
 
 def _image_lower(ctx, tag, tensor, max_images):
     task = one_task(functools.partial(_image_eager, np, max_images=max_images), ctx.op.type, ctx.op.name)
-    return ctx.delayed(task, tag, _first(ctx, tensor, max_images), shape=(), dtype=object)
+    return gather(ctx, task, tag, _first(ctx, tensor, max_images))
 
 
 register_op("ImageSummary", _image_infer, eager=_image_eager, lower=_image_lower)
@@ -174,7 +175,7 @@ def _audio_infer(inputs, attrs):
 
 def _audio_lower(ctx, tag, tensor, sample_rate, max_outputs):
     task = one_task(functools.partial(_audio_eager, np, max_outputs=max_outputs), ctx.op.type, ctx.op.name)
-    return ctx.delayed(task, tag, _first(ctx, tensor, max_outputs), sample_rate, shape=(), dtype=object)
+    return gather(ctx, task, tag, _first(ctx, tensor, max_outputs), sample_rate)
 
 
 register_op("AudioSummaryV2", _audio_infer, eager=_audio_eager, lower=_audio_lower)

@@ -198,9 +198,14 @@ def test_histogram_of_a_chunked_zarr_array_streams(tmp_path):
     data = np.random.RandomState(0).standard_normal((2000, 500)).astype(np.float32)  # 4 MB
     z = zarr.create_array(str(tmp_path / "x.zarr"), shape=data.shape, chunks=(100, 500), dtype="float32")
     z[:] = data
-    h = tf.summary.histogram("h", tf.io.read_zarr(str(tmp_path / "x.zarr")) * 2.0)
-    # a budget of a quarter of the array: a task gathering it would be refused before running
-    with tf.Session(scheduler="threads", memory_budget="1MB") as s:
+    x = tf.io.read_zarr(str(tmp_path / "x.zarr")) * 2.0
+    h = tf.summary.histogram("h", x)
+    # a budget of half the array: a summary that holds the whole tensor in one task (as
+    # tensor_summary must) is refused before it runs; the histogram goes chunk by chunk (a 200 KB
+    # chunk's task projects ~1.4 MB: the chunk, its float64 copy, bucket indices)
+    with tf.Session(scheduler="threads", memory_budget="2MB") as s:
+        with pytest.raises(tf.errors.ResourceExhaustedError, match="TensorSummaryV2"):
+            s.run(tf.summary.tensor_summary("whole", x))
         histo = tf.Summary.FromString(s.run(h)).value[0].histo
     limits, ref = _reference_counts(data * 2.0)
     assert histo.num == data.size and histo.max == (data * 2).max()
