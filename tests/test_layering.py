@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1] / "dflow"
 LAYERS = [
     ["dflow.errors", "dflow.dask_compat", "dflow.devices", "dflow.config", "dflow.version", "dflow.tf1_names",
      "dflow.run_options"],
-    ["dflow.graph"],
+    ["dflow.graph", "dflow.platform"],
     ["dflow.storage"],
     ["dflow.kernels"],
     ["dflow.state"],
