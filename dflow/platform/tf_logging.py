@@ -4,8 +4,9 @@ As TF1: the logger is named "tensorflow" (so `logging.getLogger("tensorflow")` c
 level is unset (WARNING through the root logger) until `set_verbosity`, and when nothing configured
 the root logger it writes `INFO:tensorflow:message` lines to stderr. Under `tf.app.run` absl's
 handler sits on the root logger, and the lines come out in absl's format (`I1125 13:40:00.1 ...]`).
-The handler is added at the first log call, not at import, so a line is never written twice (TF1
-wrote both formats under app.run). `log_every_n` / `log_first_n` count per calling line.
+The logger's own handler stands aside while the root logger has handlers (the record reaches them),
+so a line is never written twice (TF1 wrote both formats under app.run). `log_every_n` /
+`log_first_n` count per calling line.
 """
 
 from __future__ import annotations
@@ -48,6 +49,17 @@ def _find_caller(stack_info=False, stacklevel=1):
     return code.co_filename, frame.f_lineno, code.co_name, sinfo
 
 
+class _StderrUnlessRootHandles(_logging.StreamHandler):
+    """TF1's default handler, silent while the record will reach a root handler (absl's under
+    tf.app.run, or the user's basicConfig) anyway."""
+
+    def emit(self, record):
+        logger = _logging.getLogger("tensorflow")
+        if logger.propagate and _logging.getLogger().handlers:
+            return
+        super().emit(record)
+
+
 def get_logger():
     """The `tensorflow` logger (a `logging.Logger`), given a stderr handler the first time if the
     root logger has none."""
@@ -62,7 +74,7 @@ def get_logger():
                 interactive = hasattr(_sys, "ps1") or bool(_sys.flags.interactive)
                 if interactive:
                     logger.setLevel(INFO)
-                handler = _logging.StreamHandler(_sys.stdout if interactive else _sys.stderr)
+                handler = _StderrUnlessRootHandles(_sys.stdout if interactive else _sys.stderr)
                 handler.setFormatter(_logging.Formatter(_logging.BASIC_FORMAT, None))
                 logger.addHandler(handler)
             _logger = logger
