@@ -18,7 +18,7 @@ from logging import DEBUG, ERROR, FATAL, INFO, WARN
 
 __all__ = ["DEBUG", "ERROR", "FATAL", "INFO", "WARN", "TaskLevelStatusMessage", "debug", "error", "fatal", "flush",
            "get_verbosity", "info", "log", "log_every_n", "log_first_n", "log_if", "set_verbosity", "vlog", "warn",
-           "warning", "get_logger"]
+           "warning"]  # and get_logger, which is tf.get_logger (TF1 has no tf.logging.get_logger)
 
 _logger = None
 _logger_lock = threading.Lock()

@@ -28,7 +28,7 @@ def records(caplog):
 def test_levels_are_the_logging_modules():
     assert (tf.logging.DEBUG, tf.logging.INFO, tf.logging.WARN, tf.logging.ERROR, tf.logging.FATAL) == \
         (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
-    assert tf.get_logger() is logging.getLogger("tensorflow") is tf.compat.v1.logging.get_logger()
+    assert tf.get_logger() is logging.getLogger("tensorflow") is tf.compat.v1.get_logger()
 
 
 def test_functions_log_at_their_level_with_the_callers_line(records):
