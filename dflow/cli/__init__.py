@@ -5,7 +5,7 @@
     dflow inspect-checkpoint ckpt/                     # variables, dtypes, shapes, checksums
 
 `dflow run` takes its own options (`--scheduler`, `--workers`, `--memory-budget`,
-`--as-tensorflow`) anywhere before a `--`; every other argument after SCRIPT, and everything
+`--as-tensorflow`, `--[no-]progress`) anywhere before a `--`; every other argument after SCRIPT, and everything
 after `--`, is the script's `sys.argv[1:]`. The script runs as `__main__` (runpy) with every Session
 it creates without naming a scheduler using these settings (`dflow.config.set_default_session_settings`).
 """
@@ -20,7 +20,8 @@ from ..version import __version__
 __all__ = ["main"]
 
 # dflow run's own options: name -> takes a value
-RUN_OPTIONS = {"--scheduler": True, "--workers": True, "--memory-budget": True, "--as-tensorflow": False}
+RUN_OPTIONS = {"--scheduler": True, "--workers": True, "--memory-budget": True, "--as-tensorflow": False,
+               "--progress": False, "--no-progress": False}
 
 
 def _bytes(text):
@@ -57,7 +58,7 @@ def _parser():
         description="Run SCRIPT as __main__ with ARGS as its sys.argv[1:]. dflow's options below may come "
         "before or after SCRIPT; use -- to pass an option of the same name to the script.",
         usage="dflow run [-h] [--scheduler SCHEDULER] [--workers N] [--memory-budget SIZE] [--as-tensorflow] "
-        "SCRIPT [ARGS...] [-- ARGS...]")
+        "[--[no-]progress] SCRIPT [ARGS...] [-- ARGS...]")
     run.add_argument("script", metavar="SCRIPT", help="the Python file to run")
     run.add_argument("--scheduler", default=None,
                      help="sync, threads, processes, distributed (a local cluster started for this run) or the "
@@ -68,6 +69,8 @@ def _parser():
                      help="each Session's memory budget, e.g. 2GB: plans whose tasks cannot fit are refused")
     run.add_argument("--as-tensorflow", action="store_true",
                      help="make `import tensorflow as tf` and `import tensorflow.compat.v1 as tf` give dflow")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="a progress bar for scheduler calls longer than 2 s (default: when stderr is a terminal)")
     inspect = sub.add_parser("inspect-checkpoint", help="list a checkpoint's variables (dtypes, shapes, checksums)",
                              description="List the variables of a checkpoint (a prefix written by Saver.save, "
                              "or a directory: its latest checkpoint) like TF's inspect_checkpoint.")
@@ -118,7 +121,8 @@ def main(argv=None):
         from .run import run_script
 
         return run_script(args.script, script_args, scheduler=args.scheduler, workers=args.workers,
-                          memory_budget=args.memory_budget, as_tensorflow=args.as_tensorflow)
+                          memory_budget=args.memory_budget, as_tensorflow=args.as_tensorflow,
+                          progress=args.progress)
     args = parser.parse_args(argv)
     if args.command == "inspect-checkpoint":
         from .inspect import inspect_checkpoint

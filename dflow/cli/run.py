@@ -16,6 +16,7 @@ import sys
 
 from .. import config
 from .as_tensorflow import tensorflow_aliases
+from .progress import TaskProgress
 
 __all__ = ["run_script"]
 
@@ -67,8 +68,10 @@ def _script_context(path, script_args):
         sys.path[:] = saved_path
 
 
-def run_script(script, script_args=(), scheduler=None, workers=None, memory_budget=None, as_tensorflow=False):
-    """Runs `script` as `__main__` with `script_args`; returns 0, or raises the script's SystemExit."""
+def run_script(script, script_args=(), scheduler=None, workers=None, memory_budget=None, as_tensorflow=False,
+               progress=None):
+    """Runs `script` as `__main__` with `script_args`; returns 0, or raises the script's SystemExit.
+    `progress`: show a bar for scheduler calls over 2 s (None: when stderr is a terminal)."""
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         _say(f"no such script: {script}")
@@ -82,6 +85,8 @@ def run_script(script, script_args=(), scheduler=None, workers=None, memory_budg
         stack.callback(config.set_default_session_settings)
         if as_tensorflow:
             stack.enter_context(tensorflow_aliases())
+        if progress or (progress is None and sys.stderr.isatty()):
+            stack.enter_context(TaskProgress())
         stack.enter_context(_script_context(path, list(script_args)))
         runpy.run_path(path, run_name="__main__")
     return 0
