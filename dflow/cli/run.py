@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import runpy
 import sys
 
 from .. import config
@@ -55,6 +54,28 @@ def _announce_cluster(address):
         raise SystemExit(1) from None
 
 
+def _run_as_main(path):
+    """Runs the file at `path` as the `__main__` module, as `python path` would, except that its
+    module spec is named `__main__`: processes spawned while it runs (the processes scheduler's
+    pool, a LocalCluster's workers) then do not run the script again on start (multiprocessing
+    re-imports a main module known only by its path; dask ships the script's functions by value)."""
+    import builtins
+    import importlib.machinery
+    import types
+
+    loader = importlib.machinery.SourceFileLoader("__main__", path)
+    code = compile(loader.get_data(path), path, "exec", dont_inherit=True)
+    module = types.ModuleType("__main__")
+    module.__dict__.update(__file__=path, __builtins__=builtins, __loader__=loader, __cached__=None,
+                           __spec__=importlib.machinery.ModuleSpec("__main__", loader, origin=path))
+    saved = sys.modules["__main__"]
+    sys.modules["__main__"] = module
+    try:
+        exec(code, module.__dict__)
+    finally:
+        sys.modules["__main__"] = saved
+
+
 @contextlib.contextmanager
 def _script_context(path, script_args):
     """sys.argv and sys.path as `python SCRIPT ARGS...` would set them; restored afterwards."""
@@ -88,5 +109,5 @@ def run_script(script, script_args=(), scheduler=None, workers=None, memory_budg
         if progress or (progress is None and sys.stderr.isatty()):
             stack.enter_context(TaskProgress())
         stack.enter_context(_script_context(path, list(script_args)))
-        runpy.run_path(path, run_name="__main__")
+        _run_as_main(path)
     return 0

@@ -121,6 +121,26 @@ def test_as_tensorflow(tmp_path):
     assert plain.returncode == 1 and "ModuleNotFoundError" in plain.stderr
 
 
+@pytest.mark.slow  # a process pool starts (~5 s on a busy machine)
+def test_unguarded_script_on_processes_runs_once(tmp_path):
+    """Worker processes spawned during the run do not run the script's top level again; the
+    script's own functions reach them (py_func)."""
+    (tmp_path / "flat.py").write_text(
+        "import os\n"
+        "import numpy as np\n"
+        "import dflow as tf\n"
+        "print('top-level', os.getpid(), flush=True)\n"
+        "def double(a):\n"
+        "    return (a * 2).astype(np.float32)\n"
+        "x = tf.placeholder(tf.float32, [4])\n"
+        "with tf.Session() as sess:\n"
+        "    print('result', sess.scheduler, sess.run(tf.py_func(double, [x], tf.float32), {x: [1, 2, 3, 4]}))\n")
+    out = dflow_cli("run", "flat.py", "--scheduler", "processes", "--workers", "1", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert len(lines(out, "top-level")) == 1, out.stdout
+    assert lines(out, "result") == ["result processes [2. 4. 6. 8.]"]
+
+
 def test_script_exception_is_the_scripts_traceback(tmp_path):
     (tmp_path / "boom.py").write_text("raise ValueError('boom')\n")
     out = dflow_cli("run", "boom.py", cwd=tmp_path)
