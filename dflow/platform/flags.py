@@ -17,11 +17,11 @@ import logging as _logging
 import sys as _sys
 
 from absl.flags import *  # noqa: F403 - tf.flags is absl.flags' namespace
+from absl.flags import FLAGS as _ABSL_FLAGS
 from absl.flags import DEFINE_boolean as _DEFINE_boolean
 from absl.flags import DEFINE_float as _DEFINE_float
 from absl.flags import DEFINE_integer as _DEFINE_integer
 from absl.flags import DEFINE_string as _DEFINE_string
-from absl.flags import FLAGS as _ABSL_FLAGS
 from absl.flags import disclaim_key_flags
 
 # the DEFINE wrappers below run in this module: the flags belong to the module that calls them

@@ -16,8 +16,16 @@ import os
 import posixpath
 from collections import namedtuple
 
-from ..errors import (AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError, OpError,
-                      PermissionDeniedError, UnimplementedError, UnknownError)
+from ..errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    OpError,
+    PermissionDeniedError,
+    UnimplementedError,
+    UnknownError,
+)
 
 __all__ = ["GFile", "copy", "exists", "get_registered_schemes", "glob", "isdir", "join", "listdir", "makedirs",
            "mkdir", "remove", "rename", "rmtree", "stat", "walk"]
