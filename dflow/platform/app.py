@@ -25,3 +25,8 @@ def run(main=None, argv=None):
     """Runs `main(argv)` after parsing the flags, then `sys.exit`s with its result (TF1's tf.app.run)."""
     main = main or _sys.modules["__main__"].main
     _absl_run(main=main, argv=argv, flags_parser=_parse_flags_tolerate_undef)
+
+
+from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute("dflow.app")  # a TF1 name dflow lacks says so

@@ -12,7 +12,7 @@ accept TF's old keyword names `flag_name`, `default_value`, `docstring`.
 
 from __future__ import annotations
 
-import functools
+import functools as _functools
 import logging as _logging
 import sys as _sys
 
@@ -33,7 +33,7 @@ _RENAMED_ARGUMENTS = {"flag_name": "name", "default_value": "default", "docstrin
 def _accept_old_names(define):
     """`define` that also takes TF's old keyword names (with a warning, as TF1)."""
 
-    @functools.wraps(define)
+    @_functools.wraps(define)
     def wrapper(*args, **kwargs):
         old = [k for k in _RENAMED_ARGUMENTS if k in kwargs]
         for k in old:
@@ -102,3 +102,8 @@ DEFINE_float = _accept_old_names(_DEFINE_float)
 DEFINE_integer = _accept_old_names(_DEFINE_integer)
 
 FLAGS = _FlagValuesWrapper(_ABSL_FLAGS)
+
+
+from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute("dflow.flags")  # a TF1 name dflow lacks says so

@@ -31,3 +31,8 @@ Stat = io_gfile.stat
 def Walk(top, in_order=True):  # noqa: N802 - TF1 name
     """(dirname, subdirectory names, file names) for `top` and below; `in_order=False`: children first."""
     return io_gfile.walk(top, topdown=in_order)
+
+
+from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute("dflow.gfile")  # a TF1 name dflow lacks says so

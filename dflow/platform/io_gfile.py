@@ -372,3 +372,8 @@ def get_registered_schemes():
     import fsspec
 
     return sorted({"", "file", *fsspec.available_protocols()})
+
+
+from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute("dflow.io.gfile")  # a TF1 name dflow lacks says so

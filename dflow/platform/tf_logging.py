@@ -160,3 +160,8 @@ def get_verbosity():
 def set_verbosity(v):
     """Sets the threshold: messages below level `v` (DEBUG, INFO, WARN, ERROR, FATAL) are dropped."""
     get_logger().setLevel(v)
+
+
+from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+
+__getattr__ = _missing_attribute("dflow.logging")  # a TF1 name dflow lacks says so
