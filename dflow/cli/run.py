@@ -77,10 +77,10 @@ def _run_as_main(path):
 
 
 @contextlib.contextmanager
-def _script_context(path, script_args):
+def _script_context(script, path, script_args):
     """sys.argv and sys.path as `python SCRIPT ARGS...` would set them; restored afterwards."""
     saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [path, *script_args]
+    sys.argv = [script, *script_args]
     sys.path.insert(0, os.path.dirname(path))
     try:
         yield
@@ -108,6 +108,6 @@ def run_script(script, script_args=(), scheduler=None, workers=None, memory_budg
             stack.enter_context(tensorflow_aliases())
         if progress or (progress is None and sys.stderr.isatty()):
             stack.enter_context(TaskProgress())
-        stack.enter_context(_script_context(path, list(script_args)))
+        stack.enter_context(_script_context(script, path, list(script_args)))
         _run_as_main(path)
     return 0

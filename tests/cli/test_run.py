@@ -38,7 +38,7 @@ def main(argv):
         print("w", sess.run(w).ravel().round(5).tolist())
     with tf.Session(scheduler="threads") as own:  # a Session naming its scheduler keeps it
         print("own", own.scheduler)
-    print("argv", argv[1:], __name__)
+    print("argv", argv, __name__)
     return 3
 
 
@@ -80,7 +80,7 @@ def test_run_on_a_scheduler_with_flags_and_exit_status(script, tmp_path):
     assert out.returncode == 3, out.stderr  # main's result, through tf.app.run's sys.exit
     assert lines(out, "session") == ["session sync 2000000000"]
     assert lines(out, "own") == ["own threads"]
-    assert lines(out, "argv") == ["argv ['pos', '--scheduler=x'] __main__"]
+    assert lines(out, "argv") == ["argv ['train.py', 'pos', '--scheduler=x'] __main__"]
     got = eval(lines(out, "w")[0][2:])
     assert got == pytest.approx(expected_w(3), rel=1e-5)
 
