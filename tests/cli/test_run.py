@@ -141,6 +141,32 @@ def test_unguarded_script_on_processes_runs_once(tmp_path):
     assert lines(out, "result") == ["result processes [2. 4. 6. 8.]"]
 
 
+def test_in_process_run_leaves_nothing_behind(tmp_path, capsys):
+    """After a run (even a failing one) the session settings, the tensorflow aliases, sys.argv,
+    sys.path and __main__ are as before."""
+    import dflow
+
+    (tmp_path / "ok.py").write_text(
+        "import sys\n"
+        "import tensorflow.compat.v1 as tf\n"
+        "import dflow\n"
+        "assert tf is dflow and sys.modules['__main__'].__file__ == __file__\n"
+        "print('settings', dflow.config.default_session_settings(), sys.argv)\n"
+        "if sys.argv[1:] == ['fail']:\n"
+        "    raise RuntimeError('failed')\n")
+    before = (list(sys.argv), list(sys.path), sys.modules["__main__"], list(sys.meta_path))
+    assert main(["run", "--as-tensorflow", "--scheduler", "sync", "--memory-budget", "1GB",
+                 str(tmp_path / "ok.py"), "x"]) == 0
+    assert capsys.readouterr().out == ("settings {'scheduler': 'sync', 'memory_budget': 1000000000} "
+                                       f"['{tmp_path / 'ok.py'}', 'x']\n")
+    with pytest.raises(RuntimeError, match="failed"):
+        main(["run", "--as-tensorflow", str(tmp_path / "ok.py"), "fail"])
+    assert (list(sys.argv), list(sys.path), sys.modules["__main__"], list(sys.meta_path)) == before
+    assert dflow.config.default_session_settings() == {}
+    assert not [m for m in sys.modules if m == "tensorflow" or m.startswith("tensorflow.")]
+    assert dflow.__spec__.name == "dflow" and dflow.compat.__spec__.name == "dflow.compat"
+
+
 def test_script_exception_is_the_scripts_traceback(tmp_path):
     (tmp_path / "boom.py").write_text("raise ValueError('boom')\n")
     out = dflow_cli("run", "boom.py", cwd=tmp_path)
