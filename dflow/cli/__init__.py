@@ -37,6 +37,18 @@ def _bytes(text):
     return value
 
 
+_SCHEDULERS = ("sync", "synchronous", "single-threaded", "threads", "threading", "processes", "multiprocessing",
+               "distributed")
+
+
+def _scheduler(text):
+    """argparse type of --scheduler: a scheduler name or a scheduler address (tcp://HOST:PORT)."""
+    if text in _SCHEDULERS or "://" in text:
+        return text
+    raise argparse.ArgumentTypeError(f"expected sync, threads, processes, distributed or an address "
+                                     f"tcp://HOST:PORT, got {text!r}")
+
+
 def _positive_int(text):
     try:
         value = int(text)
@@ -60,7 +72,7 @@ def _parser():
         usage="dflow run [-h] [--scheduler SCHEDULER] [--workers N] [--memory-budget SIZE] [--as-tensorflow] "
         "[--[no-]progress] SCRIPT [ARGS...] [-- ARGS...]")
     run.add_argument("script", metavar="SCRIPT", help="the Python file to run")
-    run.add_argument("--scheduler", default=None,
+    run.add_argument("--scheduler", type=_scheduler, default=None,
                      help="sync, threads, processes, distributed (a local cluster started for this run) or the "
                      "address of a Dask scheduler, tcp://HOST:PORT (default: each Session's own default)")
     run.add_argument("--workers", type=_positive_int, default=None, metavar="N",

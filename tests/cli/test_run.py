@@ -182,6 +182,9 @@ def test_bad_options(tmp_path, capsys, monkeypatch):
         main(["run", "ok.py", "--memory-budget", "lots"])
     assert e.value.code == 2 and "--memory-budget: expected a size" in capsys.readouterr().err
     with pytest.raises(SystemExit) as e:
+        main(["run", "ok.py", "--scheduler", "fast"])
+    assert e.value.code == 2 and "--scheduler: expected sync, threads" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
         main(["run", "--workers", "0", "ok.py"])
     assert e.value.code == 2 and "--workers: expected a positive integer" in capsys.readouterr().err
     assert main([]) == 2 and "inspect-checkpoint" in capsys.readouterr().out
