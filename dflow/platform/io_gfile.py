@@ -119,18 +119,28 @@ class GFile:
         """The file's length in bytes."""
         return stat(self._name).length
 
+    def _check(self, reading):
+        mode = self._mode.replace("b", "")
+        if reading and mode in ("w", "a"):
+            raise PermissionDeniedError(None, None, f"File isn't open for reading ({self._name}, mode {self._mode!r})")
+        if not reading and mode == "r":
+            raise PermissionDeniedError(None, None, f"File isn't open for writing ({self._name}, mode {self._mode!r})")
+
     def write(self, file_content):
         """Writes `str` (as UTF-8) or `bytes`."""
+        self._check(reading=False)
         data = file_content.encode("utf-8") if isinstance(file_content, str) else bytes(file_content)
         with _errors(self._name):
             self._file().write(data)
 
     def read(self, n=-1):
         """`n` bytes (all with -1) from the current position: `str` in text modes."""
+        self._check(reading=True)
         with _errors(self._name):
             return self._text(self._file().read(-1 if n is None else n))
 
     def readline(self):
+        self._check(reading=True)
         with _errors(self._name):
             return self._text(self._file().readline())
 

@@ -82,6 +82,11 @@ def test_missing_file_and_bad_mode(root):
         gfile.GFile(p, "z")
     with pytest.raises(errors.NotFoundError):
         gfile.Stat(p)
+    write(p, "x")
+    with pytest.raises(errors.PermissionDeniedError, match="open for writing"):
+        gfile.GFile(p).write("y")
+    with pytest.raises(errors.PermissionDeniedError, match="open for reading"):
+        gfile.GFile(p, "a").read()
 
 
 def test_makedirs_mkdir_isdir(root):
