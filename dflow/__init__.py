@@ -89,6 +89,9 @@ from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.state_ops import *  # noqa: F403
 from .kernels.string_ops import as_string, string_join, string_to_number
 from .kernels.tensor_array_ops import *  # noqa: F403
+from .platform import app, flags, gfile
+from .platform import tf_logging as logging
+from .platform.tf_logging import get_logger
 from .run_options import RunMetadata, RunOptions
 from .schedule.session import InteractiveSession, Session
 from .state.initializers import *  # noqa: F403

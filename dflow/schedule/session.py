@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import dask.array as da
 import numpy as np
 
+from ..config import default_session_settings
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
@@ -97,6 +98,10 @@ class Session:
             scheduler = _FORCED[-1]["scheduler"]
             if small_plan_bytes is None:
                 small_plan_bytes = _FORCED[-1]["small_plan_bytes"]
+        process = default_session_settings()  # `dflow run --scheduler/--workers/--memory-budget`
+        scheduler = process.get("scheduler") if (scheduler is None and not target) else scheduler
+        memory_budget = process.get("memory_budget") if memory_budget is None else memory_budget
+        num_workers = process.get("num_workers") if num_workers is None else num_workers
         budget = _parse_bytes(memory_budget)
         self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
