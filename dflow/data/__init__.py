@@ -31,6 +31,7 @@ Not done: `TFRecordDataset`; saving iterator state.
 from . import experimental
 from .dataset import Dataset
 from .iterator import Iterator
+from .tfrecord import TFRecordDataset
 from .transforms import AUTOTUNE
 
 INFINITE_CARDINALITY = -1
@@ -59,7 +60,7 @@ def get_output_classes(dataset_or_iterator):
     return dataset_or_iterator.output_classes
 
 
-__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "experimental", "make_one_shot_iterator", "make_initializable_iterator",
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "TFRecordDataset", "experimental", "make_one_shot_iterator", "make_initializable_iterator",
            "get_output_types", "get_output_shapes", "get_output_classes"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
