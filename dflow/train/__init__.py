@@ -1,4 +1,17 @@
-"""`dflow.train`: optimizers, the global step, learning-rate schedules, moving averages, clipping."""
+"""`dflow.train`: optimizers, the global step, learning-rate schedules, moving averages, clipping;
+the `tf.train.Example` protocol buffers."""
+
+from tfrecord.example_pb2 import (  # noqa: E402 - TF's Example protos (the tfrecord package's copy)
+    BytesList,
+    Example,
+    Feature,
+    FeatureList,
+    FeatureLists,
+    Features,
+    FloatList,
+    Int64List,
+    SequenceExample,
+)
 
 from ..io.checkpoint import *  # noqa: F403,E402
 from ..io.graph_io import write_graph as write_graph  # noqa: E402
