@@ -248,7 +248,7 @@ not_differentiable("ParseExample")
 
 def _parse(serialized, features, name, example_names, single):
     sparse, dense = _specs(features)
-    serialized = convert_to_tensor(serialized, dtype=dtypes.string)
+    serialized = convert_to_tensor(serialized, dtype=None if hasattr(serialized, "dtype") else dtypes.string)
     if single and serialized.shape.ndims not in (None, 0):
         raise ValueError("Input serialized must be a scalar")
     inputs = [serialized]
