@@ -2,7 +2,7 @@
 (kernels/sparse_ops.py): the tensor itself and `to_dense`. The other sparse ops are not done
 (their names raise the AttributeError that says so)."""
 
-from .kernels.sparse_ops import SparseTensor, SparseTensorValue, is_sparse, sparse_tensor_to_dense
+from .kernels.sparse_ops import SparseTensor, sparse_tensor_to_dense
 
 
 def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
@@ -10,7 +10,7 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
     return sparse_tensor_to_dense(sp_input, default_value, validate_indices, name)
 
 
-__all__ = ["SparseTensor", "SparseTensorValue", "is_sparse", "to_dense"]
+__all__ = ["SparseTensor", "to_dense"]
 
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

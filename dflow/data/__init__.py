@@ -25,7 +25,11 @@ pipeline whose buffers (static shapes) could exceed it is refused when its itera
 pass-through stages and `flat_map`/`interleave` take: their function is traced once on one
 `Dataset` per component (windows.py), reading the current window from the inner context.
 
-Not done: `TFRecordDataset`; saving iterator state.
+`TFRecordDataset` (tfrecord.py) streams the records of TFRecord files (io/tfrecord.py), one record at
+a time; parse them with `tf.parse_single_example` in `map` or `tf.parse_example` on batches.
+
+Not done: SparseTensor elements (a `map` returning a VarLenFeature's SparseTensor); saving iterator
+state.
 """
 
 from . import experimental

@@ -186,8 +186,3 @@ def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices=True, 
     return sparse_to_dense(sp_input.indices, sp_input.dense_shape, sp_input.values, default_value,
                            validate_indices, name=name or "SparseToDense")
 
-
-def is_sparse(x):
-    """Whether `x` is a SparseTensor or a SparseTensorValue (TF1's `tf.sparse.is_sparse`)."""
-    return isinstance(x, (SparseTensor, SparseTensorValue))
-
