@@ -124,6 +124,7 @@ class Dataset:
         return Dataset(batching.BatchNode(self._node, batch_size, drop_remainder))
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False):
+        batching._refuse_sparse(self._node.spec, "padded_batch")
         if padded_shapes is None:
             padded_shapes = self._node.spec.nested([s.as_list() if s.ndims is not None else s
                                                     for s in self._node.spec.shapes])

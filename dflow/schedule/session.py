@@ -374,7 +374,10 @@ class Session:
             kind = "numpy"
             if not isinstance(value, np.ndarray):
                 try:
-                    value = np.asarray(value)
+                    # bytes in a list go straight to objects: numpy's fixed-width |S drops trailing
+                    # NUL bytes (a serialized proto may end in one)
+                    value = to_bytes_array(value) if target == dtypes.string and _holds_bytes(value) else \
+                        np.asarray(value)
                 except (ValueError, TypeError) as e:
                     raise FeedError(None, t.op, f"Cannot feed value {value!r} for Tensor {t.name!r}: {e}") from None
             vdtype = value.dtype
@@ -498,3 +501,10 @@ class InteractiveSession(Session):
             with contextlib.suppress(Exception):
                 gcm.__exit__(None, None, None)
         super().close()
+
+
+def _holds_bytes(value):
+    """Whether a fed Python value is bytes or a (nested) list/tuple whose first leaf is bytes."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return isinstance(value, bytes)
