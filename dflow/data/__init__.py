@@ -28,8 +28,10 @@ pass-through stages and `flat_map`/`interleave` take: their function is traced o
 `TFRecordDataset` (tfrecord.py) streams the records of TFRecord files (io/tfrecord.py), one record at
 a time; parse them with `tf.parse_single_example` in `map` or `tf.parse_example` on batches.
 
-Not done: SparseTensor elements (a `map` returning a VarLenFeature's SparseTensor); saving iterator
-state.
+A SparseTensor in an element (a `map` returning a VarLenFeature's) is three flat components; `batch`
+makes TF's batch of them (structure.py, batching.py).
+
+Not done: saving iterator state.
 """
 
 from . import experimental

@@ -4,8 +4,8 @@
 A SparseTensor is not an op: it holds three graph tensors (int64 indices [N, rank], values [N],
 int64 dense_shape [rank]); `Session.run` fetches it as a SparseTensorValue of three numpy arrays
 (schedule/fetches.py). Ops producing one (`parse_example`'s VarLenFeature) return the three
-outputs wrapped here. Only densifying is an op; the other `tf.sparse` ops, feeding a
-SparseTensorValue and sparse dataset elements are not done.
+outputs wrapped here; `tf.data` elements hold them as three components (data/structure.py). Only
+densifying is an op; the other `tf.sparse` ops and feeding a SparseTensorValue are not done.
 """
 
 from __future__ import annotations

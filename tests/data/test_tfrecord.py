@@ -240,3 +240,58 @@ def test_parse_errors_when_the_graph_is_built():
         tf.parse_example(tf.placeholder(tf.string, [None, None]), FEATURES)
     with pytest.raises(TypeError, match="has type float32 that does not match expected type of string"):
         tf.parse_example(tf.constant([1.0]), FEATURES)
+
+
+# ---- SparseTensor elements ------------------------------------------------------------------------------
+@pytest.mark.program
+def test_var_len_features_through_map_and_batch(tmp_path):
+    rows = random_rows(3, 9)
+    path = write(tmp_path / "r.tfr", rows)
+    ds = tf.data.TFRecordDataset(path).map(lambda r: tf.parse_single_example(r, FEATURES))
+    assert ds.output_classes["k"] is tf.SparseTensor and ds.output_types["k"] == tf.int64
+    assert ds.output_shapes["k"].as_list() == [None]
+    batched = ds.batch(4)
+    assert batched.output_shapes["k"].as_list() == [None, None]
+    element = batched.make_one_shot_iterator().get_next()
+    assert isinstance(element["k"], tf.SparseTensor)
+    dense = tf.sparse.to_dense(element["k"], default_value=-7)
+    with tf.Session() as sess:
+        got = drain((element, dense), sess)
+    assert [len(b[0]["x"]) for b in got] == [4, 4, 1]
+    for (out, dk), chunk in zip(got, [rows[0:4], rows[4:8], rows[8:]]):
+        sp = out["k"]  # TF's batch of sparse tensors: (row, position) indices, [rows, longest] shape
+        width = max(len(r[1]) for r in chunk)
+        np.testing.assert_array_equal(sp.dense_shape, [len(chunk), width])
+        assert sp.indices.tolist() == [[b, j] for b, r in enumerate(chunk) for j in range(len(r[1]))]
+        np.testing.assert_array_equal(sp.values, np.concatenate([r[1] for r in chunk]).astype(np.int64))
+        want = np.full((len(chunk), width), -7, np.int64)
+        for b, r in enumerate(chunk):
+            want[b, :len(r[1])] = r[1]
+        np.testing.assert_array_equal(dk, want)
+
+
+def test_sparse_elements_as_map_arguments_and_refused_stages():
+    recs = [example(k=[1, 2]), example(k=[0]), example(x=[1.0])]  # example(k=[0]) ends in a NUL byte
+    assert recs[1].endswith(b"\x00")
+    ds = tf.data.Dataset.from_tensor_slices(recs).map(lambda r: tf.parse_single_example(
+        r, {"k": tf.VarLenFeature(tf.int64)}))
+    dense = ds.batch(3).map(lambda d: tf.sparse.to_dense(d["k"]))
+    with tf.Session() as sess:
+        (got,) = drain(dense.make_one_shot_iterator().get_next(), sess)
+    np.testing.assert_array_equal(got, [[1, 2], [0, 0], [0, 0]])
+    with pytest.raises(TypeError, match="SparseTensor"):
+        ds.padded_batch(2)
+    with pytest.raises(TypeError, match="SparseTensor"):
+        ds.batch(2).unbatch()
+    with pytest.raises(TypeError, match="slicing a SparseTensor"):
+        tf.data.Dataset.from_tensor_slices(tf.SparseTensor([[0]], [1.0], [2]))
+
+
+def test_records_ending_in_nul_bytes_survive_feeds_and_pipelines():
+    recs = [b"a\x00", b"\x00\x00", b"b"]
+    p = tf.placeholder(tf.string, [None])
+    with tf.Session() as sess:
+        assert list(sess.run(p, {p: recs})) == recs
+        assert list(sess.run(tf.constant(recs))) == recs
+        ds = tf.data.Dataset.from_tensor_slices(recs).map(lambda r: r)
+        assert drain(ds.make_one_shot_iterator().get_next(), sess) == recs
