@@ -240,8 +240,10 @@ class TFRecordWriter:
             raise FailedPreconditionError(None, None, "Writer is closed.")
         if isinstance(record, str):
             record = record.encode("utf-8")
-        elif not isinstance(record, bytes):
+        elif isinstance(record, (bytearray, memoryview)):
             record = bytes(record)
+        elif not isinstance(record, bytes):
+            raise TypeError(f"TFRecordWriter.write: a record must be bytes or str, got {type(record).__name__}")
         header = _HEADER.pack(len(record))
         self._file.write(header + _masked_crc(header) + record + _masked_crc(record))
 

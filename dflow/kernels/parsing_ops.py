@@ -143,42 +143,46 @@ def _parse_records(serialized, names, sparse_keys, sparse_types, dense_keys, den
         name = "<unknown>" if names is None or not names.size else _text(names[b])
         return f"Name: {name}, Key: {key}, Index: {b}."
 
-    dense = [np.empty((records.size,) + tuple(s), dtype=object if dt == dtypes.string else dt.np_dtype)
-             for dt, s in zip(dense_types, dense_shapes)]
-    sparse = [([], []) for _ in sparse_keys]  # (per-record counts, per-record values)
+    # per feature: (key, proto kind, TF's type name, values per record, default as a flat list)
+    dense_specs = [(key, _KINDS[dt], _TF_NAMES[_KINDS[dt]], int(np.prod(shape)),
+                    None if default is None else list(np.asarray(default).reshape(-1)))
+                   for key, dt, shape, default in zip(dense_keys, dense_types, dense_shapes, dense_defaults)]
+    sparse_specs = [(key, _KINDS[dt], _TF_NAMES[_KINDS[dt]]) for key, dt in zip(sparse_keys, sparse_types)]
+    dense_flat = [[] for _ in dense_keys]  # every record's values, converted once per batch
+    sparse = [([], []) for _ in sparse_keys]  # (per-record counts, values)
     example = example_pb2.Example()
     for b, record in enumerate(records):
         try:
-            example.ParseFromString(bytes(record))
+            example.ParseFromString(record)
         except Exception:  # noqa: BLE001 - protobuf's DecodeError, or a value that is not bytes
             raise ParseFailure(f"Could not parse example input, value: '{_text(record, escape=True)}'") from None
         fmap = example.features.feature
-        for j, (key, dt, shape) in enumerate(zip(dense_keys, dense_types, dense_shapes)):
-            kind = _KINDS[dt]
+        for (key, kind, tf_name, n, default), flat in zip(dense_specs, dense_flat):
             if key not in fmap:
-                if dense_defaults[j] is None:
+                if default is None:
                     name = "" if single else (f"Name: {'<unknown>' if names is None or not names.size else _text(names[b])}, ")
-                    raise ParseFailure(f"{name}Feature: {key} (data type: {_TF_NAMES[kind]}) is required but could "
-                                       "not be found.")
-                dense[j][b:b + 1] = dense_defaults[j][None]
+                    raise ParseFailure(f"{name}Feature: {key} (data type: {tf_name}) is required but could not be "
+                                       "found.")
+                flat.extend(default)
                 continue
             got, values = _record_values(fmap[key])
             if got is not None and got != kind:
                 raise ParseFailure(f"{where(b, key)}  Data types don't match. Data type: {_TF_NAMES[got]} but expected "
-                                   f"type: {_TF_NAMES[kind]}")
-            n = int(np.prod(shape))
+                                   f"type: {tf_name}")
             if len(values) != n:
-                raise ParseFailure(f"{where(b, key)}  Number of {_TF_NAMES[kind]} values != expected.  Values size: "
+                shape = dense_shapes[dense_keys.index(key)]
+                raise ParseFailure(f"{where(b, key)}  Number of {tf_name} values != expected.  Values size: "
                                    f"{len(values)} but output shape: [{','.join(map(str, shape))}]")
-            dense[j][b:b + 1] = np.asarray(list(values), dtype=dense[j].dtype).reshape((1,) + tuple(shape))
-        for j, (key, dt) in enumerate(zip(sparse_keys, sparse_types)):
-            kind = _KINDS[dt]
-            got, values = (None, []) if key not in fmap else _record_values(fmap[key])
+            flat.extend(values)
+        for (key, kind, tf_name), (counts, flat) in zip(sparse_specs, sparse):
+            got, values = (None, ()) if key not in fmap else _record_values(fmap[key])
             if got is not None and got != kind:
-                raise ParseFailure(f"{where(b, key)}  Data types don't match. Expected type: {_TF_NAMES[kind]}, "
+                raise ParseFailure(f"{where(b, key)}  Data types don't match. Expected type: {tf_name}, "
                                    f"Actual type: {_TF_NAMES[got]}")
-            sparse[j][0].append(len(values))
-            sparse[j][1].extend(values)
+            counts.append(len(values))
+            flat.extend(values)
+    dense = [_array(flat, dt).reshape((records.size,) + tuple(shape))
+             for flat, dt, shape in zip(dense_flat, dense_types, dense_shapes)]
     out_indices, out_values, out_shapes = [], [], []
     for (counts, values), dt in zip(sparse, sparse_types):
         counts = np.asarray(counts, dtype=np.int64)
@@ -192,13 +196,19 @@ def _parse_records(serialized, names, sparse_keys, sparse_types, dense_keys, den
             rows = np.repeat(np.arange(records.size, dtype=np.int64), counts)
             out_indices.append(np.stack([rows, position], axis=1).reshape(-1, 2))
             out_shapes.append(np.asarray([records.size, width], dtype=np.int64))
-        vals = np.empty(total, dtype=object) if dt == dtypes.string else np.asarray(values, dtype=dt.np_dtype)
-        if dt == dtypes.string:
-            vals[:] = values
-        out_values.append(vals.reshape(total))
+        out_values.append(_array(values, dt))
     if single:
         dense = [d[0] for d in dense]
     return tuple(out_indices + out_values + out_shapes + dense)
+
+
+def _array(values, dt):
+    """A flat list of proto values as a numpy array of `dt` (bytes in an object array)."""
+    if dt != dtypes.string:
+        return np.asarray(values, dtype=dt.np_dtype).reshape(len(values))
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 def _text(value, escape=False):

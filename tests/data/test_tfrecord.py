@@ -166,6 +166,14 @@ def test_parse_example_of_batches_with_sparse_features(tmp_path):
         np.testing.assert_array_equal(dk, want)
 
 
+def test_parse_example_of_no_records(mode, sess_factory):
+    s = tf.placeholder(tf.string, [None])
+    out = sess_factory(mode).run(tf.parse_example(s, FEATURES), {s: np.zeros(0, object)})
+    # TF 2.21: dense (0, 3); sparse indices (0, 2), dense_shape [0, 0]
+    assert out["x"].shape == (0, 3) and out["x"].dtype == np.float32 and out["s"].shape == (0,)
+    assert out["k"].indices.shape == (0, 2) and out["k"].dense_shape.tolist() == [0, 0]
+
+
 def test_parse_single_example_sparse_and_defaults(mode, sess_factory):
     s = tf.placeholder(tf.string, [])
     feats = {"k": tf.VarLenFeature(tf.string), "d": tf.FixedLenFeature([2, 2], tf.int64, default_value=[[1, 2], [3, 4]])}

@@ -140,3 +140,5 @@ def test_writer_after_close_and_bad_options(tmp_path):
         w.write(b"x")
     with pytest.raises(ValueError, match="compression_type"):
         tf.io.TFRecordOptions("BZ2")
+    with tf.io.TFRecordWriter(str(tmp_path / "t.tfr")) as w, pytest.raises(TypeError, match="bytes or str"):
+        w.write(5)  # not five NUL bytes
