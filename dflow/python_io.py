@@ -1,7 +1,12 @@
 """`dflow.python_io`: TF1's `tf.python_io`, the TFRecord writer, iterator and options of
 dflow/io/tfrecord.py (also under `tf.io`)."""
 
-from .io.tfrecord import TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator
+from .io.tfrecord import (
+    TFRecordCompressionType,
+    TFRecordOptions,
+    TFRecordWriter,
+    tf_record_iterator,
+)
 
 __all__ = ["TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter", "tf_record_iterator"]
 

@@ -19,7 +19,15 @@ from ..graph.ops import Tensor
 from ..graph.shape import TensorShape
 from ..kernels.common import convert_to_tensor, to_numpy
 from .node import Node, component, int_arg, int_value, rng
-from .structure import ElementSpec, flatten, has_sparse, is_structure, most_specific_compatible, pack, template_of
+from .structure import (
+    ElementSpec,
+    flatten,
+    has_sparse,
+    is_structure,
+    most_specific_compatible,
+    pack,
+    template_of,
+)
 
 
 def _component(v):

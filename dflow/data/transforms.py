@@ -9,8 +9,6 @@ import os
 import pickle
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-
 from ..errors import InvalidArgumentError
 from ..graph.dtypes import bool as tf_bool
 from .node import Node, component, element_bytes, int_arg, int_value

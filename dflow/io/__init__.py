@@ -1,7 +1,12 @@
 """Zarr sources and sinks, checkpoints and graph files; TFRecord files and `tf.train.Example` parsing
 (TF1's `tf.io` names for them)."""
 
-from ..kernels.parsing_ops import FixedLenFeature, VarLenFeature, parse_example, parse_single_example
+from ..kernels.parsing_ops import (
+    FixedLenFeature,
+    VarLenFeature,
+    parse_example,
+    parse_single_example,
+)
 from .graph_io import import_graph_def, read_graph_def, write_graph
 from .meta_graph import export_meta_graph, import_meta_graph
 from .tfrecord import TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator
