@@ -91,6 +91,7 @@ from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
     SparseTensor,
     SparseTensorValue,
+    sparse_placeholder,
     sparse_tensor_to_dense,
     sparse_to_dense,
 )

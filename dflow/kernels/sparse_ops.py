@@ -5,7 +5,8 @@ A SparseTensor is not an op: it holds three graph tensors (int64 indices [N, ran
 int64 dense_shape [rank]); `Session.run` fetches it as a SparseTensorValue of three numpy arrays
 (schedule/fetches.py). Ops producing one (`parse_example`'s VarLenFeature) return the three
 outputs wrapped here; `tf.data` elements hold them as three components (data/structure.py). Only
-densifying is an op; the other `tf.sparse` ops and feeding a SparseTensorValue are not done.
+densifying is an op; `sparse_placeholder` is three placeholders, which a SparseTensorValue feeds
+(schedule/session.py). The other `tf.sparse` ops are not done.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from ..graph import dtypes
 from ..graph.ops import Tensor, _session_for, constant_value
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape, unknown_shape
+from .array_ops import placeholder
 from .common import INT, apply_op, check_dtype, convert_to_tensor
 from .math_ops import cast, subtract
 from .reduction_ops import reduce_sum
 
-__all__ = ["SparseTensor", "SparseTensorValue", "sparse_tensor_to_dense", "sparse_to_dense"]
+__all__ = ["SparseTensor", "SparseTensorValue", "sparse_placeholder", "sparse_tensor_to_dense", "sparse_to_dense"]
 
 SparseTensorValue = collections.namedtuple("SparseTensorValue", ["indices", "values", "dense_shape"])
 
@@ -77,6 +79,24 @@ class SparseTensor:
 
     def __repr__(self):
         return f"SparseTensor(indices={self._indices!r}, values={self._values!r}, dense_shape={self._dense_shape!r})"
+
+
+def sparse_placeholder(dtype, shape=None, name=None):
+    """A SparseTensor of placeholders (TF1's `tf.sparse_placeholder`), fed a SparseTensorValue:
+    indices int64 [None, rank], values `dtype` [None], dense_shape int64 [rank] (a constant when
+    `shape` is fully known). Names "<name>/indices", "/values", "/shape"."""
+    known = None if shape is None else TensorShape(shape)
+    rank = None if known is None else known.ndims
+
+    def part(suffix):
+        return None if name is None else f"{name}/{suffix}"
+
+    if known is not None and known.is_fully_defined():
+        dense_shape = convert_to_tensor(np.asarray(known.as_list(), np.int64), name=part("shape"))
+    else:
+        dense_shape = placeholder(dtypes.int64, [rank], name=part("shape"))
+    return SparseTensor(placeholder(dtypes.int64, [None, rank], name=part("indices")),
+                        placeholder(dtype, [None], name=part("values")), dense_shape)
 
 
 # ---- SparseToDense ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
 from ..kernels.common import to_bytes_array
+from ..kernels.sparse_ops import SparseTensor
 from ..run_options import RunOptions
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
@@ -341,7 +342,7 @@ class Session:
         if not feed_dict:
             return {}, {}
         feeds, values = {}, {}
-        for key, value in feed_dict.items():
+        for key, value in _sparse_feeds(feed_dict):
             t = self._feed_tensor(key)
             spec, v = self._feed_spec(t, value)
             feeds[t] = spec
@@ -508,3 +509,17 @@ def _holds_bytes(value):
     while isinstance(value, (list, tuple)) and value:
         value = value[0]
     return isinstance(value, bytes)
+
+
+def _sparse_feeds(feed_dict):
+    """The (tensor, value) pairs of a feed_dict; a SparseTensor key (`tf.sparse_placeholder`) feeds
+    its indices, values and dense_shape from a SparseTensorValue or an (indices, values, shape)
+    triple, as TF1."""
+    for key, value in feed_dict.items():
+        if not isinstance(key, SparseTensor):
+            yield key, value
+            continue
+        if not (isinstance(value, tuple) and len(value) == 3):
+            raise FeedError(None, key.values.op, f"A SparseTensor is fed a SparseTensorValue or an (indices, "
+                            f"values, dense_shape) triple, got {type(value).__name__}")
+        yield from zip((key.indices, key.values, key.dense_shape), value)

@@ -94,3 +94,20 @@ def test_build_time_errors():
         tf.sparse.to_dense(tf.constant([1.0]))
     with pytest.raises(TypeError, match="indices must be int64"):
         tf.SparseTensor(tf.constant([[0.5]]), [1.0], [2])
+
+
+def test_sparse_placeholder_fed_a_value_or_a_triple(mode, sess_factory):
+    rng = np.random.default_rng(5)
+    indices, values, dense = random_sparse(rng, (3, 4))
+    sp = tf.sparse_placeholder(tf.float32, name="sp")
+    assert sp.indices.name == "sp/indices:0" and sp.values.name == "sp/values:0" and sp.shape.ndims is None
+    d = tf.sparse.to_dense(sp)
+    sess = sess_factory(mode)
+    np.testing.assert_array_equal(sess.run(d, {sp: tf.SparseTensorValue(indices, values, [3, 4])}), dense)
+    back = sess.run(sp, {sp: (indices, values, np.array([3, 4]))})
+    np.testing.assert_array_equal(back.values, values)
+    known = tf.sparse.placeholder(tf.float32, [3, 4])  # a fully known shape is a constant
+    assert known.shape.as_list() == [3, 4]
+    np.testing.assert_array_equal(sess.run(tf.sparse.to_dense(known), {known: (indices, values, [3, 4])}), dense)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="SparseTensorValue or an"):
+        sess.run(d, {sp: values})
