@@ -59,6 +59,8 @@ def _dtype(feature, key, param):
 
 
 def _default(feature, key, dt, shape):
+    """A feature's default as a flat list of Python values (floats, ints or bytes: an attr that
+    graph files can hold), or None."""
     if feature.default_value is None:
         return None
     value = np.asarray(feature.default_value, dtype=object if dt == dtypes.string else dt.np_dtype)
@@ -67,9 +69,8 @@ def _default(feature, key, dt, shape):
         raise ValueError(f"Cannot reshape a tensor with {value.size} elements to shape {list(shape)} ({n} elements) "
                          f"for the default_value of feature {key!r}")
     if dt == dtypes.string:
-        value = np.asarray([v.encode() if isinstance(v, str) else bytes(v) for v in value.reshape(-1)],
-                           dtype=object)
-    return value.reshape(shape)
+        return [v.encode() if isinstance(v, str) else bytes(v) for v in value.reshape(-1)]
+    return value.reshape(-1).tolist()
 
 
 def _specs(features):
@@ -145,7 +146,7 @@ def _parse_records(serialized, names, sparse_keys, sparse_types, dense_keys, den
 
     # per feature: (key, proto kind, TF's type name, values per record, default as a flat list)
     dense_specs = [(key, _KINDS[dt], _TF_NAMES[_KINDS[dt]], int(np.prod(shape)),
-                    None if default is None else list(np.asarray(default).reshape(-1)))
+                    default)
                    for key, dt, shape, default in zip(dense_keys, dense_types, dense_shapes, dense_defaults)]
     sparse_specs = [(key, _KINDS[dt], _TF_NAMES[_KINDS[dt]]) for key, dt in zip(sparse_keys, sparse_types)]
     dense_flat = [[] for _ in dense_keys]  # every record's values, converted once per batch

@@ -303,3 +303,23 @@ def test_records_ending_in_nul_bytes_survive_feeds_and_pipelines():
         assert list(sess.run(tf.constant(recs))) == recs
         ds = tf.data.Dataset.from_tensor_slices(recs).map(lambda r: r)
         assert drain(ds.make_one_shot_iterator().get_next(), sess) == recs
+
+
+def test_a_parsing_graph_round_trips_through_a_meta_graph(tmp_path):
+    s = tf.placeholder(tf.string, [None], name="records")
+    parsed = tf.parse_example(s, FEATURES)
+    tf.identity(tf.sparse.to_dense(parsed["k"]), name="k_dense")
+    tf.constant([b"\x00\xff", b"b"], name="raw")  # string constants hold bytes, any bytes
+    tf.train.export_meta_graph(str(tmp_path / "m.meta"))
+    tf.reset_default_graph()
+    tf.train.import_meta_graph(str(tmp_path / "m.meta"))
+    g = tf.get_default_graph()
+    rows = random_rows(4, 3)
+    records = [example(x=[float(v) for v in x], k=[int(v) for v in k], s=[b]) if len(k) else
+               example(x=[float(v) for v in x], s=[b]) for x, k, b in rows]
+    with tf.Session() as sess:
+        k_dense, raw = sess.run(["k_dense:0", "raw:0"], {g.get_tensor_by_name("records:0"): records})
+    assert list(raw) == [b"\x00\xff", b"b"]
+    assert k_dense.shape == (3, max(len(r[1]) for r in rows))
+    for b, r in enumerate(rows):
+        np.testing.assert_array_equal(k_dense[b, :len(r[1])], r[1])
