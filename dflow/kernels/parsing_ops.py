@@ -4,8 +4,9 @@ optional default) and `VarLenFeature` (a SparseTensor of the values each Example
 
 One op, "ParseExample", a host kernel over an object array of bytes: each record is decoded with
 the protobuf classes of the `tfrecord` package (`example_pb2.Example`, TF's own proto) and its
-features copied out, so it runs in a Session, inside `Dataset.map` (per element) and, on the Dask
-path, as one task over the whole input (its sparse outputs have data-dependent sizes). Outputs in
+features copied out, so it runs in a Session, inside `Dataset.map` (per element) and on the Dask
+path: chunk by chunk when every feature is dense (the outputs chunked like the records), else as
+one task over all records (a sparse output's size depends on every record). Outputs in
 TF's order: the sparse features' indices, values and dense shapes (sorted by key), then the dense
 features (sorted by key). Run-time errors carry TF1's messages (TF 2.21's ParseExampleV2 for
 vectors; for a scalar, TF 1.15's ParseSingleExample: no "Name:"/"Index:" parts) in an
@@ -127,8 +128,9 @@ def _record_values(feature):
 
 
 def _parse_records(serialized, names, sparse_keys, sparse_types, dense_keys, dense_types, dense_shapes,
-                   dense_defaults):
-    """The op's outputs (numpy) for an object array of serialized Examples; ParseFailure on a bad one."""
+                   dense_defaults, offset=0):
+    """The op's outputs (numpy) for an object array of serialized Examples; ParseFailure on a bad one
+    (`offset`: the index of the first record in the op's input, for the messages)."""
     ser = np.asarray(serialized, dtype=object)
     if ser.ndim > 1:
         raise ParseFailure(f"Expected serialized to be a scalar or vector, got shape: [{','.join(map(str, ser.shape))}]")
@@ -142,7 +144,7 @@ def _parse_records(serialized, names, sparse_keys, sparse_types, dense_keys, den
         if single:
             return f"Key: {key}."
         name = "<unknown>" if names is None or not names.size else _text(names[b])
-        return f"Name: {name}, Key: {key}, Index: {b}."
+        return f"Name: {name}, Key: {key}, Index: {b + offset}."
 
     # per feature: (key, proto kind, TF's type name, values per record, default as a flat list)
     dense_specs = [(key, _KINDS[dt], _TF_NAMES[_KINDS[dt]], int(np.prod(shape)),
@@ -239,8 +241,36 @@ def _pick(values, i):
     return values[i]
 
 
+class _ParseChunk:
+    """The task of one chunk of records, when every feature is dense: the dense outputs (a tuple,
+    picked per output by the next layer; dask fuses the two into one task)."""
+
+    def __init__(self, attrs, op_name):
+        self.attrs, self.op_name = attrs, op_name
+
+    def __call__(self, block, block_info=None):
+        offset = block_info[0]["array-location"][0][0] if block_info else 0
+        try:
+            return _parse_records(block, None, offset=offset, **self.attrs)
+        except Exception as e:  # noqa: BLE001 - the same wording as the in-process plan's
+            raise_kernel_failure(None, e, op_type="ParseExample", op_name=self.op_name)
+
+
 def _parse_lower(ctx, serialized, *names, **attrs):
+    """Chunk by chunk when the features are all dense (the outputs are chunked like the records);
+    else one task over all records (a sparse output's size depends on every record)."""
     op = ctx.op
+    if not attrs["sparse_keys"] and not names and getattr(serialized, "ndim", 0) == 1 and \
+            getattr(serialized, "numblocks", (1,))[0] > 1:
+        parsed = serialized.map_blocks(_ParseChunk(attrs, op.name), dtype=object, meta=np.empty((0,), object),
+                                       name=ctx.name("-parse"))
+        outs = []
+        for j, (t, shape) in enumerate(zip(op.outputs, attrs["dense_shapes"])):
+            dt = t.dtype.np_dtype
+            outs.append(parsed.map_blocks(_pick, j, dtype=dt, chunks=(serialized.chunks[0],) + tuple((d,) for d in shape),
+                                          new_axis=list(range(1, 1 + len(shape))) or None,
+                                          meta=np.empty((0,) * (1 + len(shape)), dt), name=ctx.name(f"-parse{j}")))
+        return outs
     values = ctx.delayed(_ParseCall(attrs, op.name), serialized, *names, shape=(), dtype=object)
     outs = []
     for i, t in enumerate(op.outputs):

@@ -323,3 +323,22 @@ def test_a_parsing_graph_round_trips_through_a_meta_graph(tmp_path):
     assert k_dense.shape == (3, max(len(r[1]) for r in rows))
     for b, r in enumerate(rows):
         np.testing.assert_array_equal(k_dense[b, :len(r[1])], r[1])
+
+
+@pytest.mark.parametrize("mode", ["eager", "sync", "threads", "processes"])
+def test_dense_parsing_runs_chunk_by_chunk(sess_factory, mode):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((9, 2)).astype(np.float32)
+    y = rng.integers(-50, 50, 9)
+    records = [example(x=[float(v) for v in xr], y=[int(yr)]) if i % 3 else example(x=[float(v) for v in xr])
+               for i, (xr, yr) in enumerate(zip(x, y))]
+    s = tf.placeholder(tf.string, [None])
+    out = tf.parse_example(s, {"x": tf.FixedLenFeature([2], tf.float32),
+                                "y": tf.FixedLenFeature([], tf.int64, default_value=-1)})
+    sess = sess_factory(mode, chunks=2)  # five chunks of records on the dask modes
+    got = sess.run(out, {s: records})
+    np.testing.assert_array_equal(got["x"], x)
+    np.testing.assert_array_equal(got["y"], np.where(np.arange(9) % 3 == 0, -1, y))
+    records[7] = example(x=[1.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Key: x, Index: 7.  Number of float values"):
+        sess.run(out, {s: records})
