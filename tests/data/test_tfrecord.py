@@ -342,3 +342,42 @@ def test_dense_parsing_runs_chunk_by_chunk(sess_factory, mode):
     records[7] = example(x=[1.0])
     with pytest.raises(tf.errors.InvalidArgumentError, match="Key: x, Index: 7.  Number of float values"):
         sess.run(out, {s: records})
+
+
+@pytest.mark.program
+def test_training_from_tfrecords_matches_numpy_sgd(tmp_path):
+    """A TF1 training loop fed by TFRecordDataset -> map(parse_single_example) -> batch, against
+    the same minibatch SGD in numpy."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((40, 3)).astype(np.float32)
+    y = (x @ np.float32([1.0, -2.0, 0.5]) > 0).astype(np.float32)
+    path = str(tmp_path / "train.tfrecord")
+    with tf.python_io.TFRecordWriter(path, "ZLIB") as w:
+        for xr, yr in zip(x, y):
+            w.write(example(x=[float(v) for v in xr], y=[float(yr)]))
+    feats = {"x": tf.FixedLenFeature([3], tf.float32), "y": tf.FixedLenFeature([], tf.float32)}
+    ds = tf.data.TFRecordDataset([path], compression_type="ZLIB").map(
+        lambda r: (lambda p: (p["x"], p["y"]))(tf.parse_single_example(r, feats))).batch(8).repeat(2)
+    xb, yb = ds.make_one_shot_iterator().get_next()
+    w_ = tf.Variable(tf.zeros([3, 1]))
+    logits = tf.squeeze(tf.matmul(xb, w_), 1)
+    loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=yb, logits=logits))
+    step = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        steps = 0
+        while True:
+            try:
+                sess.run(step)
+                steps += 1
+            except tf.errors.OutOfRangeError:
+                break
+        got = sess.run(w_)
+    want = np.zeros((3, 1), np.float64)
+    for epoch in range(2):
+        for k in range(0, 40, 8):
+            xk, yk = x[k:k + 8].astype(np.float64), y[k:k + 8].astype(np.float64)
+            p = 1 / (1 + np.exp(-(xk @ want)[:, 0]))
+            want -= 0.5 * (xk.T @ (p - yk))[:, None] / len(yk)
+    assert steps == 10
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
