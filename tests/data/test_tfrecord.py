@@ -374,7 +374,7 @@ def test_training_from_tfrecords_matches_numpy_sgd(tmp_path):
                 break
         got = sess.run(w_)
     want = np.zeros((3, 1), np.float64)
-    for epoch in range(2):
+    for _epoch in range(2):
         for k in range(0, 40, 8):
             xk, yk = x[k:k + 8].astype(np.float64), y[k:k + 8].astype(np.float64)
             p = 1 / (1 + np.exp(-(xk @ want)[:, 0]))
