@@ -381,3 +381,9 @@ def test_training_from_tfrecords_matches_numpy_sgd(tmp_path):
             want -= 0.5 * (xk.T @ (p - yk))[:, None] / len(yk)
     assert steps == 10
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_pass_through_stages_of_a_tfrecord_dataset(record_files):
+    ds = tf.data.TFRecordDataset(record_files)
+    got = records(ds.skip(1).take(6).shard(2, 0).repeat(2).prefetch(1).shuffle(1))
+    assert got == ["1.0", "1.2", "2.1"] * 2
