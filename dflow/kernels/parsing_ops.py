@@ -16,6 +16,7 @@ InvalidArgumentError naming the op; build-time errors are TF1's ValueError/TypeE
 from __future__ import annotations
 
 import collections
+import math
 
 import numpy as np
 from tfrecord import example_pb2
@@ -65,7 +66,7 @@ def _default(feature, key, dt, shape):
     if feature.default_value is None:
         return None
     value = np.asarray(feature.default_value, dtype=object if dt == dtypes.string else dt.np_dtype)
-    n = int(np.prod(shape))
+    n = math.prod(shape)
     if value.size != n:
         raise ValueError(f"Cannot reshape a tensor with {value.size} elements to shape {list(shape)} ({n} elements) "
                          f"for the default_value of feature {key!r}")
@@ -147,7 +148,7 @@ def _parse_records(serialized, names, sparse_keys, sparse_types, dense_keys, den
         return f"Name: {name}, Key: {key}, Index: {b + offset}."
 
     # per feature: (key, proto kind, TF's type name, values per record, default as a flat list)
-    dense_specs = [(key, _KINDS[dt], _TF_NAMES[_KINDS[dt]], int(np.prod(shape)),
+    dense_specs = [(key, _KINDS[dt], _TF_NAMES[_KINDS[dt]], math.prod(shape),
                     default)
                    for key, dt, shape, default in zip(dense_keys, dense_types, dense_shapes, dense_defaults)]
     sparse_specs = [(key, _KINDS[dt], _TF_NAMES[_KINDS[dt]]) for key, dt in zip(sparse_keys, sparse_types)]
