@@ -89,7 +89,14 @@ def _specs(features):
         elif isinstance(f, FixedLenFeature):
             if f.shape is None:
                 raise ValueError(f"Missing shape for feature {key}. Received feature={f}.")
-            shape = tuple(int(d) for d in TensorShape(f.shape).as_list())
+            dims = TensorShape(f.shape).as_list()
+            if dims and dims[0] is None:  # TF 2.21's message
+                raise ValueError(f"First dimension of shape for feature {key} unknown. Consider using "
+                                 f"FixedLenSequenceFeature. Received feature={f}.")
+            if None in dims:
+                raise ValueError(f"All dimensions of shape for feature {key} need to be known but received "
+                                 f"{f.shape!s}.")
+            shape = tuple(int(d) for d in dims)
             dt = _dtype(f, key, "dense_defaults")
             dense.append((key, dt, shape, _default(f, key, dt, shape)))
         else:

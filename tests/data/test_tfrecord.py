@@ -236,6 +236,8 @@ def test_parse_errors_when_the_graph_is_built():
         tf.parse_example(s, {"a": tf.FixedLenFeature([2], tf.int32)})
     with pytest.raises(TypeError, match="'sparse_types' has DataType float64 not in list of allowed values"):
         tf.io.parse_example(s, {"a": tf.io.VarLenFeature(tf.float64)})
+    with pytest.raises(ValueError, match="First dimension of shape for feature a unknown"):
+        tf.parse_example(s, {"a": tf.FixedLenFeature([None], tf.float32)})
     with pytest.raises(ValueError, match="Missing shape for feature a"):
         tf.parse_example(s, {"a": tf.FixedLenFeature(None, tf.float32)})
     with pytest.raises(ValueError, match="Cannot reshape a tensor with 3 elements to shape"):
