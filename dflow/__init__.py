@@ -19,7 +19,9 @@ from . import (
     metrics,
     nn,
     parallel,
+    python_io,
     regularizers,
+    sparse,
     strings,
     summary,
     test,
@@ -82,10 +84,18 @@ from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
 from .kernels.pad_ops import *  # noqa: F403
+from .kernels.parsing_ops import *  # noqa: F403
 from .kernels.py_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
+from .kernels.sparse_ops import (
+    SparseTensor,
+    SparseTensorValue,
+    sparse_placeholder,
+    sparse_tensor_to_dense,
+    sparse_to_dense,
+)
 from .kernels.state_ops import *  # noqa: F403
 from .kernels.string_ops import as_string, string_join, string_to_number
 from .kernels.tensor_array_ops import *  # noqa: F403

@@ -28,7 +28,8 @@ LAYERS = [
     ["dflow.io", "dflow.data", "dflow.summary"],
     ["dflow.train"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
-     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers",
+     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",
+     "dflow.python_io",
      "dflow.contrib"],
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
 ]

@@ -17,6 +17,7 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
 from ..kernels.common import to_bytes_array
+from ..kernels.sparse_ops import SparseTensor
 from ..run_options import RunOptions
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
@@ -352,7 +353,7 @@ class Session:
         if not feed_dict:
             return {}, {}
         feeds, values = {}, {}
-        for key, value in feed_dict.items():
+        for key, value in _sparse_feeds(feed_dict):
             t = self._feed_tensor(key)
             spec, v = self._feed_spec(t, value)
             feeds[t] = spec
@@ -385,7 +386,10 @@ class Session:
             kind = "numpy"
             if not isinstance(value, np.ndarray):
                 try:
-                    value = np.asarray(value)
+                    # bytes in a list go straight to objects: numpy's fixed-width |S drops trailing
+                    # NUL bytes (a serialized proto may end in one)
+                    value = to_bytes_array(value) if target == dtypes.string and _holds_bytes(value) else \
+                        np.asarray(value)
                 except (ValueError, TypeError) as e:
                     raise FeedError(None, t.op, f"Cannot feed value {value!r} for Tensor {t.name!r}: {e}") from None
             vdtype = value.dtype
@@ -509,3 +513,24 @@ class InteractiveSession(Session):
             with contextlib.suppress(Exception):
                 gcm.__exit__(None, None, None)
         super().close()
+
+
+def _holds_bytes(value):
+    """Whether a fed Python value is bytes or a (nested) list/tuple whose first leaf is bytes."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return isinstance(value, bytes)
+
+
+def _sparse_feeds(feed_dict):
+    """The (tensor, value) pairs of a feed_dict; a SparseTensor key (`tf.sparse_placeholder`) feeds
+    its indices, values and dense_shape from a SparseTensorValue or an (indices, values, shape)
+    triple, as TF1."""
+    for key, value in feed_dict.items():
+        if not isinstance(key, SparseTensor):
+            yield key, value
+            continue
+        if not (isinstance(value, tuple) and len(value) == 3):
+            raise FeedError(None, key.values.op, f"A SparseTensor is fed a SparseTensorValue or an (indices, "
+                            f"values, dense_shape) triple, got {type(value).__name__}")
+        yield from zip((key.indices, key.values, key.dense_shape), value)

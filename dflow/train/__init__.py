@@ -1,4 +1,9 @@
-"""`dflow.train`: optimizers, the global step, learning-rate schedules, moving averages, clipping."""
+"""`dflow.train`: optimizers, the global step, learning-rate schedules, moving averages, clipping;
+the `tf.train.Example` protocol buffers."""
+
+from tfrecord import (
+    example_pb2 as _example_pb2,  # TF's Example protos (the tfrecord package's copy)
+)
 
 from ..io.checkpoint import *  # noqa: F403,E402
 from ..io.graph_io import write_graph as write_graph  # noqa: E402
@@ -10,5 +15,10 @@ from .clip_ops import *  # noqa: F403
 from .moving_averages import *  # noqa: F403
 from .optimizer import *  # noqa: F403
 from .schedules import *  # noqa: F403
+
+# tf.train.Example and its parts (protocol buffers; `SerializeToString`, `FromString`)
+BytesList, Example, Feature = _example_pb2.BytesList, _example_pb2.Example, _example_pb2.Feature
+FeatureList, FeatureLists, Features = _example_pb2.FeatureList, _example_pb2.FeatureLists, _example_pb2.Features
+FloatList, Int64List, SequenceExample = _example_pb2.FloatList, _example_pb2.Int64List, _example_pb2.SequenceExample
 
 __getattr__ = _missing_attribute(__name__)
