@@ -21,6 +21,7 @@ from . import (
     parallel,
     regularizers,
     strings,
+    summary,
     test,
     train,
 )
@@ -93,6 +94,7 @@ from .schedule.session import InteractiveSession, Session
 from .state.initializers import *  # noqa: F403
 from .state.scope import *  # noqa: F403
 from .state.variables import *  # noqa: F403
+from .summary import Event, HistogramProto, SessionLog, Summary, SummaryMetadata
 from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402
 
 NotDifferentiable = not_differentiable
