@@ -147,10 +147,14 @@ def encode_attr(value, where="attr", external=None, depth=0):
 def _encode_array(arr, where):
     if arr.dtype == object or arr.dtype.kind in "US":
         flat = arr.reshape(-1).tolist()
-        if not all(isinstance(s, str) for s in flat):
-            raise InvalidArgumentError(None, None, f"{where}: only arrays of str can be serialized among "
-                                       f"object arrays")
-        return {"dtype": "string", "shape": list(arr.shape), "strings": flat}
+        if all(isinstance(s, str) for s in flat):
+            return {"dtype": "string", "shape": list(arr.shape), "strings": flat}
+        if all(isinstance(s, (bytes, str)) for s in flat):  # string tensors: TF1's bytes values
+            return {"dtype": "string", "shape": list(arr.shape),
+                    "bytes": [base64.b64encode(s if isinstance(s, bytes) else s.encode()).decode("ascii")
+                              for s in flat]}
+        raise InvalidArgumentError(None, None, f"{where}: only arrays of str or bytes can be serialized among "
+                                   f"object arrays")
     name = as_dtype(arr.dtype).name if arr.dtype in _NP_OK else None
     if name is None:
         raise InvalidArgumentError(None, None, f"{where}: arrays of dtype {arr.dtype} cannot be serialized")
@@ -236,11 +240,13 @@ def decode_array(body, where):
     shape = _dims(body.get("shape"), where)
     n = math.prod(shape)
     if name == "string":
-        if set(body) != {"dtype", "shape", "strings"}:
-            raise _bad(where, "a string array needs dtype, shape and strings")
-        strings = body["strings"]
+        if set(body) not in ({"dtype", "shape", "strings"}, {"dtype", "shape", "bytes"}):
+            raise _bad(where, "a string array needs dtype, shape and strings (or bytes)")
+        strings = body.get("strings", body.get("bytes"))
         if type(strings) is not list or len(strings) != n or not all(isinstance(s, str) for s in strings):
             raise _bad(where, f"a string array of shape {shape} needs {n} strings")
+        if "bytes" in body:
+            strings = [_b64(s, where) for s in strings]
         arr = np.empty(len(strings), dtype=object)
         arr[:] = strings
         arr = arr.reshape(shape)

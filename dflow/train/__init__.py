@@ -1,4 +1,5 @@
-"""`dflow.train`: optimizers, the global step, learning-rate schedules, moving averages, clipping."""
+"""`dflow.train`: optimizers, the global step, learning-rate schedules, moving averages, clipping,
+checkpoints, and monitored training (MonitoredTrainingSession, hooks, Coordinator)."""
 
 from ..io.checkpoint import *  # noqa: F403,E402
 from ..io.graph_io import write_graph as write_graph  # noqa: E402
@@ -6,9 +7,13 @@ from ..io.meta_graph import export_meta_graph as export_meta_graph  # noqa: E402
 from ..io.meta_graph import import_meta_graph as import_meta_graph  # noqa: E402
 from ..summary import summary_iterator as summary_iterator  # noqa: E402
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
+from .basic_hooks import *  # noqa: F403
 from .clip_ops import *  # noqa: F403
+from .coordinator import *  # noqa: F403
+from .monitored_session import *  # noqa: F403
 from .moving_averages import *  # noqa: F403
 from .optimizer import *  # noqa: F403
 from .schedules import *  # noqa: F403
+from .session_run_hook import *  # noqa: F403
 
 __getattr__ = _missing_attribute(__name__)
