@@ -19,8 +19,11 @@ from . import (
     metrics,
     nn,
     parallel,
+    python_io,
     regularizers,
+    sparse,
     strings,
+    summary,
     test,
     train,
 )
@@ -81,18 +84,30 @@ from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
 from .kernels.pad_ops import *  # noqa: F403
+from .kernels.parsing_ops import *  # noqa: F403
 from .kernels.py_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
+from .kernels.sparse_ops import (
+    SparseTensor,
+    SparseTensorValue,
+    sparse_placeholder,
+    sparse_tensor_to_dense,
+    sparse_to_dense,
+)
 from .kernels.state_ops import *  # noqa: F403
 from .kernels.string_ops import as_string, string_join, string_to_number
 from .kernels.tensor_array_ops import *  # noqa: F403
+from .platform import app, flags, gfile
+from .platform import tf_logging as logging
+from .platform.tf_logging import get_logger
 from .run_options import RunMetadata, RunOptions
 from .schedule.session import InteractiveSession, Session
 from .state.initializers import *  # noqa: F403
 from .state.scope import *  # noqa: F403
 from .state.variables import *  # noqa: F403
+from .summary import Event, HistogramProto, SessionLog, Summary, SummaryMetadata
 from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402
 
 NotDifferentiable = not_differentiable

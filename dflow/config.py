@@ -11,9 +11,25 @@ from types import SimpleNamespace
 from .devices import LogicalDevice, PhysicalDevice, list_logical_devices, list_physical_devices
 
 __all__ = ["list_physical_devices", "list_logical_devices", "PhysicalDevice", "LogicalDevice",
-           "experimental", "get_visible_devices"]
+           "experimental", "get_visible_devices", "set_default_session_settings", "default_session_settings"]
 
 _memory_growth = {}
+_session_settings = {}  # process-wide Session settings (set by `dflow run`)
+
+
+def set_default_session_settings(scheduler=None, memory_budget=None, num_workers=None):
+    """dflow's own: process-wide settings for every Session created afterwards that does not give
+    them itself (`scheduler` only where it gives neither `scheduler` nor `target`). This is how
+    `dflow run SCRIPT --scheduler ... --workers ... --memory-budget ...` runs an unchanged TF1 script
+    on a cluster. None leaves a setting unset; calling with no arguments clears them all."""
+    _session_settings.clear()
+    given = {"scheduler": scheduler, "memory_budget": memory_budget, "num_workers": num_workers}
+    _session_settings.update({k: v for k, v in given.items() if v is not None})
+
+
+def default_session_settings():
+    """The settings `set_default_session_settings` gave (a copy; {} when none)."""
+    return dict(_session_settings)
 
 
 def get_visible_devices(device_type=None):

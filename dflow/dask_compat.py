@@ -8,11 +8,14 @@ promises. This module imports nothing of dflow (it sits at the bottom, beside `e
 
 from __future__ import annotations
 
-from dask._task_spec import Alias, convert_legacy_graph  # noqa: F401 - re-exported
+from dask._task_spec import Alias, DataNode, GraphNode, convert_legacy_graph  # noqa: F401 - re-exported
 from dask.array.core import concatenate3, elemwise, finalize  # noqa: F401 - re-exported
 from dask.array.core import normalize_chunks as _normalize_chunks
 from dask.array.utils import meta_from_array  # noqa: F401 - re-exported
-from dask.core import flatten  # noqa: F401 - re-exported
+from dask.core import (
+    flatten,  # noqa: F401 - re-exported
+    istask,
+)
 from dask.highlevelgraph import HighLevelGraph, MaterializedLayer  # noqa: F401 - re-exported
 from dask.optimization import cull as _cull
 
@@ -34,3 +37,10 @@ def normalize_chunks(chunks, shape, limit=None, dtype=None):
 def cull(dsk, keys):
     """`dsk` reduced to the tasks `keys` need."""
     return _cull(dsk, list(keys))[0]
+
+
+def count_tasks(dsk):
+    """The entries of a graph a scheduler runs as tasks (data entries, e.g. a placeholder filled
+    at run time, are not tasks)."""
+    return sum(1 for v in dsk.values()
+               if istask(v) or (isinstance(v, GraphNode) and not isinstance(v, DataNode)))

@@ -101,7 +101,7 @@ def standardize(x_path, z_path, session_kw, progress=False, on_plan=None):
             if on_plan is not None and hasattr(sess, "explain"):
                 on_plan(sess.explain(write))
             t0 = time.perf_counter()
-            with _task_bar("standardize", progress):
+            with _task_bar("standardize", progress, _tasks(sess, write)):
                 sess.run(write)
             return time.perf_counter() - t0
 
@@ -126,7 +126,7 @@ def train(z_path, y_path, session_kw, steps=STEPS, lr=LEARNING_RATE, progress=Fa
         with tf.Session(**session_kw) as sess:
             sess.run(tf.global_variables_initializer())
             t0 = time.perf_counter()
-            with _task_bar("train", progress) as bar:
+            with _task_bar("train", progress, steps * _tasks(sess, [train_op, loss])) as bar:
                 for k in range(steps):
                     _, value = sess.run([train_op, loss])
                     losses.append(float(value))
@@ -138,11 +138,14 @@ def train(z_path, y_path, session_kw, steps=STEPS, lr=LEARNING_RATE, progress=Fa
 
 
 # ---- the check -------------------------------------------------------------------------------
-def numpy_reference(x_path, y_path, steps=STEPS, lr=LEARNING_RATE):
-    """The same workload in float64 numpy, streamed chunk by chunk (Z is recomputed, never stored).
+def numpy_reference(x_path, y_path, steps=STEPS, lr=LEARNING_RATE, workers=2):
+    """The same workload in float64 numpy, streamed chunk by chunk (Z is recomputed, never stored),
+    the chunks of each pass on `workers` threads (numpy and the Zarr decoder release the GIL).
 
     Returns (losses, w, b) as `train` does.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     import zarr
 
     X = zarr.open_array(x_path, mode="r")
@@ -150,27 +153,32 @@ def numpy_reference(x_path, y_path, steps=STEPS, lr=LEARNING_RATE):
     n, d = X.shape
     step = X.chunks[0]
     blocks = [(s, min(n, s + step)) for s in range(0, n, step)]
-    s1, s2 = np.zeros(d), np.zeros(d)
-    for a, b_ in blocks:
-        x = X[a:b_].astype(np.float64)
-        s1 += x.sum(axis=0)
-        s2 += np.square(x).sum(axis=0)
-    mean = s1 / n
-    std = np.sqrt(np.maximum(s2 / n - mean * mean, 0.0))
-    w, b = np.zeros((d, 1)), 0.0
-    losses = []
-    for _ in range(steps):
-        total, gw, gb = 0.0, np.zeros((d, 1)), 0.0
-        for a, b_ in blocks:
-            z = (X[a:b_].astype(np.float64) - mean) / std
-            yy = Y[a:b_].astype(np.float64)
-            logits = z @ w + b
-            total += float(np.sum(np.maximum(logits, 0) - logits * yy + np.log1p(np.exp(-np.abs(logits)))))
-            err = 1 / (1 + np.exp(-logits)) - yy
-            gw += z.T @ err
-            gb += float(err.sum())
-        losses.append(total / n)
-        w, b = w - lr * gw / n, b - lr * gb / n
+
+    def sums(block):
+        x = X[block[0]:block[1]].astype(np.float64)
+        return x.sum(axis=0), np.square(x).sum(axis=0)
+
+    def grads(block, mean, std, w, b):
+        z = (X[block[0]:block[1]].astype(np.float64) - mean) / std
+        yy = Y[block[0]:block[1]].astype(np.float64)
+        logits = z @ w + b
+        total = float(np.sum(np.maximum(logits, 0) - logits * yy + np.log1p(np.exp(-np.abs(logits)))))
+        err = 1 / (1 + np.exp(-logits)) - yy
+        return total, z.T @ err, float(err.sum())
+
+    with ThreadPoolExecutor(workers) as pool:
+        parts = list(pool.map(sums, blocks))
+        s1, s2 = sum(p[0] for p in parts), sum(p[1] for p in parts)
+        mean = s1 / n
+        std = np.sqrt(np.maximum(s2 / n - mean * mean, 0.0))
+        w, b = np.zeros((d, 1)), 0.0
+        losses = []
+        for _ in range(steps):
+            parts = list(pool.map(lambda blk: grads(blk, mean, std, w, b), blocks))  # noqa: B023 - used at once
+            total = sum(p[0] for p in parts)
+            gw, gb = sum(p[1] for p in parts), sum(p[2] for p in parts)
+            losses.append(total / n)
+            w, b = w - lr * gw / n, b - lr * gb / n
     return losses, w, b
 
 
@@ -259,8 +267,15 @@ def run(gb=1.0, d=1000, chunk_rows=25_000, memory_budget="1GB", workdir=None, ou
         return ok
 
 
-def _task_bar(desc, enabled):
-    """A tqdm bar of Dask tasks done across every scheduler call (stage) inside the block."""
+def _tasks(sess, fetches):
+    """The Dask tasks one run of `fetches` executes (None for a dflow without the count)."""
+    return sess.count_tasks(fetches) if hasattr(sess, "count_tasks") else None
+
+
+def _task_bar(desc, enabled, total=None):
+    """A tqdm bar of the Dask tasks of every scheduler call (stage) inside the block. `total` (the
+    plans' task count over all the block's runs) sizes it up front, so the bar only moves forward;
+    a stage with more tasks than counted grows it."""
     if not enabled:
         return _Nothing()
     from dask.callbacks import Callback
@@ -268,21 +283,27 @@ def _task_bar(desc, enabled):
 
     class TaskBar(Callback):
         def __enter__(self):
-            self.bar = tqdm(desc=f"   {desc}", total=0, unit="task", file=sys.stdout, leave=True)
+            self.bar = tqdm(desc=f"   {desc}", total=total or 0, unit="task", file=sys.stdout, leave=True)
             return super().__enter__()
 
-        def __exit__(self, *exc):
+        def __exit__(self, exc_type, *exc):
+            if exc_type is None and self.bar.total and self.bar.n < self.bar.total:
+                self.bar.update(self.bar.total - self.bar.n)  # tasks culled at run time: the block is done
             self.bar.close()
-            return super().__exit__(*exc)
+            return super().__exit__(exc_type, *exc)
 
         def write(self, text):
             self.bar.write(text, file=sys.stdout)
 
         def _start_state(self, dsk, state):
-            self.bar.total += len(state["ready"]) + len(state["waiting"])
-            self.bar.refresh()
+            pending = len(state["ready"]) + len(state["waiting"])
+            if self.bar.n + pending > self.bar.total and not total:
+                self.bar.total = self.bar.n + pending
+                self.bar.refresh()
 
         def _posttask(self, key, result, dsk, state, worker_id):
+            if self.bar.n >= self.bar.total:
+                self.bar.total = self.bar.n + 1
             self.bar.update(1)
 
     return TaskBar()

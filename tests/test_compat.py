@@ -112,3 +112,12 @@ def test_bytes_and_text_helpers_as_tf():
         c.as_bytes("a", "no-such-codec")
     assert isinstance(np.int8(1), c.integral_types) and isinstance(2.0, c.real_types)
     assert isinstance(1j, c.complex_types) and isinstance("s", c.bytes_or_text_types)
+
+
+def test_a_submodule_imported_later_is_the_same_module_under_compat_v1():
+    # dflow.cli (the command) is imported only when used, after compat.v1 was installed: no second copy
+    import dflow.cli
+
+    assert importlib.import_module("dflow.compat.v1.cli") is dflow.cli
+    assert importlib.import_module("dflow.compat.v1.cli.run") is importlib.import_module("dflow.cli.run")
+    assert dflow.cli.__spec__.name == "dflow.cli"

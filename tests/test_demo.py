@@ -1,5 +1,6 @@
 """`python -m dflow.demo` at a tiny size: it runs, prints its figures, plots and passes its check."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,10 @@ def test_demo_runs_and_checks(tmp_path):
         assert line in out, out
     assert "check against numpy" in out and ": OK" in out, out
     assert "100%" in out, out  # the progress bars ran to the end
+    for bar in ("standardize:", "train:"):  # each bar is sized up front: it never falls back
+        shown = [int(line.split("%")[0].split()[-1]) for line in re.split(r"[\r\n]", out)
+                 if line.strip().startswith(bar) and "%" in line]
+        assert shown and shown == sorted(shown) and shown[-1] == 100, (bar, shown)
     try:
         import matplotlib  # noqa: F401
     except ImportError:

@@ -20,17 +20,18 @@ ROOT = Path(__file__).resolve().parents[1] / "dflow"
 LAYERS = [
     ["dflow.errors", "dflow.dask_compat", "dflow.devices", "dflow.config", "dflow.version", "dflow.tf1_names",
      "dflow.run_options"],
-    ["dflow.graph"],
+    ["dflow.graph", "dflow.platform"],
     ["dflow.storage"],
     ["dflow.kernels"],
     ["dflow.state"],
     ["dflow.schedule"],
-    ["dflow.io", "dflow.data"],
+    ["dflow.io", "dflow.data", "dflow.summary"],
     ["dflow.train"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
-     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers",
+     "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",
+     "dflow.python_io",
      "dflow.contrib"],
-    ["dflow", "dflow.demo", "dflow.compat"],
+    ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 # the bottom layer imports nothing else of dflow, except these

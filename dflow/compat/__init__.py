@@ -10,6 +10,9 @@ is complete. Also TF's bytes/text helpers (`as_bytes`, `as_text`, `as_str`, `as_
 from __future__ import annotations
 
 import codecs
+import importlib
+import importlib.abc
+import importlib.util
 import numbers
 import sys
 import types
@@ -62,9 +65,36 @@ def path_to_str(path):
     return as_str_any(path.__fspath__()) if hasattr(path, "__fspath__") else path
 
 
+class _LateSubmodules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """`dflow.compat.v1.X` for a module `dflow.X` imported after the namespace was installed (the
+    `dflow` command's `dflow.cli`, `dflow.demo`): that module itself. Without this finder the import
+    system would load a second copy from dflow's path, `dflow.compat.v1` being dflow."""
+
+    def __init__(self, dflow_name):
+        self.prefix, self.target = f"{__name__}.v1.", dflow_name
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith(self.prefix):
+            return None
+        if importlib.util.find_spec(f"{self.target}.{fullname[len(self.prefix):]}") is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        module = importlib.import_module(f"{self.target}.{spec.name[len(self.prefix):]}")
+        spec.loader_state = module.__spec__  # importlib sets module.__spec__ = spec next: undone below
+        return module
+
+    def exec_module(self, module):
+        """Nothing to run (the module is already imported): gives it back its own spec."""
+        module.__spec__ = module.__spec__.loader_state
+
+
 def _install_v1(dflow_name):
     """Makes `dflow.compat.v1` (attribute and importable module) the namespace `dflow_name`, and its
     submodules `dflow.compat.v1.nn`, ... the same module objects (never a second copy)."""
+    if not any(isinstance(f, _LateSubmodules) for f in sys.meta_path):
+        sys.meta_path.insert(0, _LateSubmodules(dflow_name))
     namespace = sys.modules[dflow_name]
     globals()["v1"] = namespace
     sys.modules[f"{__name__}.v1"] = namespace

@@ -25,12 +25,19 @@ pipeline whose buffers (static shapes) could exceed it is refused when its itera
 pass-through stages and `flat_map`/`interleave` take: their function is traced once on one
 `Dataset` per component (windows.py), reading the current window from the inner context.
 
-Not done: `TFRecordDataset`; saving iterator state.
+`TFRecordDataset` (tfrecord.py) streams the records of TFRecord files (io/tfrecord.py), one record at
+a time; parse them with `tf.parse_single_example` in `map` or `tf.parse_example` on batches.
+
+A SparseTensor in an element (a `map` returning a VarLenFeature's) is three flat components; `batch`
+makes TF's batch of them (structure.py, batching.py).
+
+Not done: saving iterator state.
 """
 
 from . import experimental
 from .dataset import Dataset
 from .iterator import Iterator
+from .tfrecord import TFRecordDataset
 from .transforms import AUTOTUNE
 
 INFINITE_CARDINALITY = -1
@@ -59,7 +66,7 @@ def get_output_classes(dataset_or_iterator):
     return dataset_or_iterator.output_classes
 
 
-__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "experimental", "make_one_shot_iterator", "make_initializable_iterator",
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "TFRecordDataset", "experimental", "make_one_shot_iterator", "make_initializable_iterator",
            "get_output_types", "get_output_shapes", "get_output_classes"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402

@@ -14,7 +14,34 @@ from .structure import ElementSpec, _shape_leaves, flatten
 
 def _batched_shapes(spec, batch_size, drop_remainder):
     lead = batch_size if drop_remainder and isinstance(batch_size, int) else None
-    return [TensorShape([lead]).concatenate(s) if s.ndims is not None else TensorShape(None) for s in spec.shapes]
+    shapes = [TensorShape([lead]).concatenate(s) if s.ndims is not None else TensorShape(None) for s in spec.shapes]
+    for i in spec.sparse_starts():  # a batch of sparse tensors is one of rank + 1
+        rank = spec.shapes[i + 2][0].value if spec.shapes[i + 2].ndims == 1 else None
+        r = None if rank is None else rank + 1
+        shapes[i:i + 3] = [TensorShape([None, r]), TensorShape([None]), TensorShape([r])]
+    return shapes
+
+
+def _stack_sparse(rows, i):
+    """The batch of the sparse tensors at flat components i..i+2 of `rows` (TF's: indices prefixed
+    with the row, dense_shape [rows] + the largest of each dimension)."""
+    shapes = [np.asarray(r[i + 2]) for r in rows]
+    ranks = {len(sh) for sh in shapes}
+    if len(ranks) > 1:
+        raise InvalidArgumentError(None, None, f"Cannot batch sparse tensors of different ranks in component {i}: "
+                                   f"{sorted(ranks)}")
+    rank = ranks.pop()
+    indices = [np.concatenate([np.full((len(r[i]), 1), k, np.int64), np.asarray(r[i], np.int64).reshape(-1, rank)],
+                              axis=1) for k, r in enumerate(rows)]
+    dense = np.max(np.stack(shapes), axis=0) if rank else np.zeros(0, np.int64)
+    return (np.concatenate(indices).reshape(-1, rank + 1), np.concatenate([r[i + 1] for r in rows]),
+            np.concatenate([[len(rows)], dense]).astype(np.int64))
+
+
+def _refuse_sparse(spec, what):
+    if spec.sparse_starts():
+        raise TypeError(f"{what}: elements holding a SparseTensor are not supported (TF1 refuses padded_batch of "
+                        "them; dflow does not unbatch them)")
 
 
 def _stack(rows, i):
@@ -58,7 +85,22 @@ class BatchNode(Node):
 
     def _maker(self, ctx):
         """The function making one batch from its rows in this iterator."""
-        return lambda rows: tuple(_stack(rows, i) for i in range(len(self.spec)))
+        sparse = set(self.inputs[0].spec.sparse_starts())
+        if not sparse:
+            return lambda rows: tuple(_stack(rows, i) for i in range(len(self.spec)))
+
+        def make(rows):
+            out, i = [], 0
+            while i < len(self.spec):
+                if i in sparse:
+                    out += _stack_sparse(rows, i)
+                    i += 3
+                else:
+                    out.append(_stack(rows, i))
+                    i += 1
+            return tuple(out)
+
+        return make
 
     def iterate(self, ctx):
         rows, size, make = [], int_value(ctx, self.size), self._maker(ctx)
@@ -97,6 +139,7 @@ class PaddedBatchNode(BatchNode):
     largest) with `padding_values` (default 0)."""
 
     def __init__(self, node, batch_size, padded_shapes, padding_values=None, drop_remainder=False):
+        _refuse_sparse(node.spec, "padded_batch")
         super().__init__(node, batch_size, drop_remainder)
         spec = node.spec
         shapes = _shape_leaves(padded_shapes, spec.output_types)
@@ -154,6 +197,7 @@ class PaddedBatchNode(BatchNode):
 class UnbatchNode(Node):
     def __init__(self, node):
         spec = node.spec
+        _refuse_sparse(spec, "unbatch")
         for s in spec.shapes:
             if s.ndims == 0:
                 raise ValueError("unbatch: every component needs rank >= 1")

@@ -33,6 +33,10 @@ class Dataset:
     def __repr__(self):
         return f"<Dataset shapes: {self.output_shapes}, types: {self.output_types}>"
 
+    def _same_kind(self, node):
+        """A dataset of `node` for stages that pass elements through (a window dataset stays one)."""
+        return Dataset(node)
+
     # ---- sources ----------------------------------------------------------------------------
     @staticmethod
     def from_tensors(tensors):
@@ -124,6 +128,7 @@ class Dataset:
         return Dataset(batching.BatchNode(self._node, batch_size, drop_remainder))
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False):
+        batching._refuse_sparse(self._node.spec, "padded_batch")
         if padded_shapes is None:
             padded_shapes = self._node.spec.nested([s.as_list() if s.ndims is not None else s
                                                     for s in self._node.spec.shapes])
@@ -140,22 +145,22 @@ class Dataset:
         seeds = get_seed(seed)
         reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
         node = self._node.with_shuffled_blocks(seeds, reshuffle) or self._node
-        return type(self)(buffers.ShuffleNode(node, buffer_size, seeds, reshuffle))
+        return self._same_kind(buffers.ShuffleNode(node, buffer_size, seeds, reshuffle))
 
     def repeat(self, count=None):
-        return type(self)(transforms.RepeatNode(self._node, count))
+        return self._same_kind(transforms.RepeatNode(self._node, count))
 
     def prefetch(self, buffer_size):
-        return type(self)(buffers.PrefetchNode(self._node, buffer_size))
+        return self._same_kind(buffers.PrefetchNode(self._node, buffer_size))
 
     def take(self, count):
-        return type(self)(transforms.TakeNode(self._node, count))
+        return self._same_kind(transforms.TakeNode(self._node, count))
 
     def skip(self, count):
-        return type(self)(transforms.SkipNode(self._node, count))
+        return self._same_kind(transforms.SkipNode(self._node, count))
 
     def shard(self, num_shards, index):
-        return type(self)(transforms.ShardNode(self._node, num_shards, index))
+        return self._same_kind(transforms.ShardNode(self._node, num_shards, index))
 
     def cache(self, filename=""):
         return Dataset(transforms.CacheNode(self._node, filename))
@@ -185,6 +190,9 @@ class WindowDataset(Dataset):
 
     def __repr__(self):
         return f"<WindowDataset of datasets with shapes: {self.output_shapes}, types: {self.output_types}>"
+
+    def _same_kind(self, node):
+        return WindowDataset(node)
 
     def flat_map(self, map_func):
         return Dataset(transforms.FlatMapNode(self._node, windows.WindowFunction(map_func, self._node.spec, Dataset)))

@@ -19,7 +19,7 @@ from ..graph.ops import Tensor
 from ..kernels.array_ops import placeholder
 from ..kernels.common import convert_to_tensor
 from ..schedule.session import Session
-from .structure import ElementSpec, flatten, is_structure, pack
+from .structure import ElementSpec, flatten, is_structure, template_of
 
 _IN_PROCESS = 1 << 62  # small_plan_bytes of the function sessions: always in process
 
@@ -51,7 +51,7 @@ class Function:
             leaves = flatten(out) if structure is not None else [out]
             with g.as_default(), g.control_dependencies(None), name_scope(what):
                 self.outputs = [convert_to_tensor(v) for v in leaves]
-            template = pack(structure, [None] * len(leaves)) if structure is not None else None
+            template = template_of(out) if structure is not None else None
             self.out_spec = ElementSpec(template, [t.dtype for t in self.outputs], [t.shape for t in self.outputs])
         new_ops = set(g.get_operations()[first:])
         args = set(self.args)

@@ -142,7 +142,7 @@ class IteratorState:
     def _checked(self, e, op):
         out = []
         for i, (v, d, s) in enumerate(zip(e, self.spec.dtypes, self.spec.shapes)):
-            v = np.asarray(v)
+            v = to_bytes_array(v) if isinstance(v, bytes) else np.asarray(v)  # |S would drop trailing NULs
             if d == string and v.dtype.kind in "SU":  # numpy's fixed-width strings: TF1's value is bytes
                 v = to_bytes_array(v)
             if v.dtype != d.np_dtype or not s.is_compatible_with(v.shape):

@@ -112,6 +112,16 @@ def rows_of(blocks):
             yield tuple(c[j] for c in block)
 
 
+def component(v):
+    """A fetched value as an element component: numpy, a scalar bytes as a 0-d object array (not
+    numpy's fixed-width |S, which drops trailing NUL bytes: a serialized proto may end in one)."""
+    if isinstance(v, bytes):
+        out = np.empty((), dtype=object)
+        out[()] = v
+        return out
+    return np.asarray(v)
+
+
 def rng(*seeds):
     """A numpy Generator from integer seeds (deterministic: the same seeds, the same draws)."""
     return np.random.Generator(np.random.PCG64([int(s) & 0xFFFFFFFFFFFFFFFF for s in seeds]))

@@ -18,8 +18,16 @@ from ..graph.dtypes import as_dtype, int64, string
 from ..graph.ops import Tensor
 from ..graph.shape import TensorShape
 from ..kernels.common import convert_to_tensor, to_numpy
-from .node import Node, int_arg, int_value, rng
-from .structure import ElementSpec, flatten, is_structure, most_specific_compatible, pack
+from .node import Node, component, int_arg, int_value, rng
+from .structure import (
+    ElementSpec,
+    flatten,
+    has_sparse,
+    is_structure,
+    most_specific_compatible,
+    pack,
+    template_of,
+)
 
 
 def _component(v):
@@ -36,7 +44,7 @@ def _component(v):
 def _components(tensors):
     structure = tensors if is_structure(tensors) else None
     leaves = [_component(v) for v in (flatten(tensors) if structure is not None else [tensors])]
-    template = pack(structure, [None] * len(leaves)) if structure is not None else None
+    template = template_of(tensors) if structure is not None else None
     return template, leaves
 
 
@@ -47,13 +55,15 @@ def _static(v):
 
 
 def _value(ctx, v):
-    return np.asarray(ctx.values[v]) if isinstance(v, Tensor) else v
+    return component(ctx.values[v]) if isinstance(v, Tensor) else v
 
 
 class TensorsNode(Node):
     """`from_tensors` (one element) or `from_tensor_slices` (`slices`: one element per row)."""
 
     def __init__(self, tensors, slices):
+        if slices and has_sparse(tensors):
+            raise TypeError("from_tensor_slices: slicing a SparseTensor is not done in dflow (from_tensors takes one)")
         template, self.leaves = _components(tensors)
         self.slices = slices
         dtypes, shapes = zip(*[_static(v) for v in self.leaves]) if self.leaves else ((), ())

@@ -9,12 +9,10 @@ import os
 import pickle
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-
 from ..errors import FailedPreconditionError, InvalidArgumentError
 from ..graph.dtypes import bool as tf_bool
 from ..storage import files
-from .node import Node, element_bytes, int_arg, int_value
+from .node import Node, component, element_bytes, int_arg, int_value
 
 AUTOTUNE = -1
 
@@ -58,7 +56,7 @@ class MapNode(Node):
         fn = self.fn
         if self.workers == 1:
             for e in self.inputs[0].iterate(ctx):
-                yield tuple(np.asarray(v) for v in fn(ctx, e))
+                yield tuple(component(v) for v in fn(ctx, e))
             return
         pending = collections.deque()
         with ThreadPoolExecutor(self.workers, thread_name_prefix="dflow-data-map") as pool:
@@ -66,9 +64,9 @@ class MapNode(Node):
                 for e in self.inputs[0].iterate(ctx):
                     pending.append(pool.submit(fn, ctx, e))
                     if len(pending) >= self.workers:
-                        yield tuple(np.asarray(v) for v in pending.popleft().result())
+                        yield tuple(component(v) for v in pending.popleft().result())
                 while pending:
-                    yield tuple(np.asarray(v) for v in pending.popleft().result())
+                    yield tuple(component(v) for v in pending.popleft().result())
             finally:
                 for f in pending:
                     f.cancel()

@@ -302,6 +302,10 @@ class Graph:
     def finalized(self):
         return self._finalized
 
+    def _unsafe_unfinalize(self):
+        """Makes a finalized graph writable again (a MonitoredSession that finalized it, on close)."""
+        self._finalized = False
+
     @property
     def version(self):
         return self._version

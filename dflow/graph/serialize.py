@@ -147,9 +147,12 @@ def encode_attr(value, where="attr", external=None, depth=0):
 def _encode_array(arr, where):
     if arr.dtype == object or arr.dtype.kind in "US":
         flat = arr.reshape(-1).tolist()
+        if flat and all(isinstance(s, bytes) for s in flat):  # a string tensor's value (TF1's bytes)
+            return {"dtype": "string", "shape": list(arr.shape),
+                    "bytes": [base64.b64encode(s).decode("ascii") for s in flat]}
         if not all(isinstance(s, str) for s in flat):
-            raise InvalidArgumentError(None, None, f"{where}: only arrays of str can be serialized among "
-                                       f"object arrays")
+            raise InvalidArgumentError(None, None, f"{where}: only arrays of str or of bytes can be serialized "
+                                       f"among object arrays")
         return {"dtype": "string", "shape": list(arr.shape), "strings": flat}
     name = as_dtype(arr.dtype).name if arr.dtype in _NP_OK else None
     if name is None:
@@ -236,10 +239,16 @@ def decode_array(body, where):
     shape = _dims(body.get("shape"), where)
     n = math.prod(shape)
     if name == "string":
-        if set(body) != {"dtype", "shape", "strings"}:
+        if set(body) == {"dtype", "shape", "bytes"}:  # bytes, base64-encoded
+            encoded = body["bytes"]
+            if type(encoded) is not list or len(encoded) != n:
+                raise _bad(where, f"a string array of shape {shape} needs {n} strings")
+            strings = [_b64(e, where) for e in encoded]
+        elif set(body) != {"dtype", "shape", "strings"}:
             raise _bad(where, "a string array needs dtype, shape and strings")
-        strings = body["strings"]
-        if type(strings) is not list or len(strings) != n or not all(isinstance(s, str) for s in strings):
+        else:
+            strings = body["strings"]
+        if type(strings) is not list or len(strings) != n or not all(isinstance(s, (str, bytes)) for s in strings):
             raise _bad(where, f"a string array of shape {shape} needs {n} strings")
         arr = np.empty(len(strings), dtype=object)
         arr[:] = strings

@@ -1,12 +1,23 @@
-"""Zarr sources and sinks, checkpoints, graph files, and `cleanup` of killed runs' temporaries."""
+"""Zarr sources and sinks, checkpoints and graph files; TFRecord files and `tf.train.Example` parsing
+(TF1's `tf.io` names for them); `cleanup` of killed runs' temporaries."""
 
+from ..kernels.parsing_ops import (
+    FixedLenFeature,
+    VarLenFeature,
+    parse_example,
+    parse_single_example,
+)
+from ..platform import io_gfile as gfile
 from .cleanup import cleanup
 from .graph_io import import_graph_def, read_graph_def, write_graph
 from .meta_graph import export_meta_graph, import_meta_graph
+from .tfrecord import TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator
 from .zarr_io import read_zarr, write_zarr
 
 __all__ = ["read_zarr", "write_zarr", "cleanup", "import_graph_def", "read_graph_def", "write_graph",
-           "export_meta_graph", "import_meta_graph"]
+           "export_meta_graph", "import_meta_graph", "gfile", "TFRecordCompressionType", "TFRecordOptions",
+           "TFRecordWriter", "tf_record_iterator", "FixedLenFeature", "VarLenFeature", "parse_example",
+           "parse_single_example"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

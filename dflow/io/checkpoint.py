@@ -223,6 +223,10 @@ class CheckpointReader:
 
         return {n: as_dtype(e["dtype"]) for n, e in self._entries.items()}
 
+    def get_variable_to_checksum_map(self):
+        """dflow's own: {name: "sha256:<hex>"} as stored (get_tensor verifies a value against it)."""
+        return {n: e["checksum"] for n, e in self._entries.items()}
+
 
 def load_checkpoint(ckpt_dir_or_file):
     return CheckpointReader(ckpt_dir_or_file)

@@ -261,8 +261,8 @@ def _export_collections(graph, collection_list, rename, names):
     keys = graph.get_all_collection_keys() if collection_list is None else list(collection_list)
     out = {}
     for key in keys:
-        if not isinstance(key, str):
-            continue
+        if not isinstance(key, str) or key == GraphKeys.SAVERS:
+            continue  # the savers are described by the meta graph's saver entry
         items, ok = [], True
         for v in graph.get_collection(key):
             if isinstance(v, Variable):

@@ -58,7 +58,7 @@ def to_numpy(value, dtype=None, what="value"):
             if not _all_strings(np.asarray(value, dtype=object)):  # ["a", 1]: numpy made 1 a string
                 raise TypeError(f"Failed to convert elements of {value!r} to Tensor: strings and other values "
                                 "mixed.")
-            return to_bytes_array(arr, what)
+            return to_bytes_array(value, what)  # not `arr`: numpy's |S drops trailing NUL bytes
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
         elif arr.dtype.kind == "i":

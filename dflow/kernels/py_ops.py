@@ -23,7 +23,7 @@ import traceback
 import array_api_compat
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, OpError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
@@ -74,6 +74,8 @@ def _picklable(e):
 
 
 def _function_failed(label, op_ref, e):
+    if isinstance(e, OpError):  # a dflow error the function raised on purpose keeps its class, as in process
+        return e, None
     tb = "".join(traceback.format_tb(e.__traceback__)[1:])  # the user's frames, not this wrapper's
     msg = f"{label} failed: {type(e).__name__}: {e}"
     if tb:

@@ -1,10 +1,11 @@
-"""Fetch structures: nested lists, tuples, dicts and namedtuples of graph elements, flattened
-for the compiler and rebuilt around the results."""
+"""Fetch structures: nested lists, tuples, dicts and namedtuples of graph elements (a SparseTensor
+is fetched as a SparseTensorValue), flattened for the compiler and rebuilt around the results."""
 
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError
 from ..graph.ops import Operation, Tensor
+from ..kernels.sparse_ops import SparseTensor, SparseTensorValue
 
 
 class FetchError(InvalidArgumentError, TypeError):
@@ -46,6 +47,9 @@ def flatten_fetches(fetches, graph):
         return index[key]
 
     def build(f):
+        if isinstance(f, SparseTensor):  # fetched as TF1's SparseTensorValue of its three tensors
+            parts = [build(t) for t in (f.indices, f.values, f.dense_shape)]
+            return lambda vals: SparseTensorValue(*[g(vals) for g in parts])
         if isinstance(f, dict):
             items = {k: build(v) for k, v in f.items()}
             return lambda vals: type(f)((k, g(vals)) for k, g in items.items()) if type(f) is not dict \

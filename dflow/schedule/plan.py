@@ -23,7 +23,7 @@ import dask.array as da
 import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
-from ..dask_compat import alias, cull, flatten, gather_blocks
+from ..dask_compat import alias, count_tasks, cull, flatten, gather_blocks
 from ..errors import OpError, raise_kernel_failure
 from ..storage.files import publish
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
@@ -316,7 +316,8 @@ class DaskPlan:
                        for k in levels]
         self.boundary_slots = [s for _, s, _ in boundaries]
         self.names = _key_names(self.dsk)
-        self.n_tasks = len(self.dsk) + sum(len(st.dsk) for st in self.stages)
+        # the tasks a run executes (what a progress bar counts): placeholders filled per run are data
+        self.n_tasks = count_tasks(self.dsk) + sum(count_tasks(st.dsk) for st in self.stages)
 
     def _fill(self, dsk, names, rc, feed_values, stage_values):
         """Sets the placeholder keys `dsk` references: feeds, per-run values, earlier stages."""

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 import dask.array as da
 import numpy as np
 
+from ..config import default_session_settings
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
 from ..graph.ops import Tensor
 from ..kernels.common import to_bytes_array
+from ..kernels.sparse_ops import SparseTensor
 from ..run_options import RunOptions
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
@@ -97,6 +99,10 @@ class Session:
             scheduler = _FORCED[-1]["scheduler"]
             if small_plan_bytes is None:
                 small_plan_bytes = _FORCED[-1]["small_plan_bytes"]
+        process = default_session_settings()  # `dflow run --scheduler/--workers/--memory-budget`
+        scheduler = process.get("scheduler") if (scheduler is None and not target) else scheduler
+        memory_budget = process.get("memory_budget") if memory_budget is None else memory_budget
+        num_workers = process.get("num_workers") if num_workers is None else num_workers
         budget = _parse_bytes(memory_budget)
         self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
@@ -312,6 +318,12 @@ class Session:
             self._plans[key] = plan
         return plan
 
+    def count_tasks(self, fetches, feed_dict=None):
+        """The Dask tasks one run of `fetches` executes (0 when it runs in process): what a progress
+        bar over several runs sizes itself by (compiles the plan if needed; runs nothing)."""
+        plan, _ = self._plan_for(fetches, feed_dict)
+        return 0 if plan.kind == "eager" else plan.n_tasks
+
     def _plan_for(self, fetches, feed_dict):
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
@@ -341,7 +353,7 @@ class Session:
         if not feed_dict:
             return {}, {}
         feeds, values = {}, {}
-        for key, value in feed_dict.items():
+        for key, value in _sparse_feeds(feed_dict):
             t = self._feed_tensor(key)
             spec, v = self._feed_spec(t, value)
             feeds[t] = spec
@@ -374,7 +386,10 @@ class Session:
             kind = "numpy"
             if not isinstance(value, np.ndarray):
                 try:
-                    value = np.asarray(value)
+                    # bytes in a list go straight to objects: numpy's fixed-width |S drops trailing
+                    # NUL bytes (a serialized proto may end in one)
+                    value = to_bytes_array(value) if target == dtypes.string and _holds_bytes(value) else \
+                        np.asarray(value)
                 except (ValueError, TypeError) as e:
                     raise FeedError(None, t.op, f"Cannot feed value {value!r} for Tensor {t.name!r}: {e}") from None
             vdtype = value.dtype
@@ -498,3 +513,24 @@ class InteractiveSession(Session):
             with contextlib.suppress(Exception):
                 gcm.__exit__(None, None, None)
         super().close()
+
+
+def _holds_bytes(value):
+    """Whether a fed Python value is bytes or a (nested) list/tuple whose first leaf is bytes."""
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return isinstance(value, bytes)
+
+
+def _sparse_feeds(feed_dict):
+    """The (tensor, value) pairs of a feed_dict; a SparseTensor key (`tf.sparse_placeholder`) feeds
+    its indices, values and dense_shape from a SparseTensorValue or an (indices, values, shape)
+    triple, as TF1."""
+    for key, value in feed_dict.items():
+        if not isinstance(key, SparseTensor):
+            yield key, value
+            continue
+        if not (isinstance(value, tuple) and len(value) == 3):
+            raise FeedError(None, key.values.op, f"A SparseTensor is fed a SparseTensorValue or an (indices, "
+                            f"values, dense_shape) triple, got {type(value).__name__}")
+        yield from zip((key.indices, key.values, key.dense_shape), value)

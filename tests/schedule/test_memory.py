@@ -81,6 +81,22 @@ def test_explain_reports_stages_and_peak(data):
     assert "mode: in-process" in tf.Session().explain(tf.constant(1.0) + 1.0)
 
 
+def test_count_tasks_is_what_the_scheduler_runs(data):
+    """count_tasks (what a progress bar is sized by) equals the tasks dask's local scheduler runs:
+    placeholders filled per run are data, not tasks."""
+    from dask.callbacks import Callback
+
+    _, path = data
+    _, m, sd, z = _standardize(path)
+    s = tf.Session(scheduler="threads", memory_budget="1MB")
+    fetch = tf.reduce_sum(z)
+    ran = []
+    with Callback(posttask=lambda *a: ran.append(1)):
+        s.run(fetch)
+    assert s.count_tasks(fetch) == len(ran) > 0
+    assert tf.Session().count_tasks(tf.constant(1.0) + 1.0) == 0  # in process: no tasks
+
+
 def test_staged_plan_equals_unbounded_and_numpy(data, any_mode, sess_factory):
     X, path = data
     _, m, sd, z = _standardize(path)

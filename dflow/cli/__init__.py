@@ -1,0 +1,145 @@
+"""The `dflow` command: run an unchanged TF1 script on a chosen scheduler, inspect a checkpoint.
+
+    dflow run train.py --steps 1000 --scheduler tcp://10.0.0.5:8786 --memory-budget 2GB
+    dflow run --as-tensorflow train_tf1.py            # `import tensorflow as tf` gives dflow
+    dflow inspect-checkpoint ckpt/                     # variables, dtypes, shapes, checksums
+
+`dflow run` takes its own options (`--scheduler`, `--workers`, `--memory-budget`,
+`--as-tensorflow`, `--[no-]progress`) anywhere before a `--`; every other argument after SCRIPT, and everything
+after `--`, is the script's `sys.argv[1:]`. The script runs as `__main__` (runpy) with every Session
+it creates without naming a scheduler using these settings (`dflow.config.set_default_session_settings`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..version import __version__
+
+__all__ = ["main"]
+
+# dflow run's own options: name -> takes a value
+RUN_OPTIONS = {"--scheduler": True, "--workers": True, "--memory-budget": True, "--as-tensorflow": False,
+               "--progress": False, "--no-progress": False}
+
+
+def _bytes(text):
+    """argparse type of --memory-budget: "2GB", "512MiB" or a number of bytes."""
+    from dask.utils import parse_bytes
+
+    try:
+        value = parse_bytes(text)
+    except (ValueError, TypeError) as e:
+        raise argparse.ArgumentTypeError(f"expected a size such as 2GB or 512MiB, got {text!r} ({e})") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive size, got {text!r}")
+    return value
+
+
+_SCHEDULERS = ("sync", "synchronous", "single-threaded", "threads", "threading", "processes", "multiprocessing",
+               "distributed")
+
+
+def _scheduler(text):
+    """argparse type of --scheduler: a scheduler name or a scheduler address (tcp://HOST:PORT)."""
+    if text in _SCHEDULERS or "://" in text:
+        return text
+    raise argparse.ArgumentTypeError(f"expected sync, threads, processes, distributed or an address "
+                                     f"tcp://HOST:PORT, got {text!r}")
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="dflow", description="dflow: TensorFlow 1.x programs on Dask. Run a TF1 script on a scheduler of "
+        "your choice, or inspect a checkpoint.")
+    parser.add_argument("--version", action="version", version=f"dflow {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = sub.add_parser(
+        "run", allow_abbrev=False, help="run a TF1 script with every Session on the given scheduler",
+        description="Run SCRIPT as __main__ with ARGS as its sys.argv[1:]. dflow's options below may come "
+        "before or after SCRIPT; use -- to pass an option of the same name to the script.",
+        usage="dflow run [-h] [--scheduler SCHEDULER] [--workers N] [--memory-budget SIZE] [--as-tensorflow] "
+        "[--[no-]progress] SCRIPT [ARGS...] [-- ARGS...]")
+    run.add_argument("script", metavar="SCRIPT", help="the Python file to run")
+    run.add_argument("--scheduler", type=_scheduler, default=None,
+                     help="sync, threads, processes, distributed (a local cluster started for this run) or the "
+                     "address of a Dask scheduler, tcp://HOST:PORT (default: each Session's own default)")
+    run.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                     help="worker threads or processes (for distributed: the local cluster's worker processes)")
+    run.add_argument("--memory-budget", type=_bytes, default=None, metavar="SIZE",
+                     help="each Session's memory budget, e.g. 2GB: plans whose tasks cannot fit are refused")
+    run.add_argument("--as-tensorflow", action="store_true",
+                     help="make `import tensorflow as tf` and `import tensorflow.compat.v1 as tf` give dflow")
+    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                     help="a progress bar for scheduler calls longer than 2 s (default: when stderr is a terminal)")
+    inspect = sub.add_parser("inspect-checkpoint", help="list a checkpoint's variables (dtypes, shapes, checksums)",
+                             description="List the variables of a checkpoint (a prefix written by Saver.save, "
+                             "or a directory: its latest checkpoint) like TF's inspect_checkpoint.")
+    inspect.add_argument("path", metavar="PATH", help="a checkpoint prefix or a checkpoint directory")
+    inspect.add_argument("--tensor-name", "--tensor_name", default=None, metavar="NAME",
+                         help="print this variable's value")
+    inspect.add_argument("--all-tensors", "--all_tensors", action="store_true",
+                         help="print every variable's value")
+    inspect.add_argument("--verify", action="store_true",
+                         help="read every variable and check it against its stored checksum")
+    return parser, run
+
+
+def split_run_args(tokens):
+    """(dflow's own option tokens, the script's argv tail) of the tokens after `dflow run`.
+
+    dflow's options (RUN_OPTIONS, -h/--help before SCRIPT) are taken wherever they stand before `--`;
+    the first other token is SCRIPT; the rest, and all after `--`, are the script's."""
+    own, script_args, script = [], [], None
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        name = tok.split("=", 1)[0]
+        if tok == "--":
+            script_args += tokens[i + 1:]
+            break
+        if name in RUN_OPTIONS:
+            own.append(tok)
+            if RUN_OPTIONS[name] and "=" not in tok and i + 1 < len(tokens):
+                own.append(tokens[i + 1])
+                i += 1
+        elif script is None:
+            own.append(tok)  # SCRIPT, or -h / an unknown option argparse reports
+            script = None if tok.startswith("-") else tok
+        else:
+            script_args.append(tok)
+        i += 1
+    return own, script_args
+
+
+def main(argv=None):
+    """The `dflow` console script; returns the exit status (a script's own `sys.exit` passes through)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser, run_parser = _parser()
+    if argv and argv[0] == "run":
+        own, script_args = split_run_args(argv[1:])
+        args = run_parser.parse_args(own)
+        from .run import run_script
+
+        return run_script(args.script, script_args, scheduler=args.scheduler, workers=args.workers,
+                          memory_budget=args.memory_budget, as_tensorflow=args.as_tensorflow,
+                          progress=args.progress)
+    args = parser.parse_args(argv)
+    if args.command == "inspect-checkpoint":
+        from .inspect import inspect_checkpoint
+
+        return inspect_checkpoint(args.path, tensor_name=args.tensor_name, all_tensors=args.all_tensors,
+                                  verify=args.verify)
+    parser.print_help()
+    return 2
