@@ -21,10 +21,10 @@ from ..kernels.random_ops import truncated_normal
 from ..state.initializers import constant_initializer
 from ..state.scope import get_variable, variable_scope
 from ..state.variables import trainable_variables
-from ..tf1_names import missing_attribute
-from ..train import optimizer as optimizer_
 from ..summary import histogram as _histogram
 from ..summary import scalar as _scalar
+from ..tf1_names import missing_attribute
+from ..train import optimizer as optimizer_
 from ..train.clip_ops import clip_by_global_norm, global_norm
 from ..train.schedules import get_global_step
 
