@@ -65,11 +65,12 @@ class _RunPool:
     def __init__(self, pool, max_workers):
         self._pool = pool
         self._max_workers = max_workers  # what dask reads to size its batches
-        self._futures = []
+        self._futures = set()  # those not done yet (a done one would pin its task's result)
 
     def submit(self, fn, *args, **kwargs):
         fut = self._pool.submit(fn, *args, **kwargs)
-        self._futures.append(fut)
+        self._futures.add(fut)
+        fut.add_done_callback(self._futures.discard)
         return fut
 
     def settle(self):
@@ -78,9 +79,10 @@ class _RunPool:
         (dask returns at the first error while other tasks still run)."""
         from concurrent.futures import wait
 
-        for fut in self._futures:
+        futures = list(self._futures)
+        for fut in futures:
             fut.cancel()
-        wait(self._futures)
+        wait(futures)
 
 
 class _PoolExecutor(Executor):
