@@ -34,3 +34,26 @@ def normalize_chunks(chunks, shape, limit=None, dtype=None):
 def cull(dsk, keys):
     """`dsk` reduced to the tasks `keys` need."""
     return _cull(dsk, list(keys))[0]
+
+
+def downstream(dsk, key):
+    """The keys of `dsk` that depend on `key`, nearest first (breadth first); `key` itself first."""
+    from dask.core import get_dependencies
+
+    dependents = {}
+    for k in dsk:
+        for d in get_dependencies(dsk, k):
+            dependents.setdefault(d, []).append(k)
+    seen, queue = {key}, [key]
+    while queue:
+        k = queue.pop(0)
+        yield k
+        for d in dependents.get(k, ()):
+            if d not in seen:
+                seen.add(d)
+                queue.append(d)
+
+
+def key_name(key):
+    """The name part of a task key (a dask array's name for its chunks' keys)."""
+    return key[0] if isinstance(key, tuple) and key else key

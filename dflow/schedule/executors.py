@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 from abc import ABC, abstractmethod
 
@@ -49,12 +50,23 @@ class Executor(ABC):
         pass
 
 
+def _pack_naming_key(key, pack, exc, dumps):
+    """dask's `pack_exception` for one task, noting the task's key on its exception
+    (`dflow_task_key`): the plan names the op whose task failed (errors.kernel_failure)."""
+    try:
+        exc.dflow_task_key = key
+    except (AttributeError, TypeError):  # an exception that takes no attributes
+        pass
+    return pack(exc, dumps)
+
+
 class SyncExecutor(Executor):
     name = "sync"
 
     def get(self, dsk, keys, num_workers=None, trace=None):
+        run = _RunPool(dask.local.synchronous_executor, 1)
         with np.errstate(all="ignore"):  # see quiet_numpy
-            return dask.local.get_sync(dsk, keys, callbacks=_callbacks(trace, self.name))
+            return dask.local.get_async(run.submit, 1, dsk, keys, callbacks=_callbacks(trace, self.name))
 
 
 class _RunPool:
@@ -68,6 +80,8 @@ class _RunPool:
         self._futures = set()  # those not done yet (a done one would pin its task's result)
 
     def submit(self, fn, *args, **kwargs):
+        if fn is dask.local.batch_execute_tasks and len(args) == 1:  # (key, ..., pack_exception) per task
+            args = ([a[:-1] + (functools.partial(_pack_naming_key, a[0], a[-1]),) for a in args[0]],)
         fut = self._pool.submit(fn, *args, **kwargs)
         self._futures.add(fut)
         fut.add_done_callback(self._futures.discard)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import dask.array as da
 import numpy as np
 
-from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
+from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, attach_op
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
@@ -334,7 +334,8 @@ class Session:
                         self.variables.new_stored, getattr(self._tracing, "trace", None))
         try:
             return plan.run(rc, values)
-        except OpError:
+        except OpError as e:
+            attach_op(e, self._graph)  # an error from a worker process names its op, not the op itself
             raise
         except (ValueError, TypeError, IndexError, ArithmeticError) as e:
             names = ", ".join(getattr(e_, "name", "?") for e_ in elements)
