@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import secrets
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import dask.array as da
@@ -41,7 +42,8 @@ class FeedError(InvalidArgumentError, ValueError):
 
 
 class FeedKeyError(InvalidArgumentError, TypeError):
-    """A feed_dict key that is not a tensor of the session's graph (TypeError, as TF1)."""
+    """A feed_dict that is not a mapping, or a key that is not a tensor of the session's graph
+    (TypeError, as TF1)."""
 
 
 @dataclass(frozen=True)
@@ -383,6 +385,9 @@ class Session:
 
     # ---- feeds -------------------------------------------------------------------------------
     def _normalize_feeds(self, feed_dict):
+        if feed_dict is not None and not isinstance(feed_dict, Mapping):
+            raise FeedKeyError(None, None, "feed_dict must be a dictionary or collections.abc.Mapping of "
+                               f"tensors to values, instead of {type(feed_dict).__name__!r}.")
         if not feed_dict:
             return {}, {}
         feeds, values = {}, {}
