@@ -91,7 +91,7 @@ def kernel_failure(op, exc, op_type=None, op_name=None, where="", shapes=None):
     op_type = op_type or getattr(op, "type", "?")
     op_name = op_name or getattr(op, "name", "?")
     if isinstance(exc, OpError):
-        if exc.node_def is None and exc.op is None and op_name != "?":
+        if exc.node_def is None and op_name != "?":
             exc.node_def = {"name": op_name, "op": op_type}
             exc.message = f"{exc.message}\n\t [[node {op_name}]]"
             exc.args = (exc.message,)

@@ -320,8 +320,10 @@ def _lower_step(ctx, program, step, env, stager, memory):
     ctx.inputs = tuple(zip(step.inputs, vals))
     try:
         outs_vals = _lower_op(ctx, program, op, opdef, vals, step.inputs)
-    except (OpError, NeedValues):
+    except NeedValues:
         raise
+    except OpError as e:
+        raise kernel_failure(op, e)  # a lowering's own error (a bad attribute value) names its op
     except (ValueError, TypeError, IndexError, NotImplementedError) as e:
         # an input of data-dependent size that this lowering cannot take chunk by chunk: it is
         # computed first and fed, its sizes then known
