@@ -30,6 +30,7 @@ from ..errors import (
     ResourceExhaustedError,
     UnimplementedError,
     kernel_failure,
+    raise_kernel_failure,
 )
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
@@ -323,7 +324,7 @@ def _lower_step(ctx, program, step, env, stager, memory):
     except NeedValues:
         raise
     except OpError as e:
-        raise kernel_failure(op, e)  # a lowering's own error (a bad attribute value) names its op
+        raise_kernel_failure(op, e)  # a lowering's own error (a bad attribute value) names its op
     except (ValueError, TypeError, IndexError, NotImplementedError) as e:
         # an input of data-dependent size that this lowering cannot take chunk by chunk: it is
         # computed first and fed, its sizes then known

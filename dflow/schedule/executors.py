@@ -100,14 +100,16 @@ class _RunPool:
 
 
 class _PoolExecutor(Executor):
-    """A local pool kept for the session's life (starting processes costs seconds) and shared by
-    the session's concurrent runs; a run's `num_workers` caps its own tasks in flight."""
+    """Local pools kept for the session's life (starting processes costs seconds) and shared by
+    the session's concurrent runs; a run's `num_workers` (fewer under a memory budget) caps its
+    own tasks in flight, and runs capped alike share a pool of that size (`_pool_size`), so
+    concurrent runs stay within the cap too."""
 
     def __init__(self, num_workers=None):
         import threading
 
         self.num_workers = num_workers
-        self._pool = None
+        self._pools = {}  # size -> pool
         self._closed = False
         self._lock = threading.Lock()
 
@@ -119,16 +121,23 @@ class _PoolExecutor(Executor):
     def _make_pool(self, n):
         raise NotImplementedError
 
+    def _pool_size(self, n):
+        """The size of the pool a run capped at `n` tasks uses."""
+        return n
+
     def _run(self, dsk, keys, pool, callbacks):
         raise NotImplementedError
 
     def get(self, dsk, keys, num_workers=None, trace=None):
-        n = self.workers()
+        n = min(self.workers(), num_workers) if num_workers else self.workers()
+        size = self._pool_size(n)
         with self._lock:
-            pool = self._pool
+            if self._closed:
+                raise self._pool_failure(RuntimeError("closed"))
+            pool = self._pools.get(size)
             if pool is None or getattr(pool, "_broken", False):  # a process pool whose worker died
-                pool = self._pool = self._make_pool(n)
-        run = _RunPool(pool, min(n, num_workers) if num_workers else n)
+                pool = self._pools[size] = self._make_pool(size)
+        run = _RunPool(pool, n)
         try:
             return self._run(dsk, keys, run, _callbacks(trace, self.name))
         except BaseException as e:
@@ -151,8 +160,8 @@ class _PoolExecutor(Executor):
     def close(self):
         with self._lock:
             self._closed = True
-            pool, self._pool = self._pool, None
-        if pool is not None:
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
@@ -172,6 +181,9 @@ class ProcessesExecutor(_PoolExecutor):
     """A process pool kept for the session's life (starting one per run costs seconds)."""
 
     name = "processes"
+
+    def _pool_size(self, n):
+        return self.workers()  # one pool of processes; a run's cap limits its own tasks
 
     def _make_pool(self, n):
         import multiprocessing

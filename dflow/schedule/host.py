@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, OpError, UnimplementedError, kernel_failure
+from ..errors import InvalidArgumentError, OpError, UnimplementedError, raise_kernel_failure
 from ..graph.registry import def_host
 from ..kernels import control_flow_ops  # noqa: F401 - registers Cond, While, WhileGrad (hooked below)
 from ..kernels.common import convert_to_tensor
@@ -100,7 +100,7 @@ class HostRun:
             try:
                 decision.op._opdef.host(self, decision.op)
             except OpError as e:  # a hook's own error (an iterator not initialized) names its op
-                raise kernel_failure(decision.op, e)
+                raise_kernel_failure(decision.op, e)
             return
         known = [t for t in decision.tensors if t in self.decisions or not decision.constant and t in self.feeds]
         if known:  # already settled, and the lowering still cannot go on: a limitation, not a loop

@@ -6,7 +6,12 @@ import numpy as np
 import zarr
 
 import dflow as tf
-from dflow.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError, OutOfRangeError
+from dflow.errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    OutOfRangeError,
+)
 
 from .corpus import case
 
@@ -59,6 +64,19 @@ def read_zarr_used_with_the_wrong_shape(env):
     path = _array(env)
     data = tf.io.read_zarr(path, name="source")
     return lambda: tf.matmul(data, tf.ones([4, 2]), name="project"), ["project", "[4,3]"]
+
+
+@case(InvalidArgumentError, "build")
+def read_zarr_of_a_dtype_tensorflow_lacks(env):
+    zarr.open_array(str(env.tmp / "dates.zarr"), mode="w", shape=(3,), dtype="M8[s]")
+    return lambda: tf.io.read_zarr(str(env.tmp / "dates.zarr")), ["dates.zarr", "datetime64"]
+
+
+@case(TypeError, "build")
+def read_zarr_of_ints_added_to_a_float(env):
+    path = _array(env, value=np.arange(6, dtype=np.int32).reshape(2, 3))
+    data = tf.io.read_zarr(path, name="int_source")
+    return lambda: tf.add(data, tf.constant(1.5, name="half"), name="shifted"), ["shifted", "int32", "float32"]
 
 
 # ---- tf.data -----------------------------------------------------------------------------------

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import dflow as tf
 from dflow.errors import InvalidArgumentError
 

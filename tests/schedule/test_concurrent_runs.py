@@ -148,3 +148,32 @@ def test_random_ops_draw_distinct_values_in_concurrent_runs():
 
         assert _in_threads(draw, draw) == [[], []]
     assert len(set(draws)) == 40  # one counter value per run, none repeated
+
+
+N_BUMPS = 10
+
+
+@pytest.mark.timeout(300)
+def test_a_stored_variable_replaced_while_another_run_reads_it():
+    """A variable held on disk (memory budget): a commit replacing it while another thread's run
+    still reads the old value leaves that value on disk until the reader is done."""
+    v = tf.Variable(tf.zeros([1200, 1000]), name="big")  # 4.8 MB: over a quarter of the budget
+    bump = tf.assign_add(v, tf.ones([1200, 1000])).op
+    mean = tf.reduce_mean(v)
+    with tf.Session(scheduler="threads", memory_budget="16MB") as sess:
+        sess.run(v.initializer)
+        assert sess.variables.stores((1200, 1000), np.float32)
+        seen = []
+
+        def bumps():
+            for _ in range(N_BUMPS):
+                sess.run(bump)
+
+        def reads():
+            for _ in range(2 * N_BUMPS):
+                seen.append(float(sess.run(mean)))
+
+        assert _in_threads(bumps, reads) == [[], []]
+        assert all(m == int(m) and 0 <= m <= N_BUMPS for m in seen), seen  # whole values, never a torn one
+        assert seen == sorted(seen)
+        assert sess.run(mean) == N_BUMPS
