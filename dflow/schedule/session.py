@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import dask.array as da
 import numpy as np
 
-from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, attach_op
+from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, UnknownError, attach_op
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
@@ -339,9 +339,13 @@ class Session:
         except OpError as e:
             attach_op(e, self._graph)  # an error from a worker process names its op, not the op itself
             raise
-        except (ValueError, TypeError, IndexError, ArithmeticError) as e:
+        except Exception as e:  # noqa: BLE001 - never a bare numpy/dask/Python error from a run
             names = ", ".join(getattr(e_, "name", "?") for e_ in elements)
-            raise InvalidArgumentError(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
+            # an input the kernels refused is InvalidArgument; anything else (a file the run could
+            # not write, a failure of dflow itself) has no better class than TF1's UnknownError
+            cls = InvalidArgumentError if isinstance(e, (ValueError, TypeError, IndexError, ArithmeticError)) \
+                else UnknownError
+            raise cls(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
 
     def _check_initialized(self, state):
         missing = [v for v in state.start_vars if v not in self.variables]

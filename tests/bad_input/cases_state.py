@@ -38,7 +38,7 @@ def assign_of_the_wrong_shape(env):
     return lambda: tf.assign(v, [1.0, 2.0, 3.0]), ["pair", "(3,)", "(2,)"]
 
 
-@case(ValueError, "build")
+@case(TypeError, "build")
 def assign_of_the_wrong_dtype(env):
     v = tf.Variable([1.0, 2.0], name="pair")
     return lambda: tf.assign(v, tf.constant([1, 2])), ["int32", "float32"]
