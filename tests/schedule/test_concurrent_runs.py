@@ -177,3 +177,21 @@ def test_a_stored_variable_replaced_while_another_run_reads_it():
         assert all(m == int(m) and 0 <= m <= N_BUMPS for m in seen), seen  # whole values, never a torn one
         assert seen == sorted(seen)
         assert sess.run(mean) == N_BUMPS
+
+
+def _die(a):
+    import os
+
+    os._exit(3)  # the worker process dies mid-task
+
+
+@pytest.mark.timeout(300)
+def test_a_dead_process_worker_aborts_its_run_and_the_next_run_gets_a_fresh_pool():
+    x = tf.placeholder(tf.float32, [None], name="x")
+    dies = tf.py_func(_die, [x], tf.float32, name="dies")
+    fine = tf.reduce_sum(x * 2.0)
+    with tf.Session(scheduler="processes") as sess:
+        assert sess.run(fine, {x: np.ones(4, np.float32)}) == 8.0
+        with pytest.raises(tf.errors.AbortedError, match="worker pool failed"):
+            sess.run(dies, {x: np.ones(4, np.float32)})
+        assert sess.run(fine, {x: np.ones(5, np.float32)}) == 10.0
