@@ -389,7 +389,7 @@ class Session:
 
     # ---- feeds -------------------------------------------------------------------------------
     def _normalize_feeds(self, feed_dict):
-        if feed_dict is not None and not isinstance(feed_dict, Mapping):
+        if feed_dict is not None and type(feed_dict) is not dict and not isinstance(feed_dict, Mapping):
             raise FeedKeyError(None, None, "feed_dict must be a dictionary or collections.abc.Mapping of "
                                f"tensors to values, instead of {type(feed_dict).__name__!r}.")
         if not feed_dict:
