@@ -203,3 +203,9 @@ def feed_of_a_negative_shape_to_zeros(env):
     n = tf.placeholder(tf.int32, [], name="n")
     z = tf.zeros(tf.stack([n, 2]), name="zeros_n")
     return lambda: env.sess.run(z, {n: -3}), ["zeros_n"]
+
+
+@case(TypeError)
+def fetch_of_a_set(env):
+    x, y = _x()
+    return lambda: env.sess.run({y}, {x: [1.0]}), ["set"]

@@ -290,3 +290,8 @@ def split_sizes_that_do_not_add_up(env):
     sizes = tf.placeholder(tf.int32, [2], name="sizes")
     parts = tf.split(a, sizes, name="parts")
     return lambda: env.sess.run(parts, {a: np.ones(5), sizes: [2, 2]}), ["parts"]
+
+
+@case(ValueError, "build")
+def concat_of_no_tensors(env):
+    return (lambda: tf.concat([], 0, name="cat")), ["ConcatV2", "length 0"]
