@@ -12,7 +12,7 @@ import dask.multiprocessing
 import dask.threaded
 import numpy as np
 
-from ..dask_compat import convert_legacy_graph, flatten
+from ..dask_compat import convert_legacy_graph, flatten, keyed_task_exceptions, synchronous_pool
 from ..errors import InvalidArgumentError, UnavailableError
 
 
@@ -64,7 +64,7 @@ class SyncExecutor(Executor):
     name = "sync"
 
     def get(self, dsk, keys, num_workers=None, trace=None):
-        run = _RunPool(dask.local.synchronous_executor, 1)
+        run = _RunPool(synchronous_pool(), 1)
         with np.errstate(all="ignore"):  # see quiet_numpy
             return dask.local.get_async(run.submit, 1, dsk, keys, callbacks=_callbacks(trace, self.name))
 
@@ -80,8 +80,7 @@ class _RunPool:
         self._futures = set()  # those not done yet (a done one would pin its task's result)
 
     def submit(self, fn, *args, **kwargs):
-        if fn is dask.local.batch_execute_tasks and len(args) == 1:  # (key, ..., pack_exception) per task
-            args = ([a[:-1] + (functools.partial(_pack_naming_key, a[0], a[-1]),) for a in args[0]],)
+        args = keyed_task_exceptions(fn, args, lambda key, pack: functools.partial(_pack_naming_key, key, pack))
         fut = self._pool.submit(fn, *args, **kwargs)
         self._futures.add(fut)
         fut.add_done_callback(self._futures.discard)
