@@ -44,3 +44,45 @@ def count_tasks(dsk):
     at run time, are not tasks)."""
     return sum(1 for v in dsk.values()
                if istask(v) or (isinstance(v, GraphNode) and not isinstance(v, DataNode)))
+
+
+def downstream(dsk, key):
+    """The keys of `dsk` that depend on `key`, nearest first (breadth first); `key` itself first."""
+    from dask.core import get_dependencies
+
+    dependents = {}
+    for k in dsk:
+        for d in get_dependencies(dsk, k):
+            dependents.setdefault(d, []).append(k)
+    seen, queue = {key}, [key]
+    while queue:
+        k = queue.pop(0)
+        yield k
+        for d in dependents.get(k, ()):
+            if d not in seen:
+                seen.add(d)
+                queue.append(d)
+
+
+def key_name(key):
+    """The name part of a task key (a dask array's name for its chunks' keys)."""
+    return key[0] if isinstance(key, tuple) and key else key
+
+
+def keyed_task_exceptions(fn, args, pack_with_key):
+    """The arguments of a pool submission by dask's local schedulers, with each task's
+    `pack_exception` replaced by `pack_with_key(key, pack_exception)`, so that a failing task's
+    exception can say which key failed. dask.local's protocol (not public): `submit` receives
+    `batch_execute_tasks` and a list of `(key, task, dumps, loads, get_id, pack_exception)`."""
+    from dask.local import batch_execute_tasks
+
+    if fn is batch_execute_tasks and len(args) == 1:
+        return ([a[:-1] + (pack_with_key(a[0], a[-1]),) for a in args[0]],)
+    return args
+
+
+def synchronous_pool():
+    """dask's in-thread executor (what `dask.local.get_sync` submits to)."""
+    from dask.local import synchronous_executor
+
+    return synchronous_executor

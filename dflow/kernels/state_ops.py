@@ -12,6 +12,7 @@ import numpy as np
 
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.ops import Tensor
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape, as_shape, broadcast_static_shape
 from .common import apply_op, convert_to_tensor
@@ -110,10 +111,18 @@ register_op("AssignSub", _update_infer("AssignSub"), eager=lambda xp, old, delta
             elementwise=True, stateful=True, state="update")
 
 
+def _value_for(ref, value, op_type):
+    """`value` as the tensor an assign of `ref` takes; a tensor of another dtype is TF1's TypeError."""
+    if isinstance(value, Tensor) and value.dtype.base_dtype != ref.dtype.base_dtype:
+        raise TypeError(f"Input 'value' of '{op_type}' Op has type {value.dtype.name} that does not match type "
+                        f"{ref.dtype.base_dtype.name} of argument 'ref' ({value.name!r} vs {ref.name!r}).")
+    return convert_to_tensor(value, dtype=ref.dtype)
+
+
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     """Assigns `value` to variable `ref`; returns the new value. Committed when the run succeeds."""
     ref = _check_ref(ref, "assign")
-    value = convert_to_tensor(value, dtype=ref.dtype)
+    value = _value_for(ref, value, "Assign")
     validate = True if validate_shape is None else bool(validate_shape)
     return apply_op("Assign", [ref, value], {"validate_shape": validate, "var_shape": tuple(ref.shape.as_list())},
                     name=name)
@@ -122,13 +131,13 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 def assign_add(ref, value, use_locking=None, name=None):
     """Adds `value` to variable `ref`; returns the new value."""
     ref = _check_ref(ref, "assign_add")
-    return apply_op("AssignAdd", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name)
+    return apply_op("AssignAdd", [ref, _value_for(ref, value, "AssignAdd")], name=name)
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
     """Subtracts `value` from variable `ref`; returns the new value."""
     ref = _check_ref(ref, "assign_sub")
-    return apply_op("AssignSub", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name)
+    return apply_op("AssignSub", [ref, _value_for(ref, value, "AssignSub")], name=name)
 
 
 # ---- scatters --------------------------------------------------------------------------------

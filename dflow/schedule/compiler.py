@@ -26,10 +26,10 @@ from dask.highlevelgraph import HighLevelGraph
 
 from .. import dask_compat
 from ..errors import (
-    InvalidArgumentError,
     OpError,
     ResourceExhaustedError,
     UnimplementedError,
+    kernel_failure,
     raise_kernel_failure,
 )
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
@@ -37,7 +37,7 @@ from . import moments  # noqa: F401 - registers its rewrite
 from .fusion import Const, Expr, Ext, compile_expr, fused_scratch_chunks, unknown_size_leaves
 from .host import HostDecision
 from .memory import MemoryReport, format_bytes, suggest_chunks
-from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
+from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec, input_failure, value_shape
 from .program import Program
 from .staging import Stager, rewrite_for
 
@@ -123,6 +123,7 @@ class LowerContext:
         self.fusion_log = []  # fused chains materialized while lowering: (root name, leaves, array)
         self._params = params  # param key -> (FeedSlot, placeholder dask array)
         self.hooks = {"before_run": [], "on_success": [], "on_failure": []}
+        self.owners = {}  # dask array name -> the op whose output it is (a failing task names its op)
 
     def before_run(self, fn):
         """`fn(run)` runs on the client before the run's tasks (it may raise to refuse the run)."""
@@ -296,6 +297,7 @@ def lower_dask(program, feeds, constants, options):
                     boundaries, stored)
     plan.memory = memory
     plan.num_workers = memory.workers
+    plan.owners = ctx.owners
     return plan
 
 
@@ -319,8 +321,10 @@ def _lower_step(ctx, program, step, env, stager, memory):
     ctx.inputs = tuple(zip(step.inputs, vals))
     try:
         outs_vals = _lower_op(ctx, program, op, opdef, vals, step.inputs)
-    except (OpError, NeedValues):
+    except NeedValues:
         raise
+    except OpError as e:
+        raise_kernel_failure(op, e)  # a lowering's own error (a bad attribute value) names its op
     except (ValueError, TypeError, IndexError, NotImplementedError) as e:
         # an input of data-dependent size that this lowering cannot take chunk by chunk: it is
         # computed first and fed, its sizes then known
@@ -329,9 +333,13 @@ def _lower_step(ctx, program, step, env, stager, memory):
         if unknown:
             raise NeedValues(unknown, False, f"{op.type} op {op.name!r} cannot take its inputs of "
                              f"data-dependent size chunk by chunk: {e}") from e
-        raise_kernel_failure(op, e, where=" on these inputs")
+        raise input_failure(op, e, [value_shape(v) for v in vals], where=" on these inputs") from e
     finally:
         ctx.inputs = ()
+    for v in outs_vals:
+        v = v.array if isinstance(v, Whole) else v
+        if isinstance(v, da.Array):
+            ctx.owners.setdefault(v.name, op)
     lvl = stager.stage_of(step.inputs) if stager is not None else 0
     if not opdef.elementwise:
         memory.add(op._name, op._type, [v._array if isinstance(v, Expr) else v for v in vals
@@ -398,8 +406,7 @@ def _output(ctx, env, t):
     except NeedValues:
         raise
     except (ValueError, TypeError) as err:  # e.g. run-time shapes that do not broadcast
-        raise InvalidArgumentError(None, t.op, f"{t.op.type} op {t.op.name!r} cannot run on these "
-                                   f"inputs: {err}") from err
+        raise kernel_failure(t.op, err, where=" on these inputs") from err
     return v.array if isinstance(v, Whole) else v
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 from abc import ABC, abstractmethod
 
@@ -11,7 +12,7 @@ import dask.multiprocessing
 import dask.threaded
 import numpy as np
 
-from ..dask_compat import convert_legacy_graph, flatten
+from ..dask_compat import convert_legacy_graph, flatten, keyed_task_exceptions, synchronous_pool
 from ..errors import InvalidArgumentError, UnavailableError
 
 
@@ -49,82 +50,158 @@ class Executor(ABC):
         pass
 
 
+def _pack_naming_key(key, pack, exc, dumps):
+    """dask's `pack_exception` for one task, noting the task's key on its exception
+    (`dflow_task_key`): the plan names the op whose task failed (errors.kernel_failure)."""
+    try:
+        exc.dflow_task_key = key
+    except (AttributeError, TypeError):  # an exception that takes no attributes
+        pass
+    return pack(exc, dumps)
+
+
 class SyncExecutor(Executor):
     name = "sync"
 
     def get(self, dsk, keys, num_workers=None, trace=None):
+        run = _RunPool(synchronous_pool(), 1)
         with np.errstate(all="ignore"):  # see quiet_numpy
-            return dask.local.get_sync(dsk, keys, callbacks=_callbacks(trace, self.name))
+            return dask.local.get_async(run.submit, 1, dsk, keys, callbacks=_callbacks(trace, self.name))
 
 
-class ThreadsExecutor(Executor):
-    name = "threads"
+class _RunPool:
+    """One run's view of the pool its session's runs share: dask submits through it, at most
+    `max_workers` tasks at once, and it keeps this run's futures, so a failing run cancels and
+    waits for its own tasks only (a failure in one run must not touch runs on other threads)."""
+
+    def __init__(self, pool, max_workers):
+        self._pool = pool
+        self._max_workers = max_workers  # what dask reads to size its batches
+        self._futures = set()  # those not done yet (a done one would pin its task's result)
+
+    def submit(self, fn, *args, **kwargs):
+        args = keyed_task_exceptions(fn, args, lambda key, pack: functools.partial(_pack_naming_key, key, pack))
+        fut = self._pool.submit(fn, *args, **kwargs)
+        self._futures.add(fut)
+        fut.add_done_callback(self._futures.discard)
+        return fut
+
+    def settle(self):
+        """After a failure: cancel this run's tasks not yet started and wait for its running ones,
+        so the run's failure hooks (deleting a half-written array) come after its last write
+        (dask returns at the first error while other tasks still run)."""
+        from concurrent.futures import wait
+
+        futures = list(self._futures)
+        for fut in futures:
+            fut.cancel()
+        wait(futures)
+
+
+class _PoolExecutor(Executor):
+    """Local pools kept for the session's life (starting processes costs seconds) and shared by
+    the session's concurrent runs; a run's `num_workers` (fewer under a memory budget) caps its
+    own tasks in flight, and runs capped alike share a pool of that size (`_pool_size`), so
+    concurrent runs stay within the cap too."""
 
     def __init__(self, num_workers=None):
+        import threading
+
         self.num_workers = num_workers
-        self._pools = {}
+        self._pools = {}  # size -> pool
+        self._closed = False
+        self._lock = threading.Lock()
 
     def workers(self):
         import os
 
         return self.num_workers or os.cpu_count() or 1
 
-    def get(self, dsk, keys, num_workers=None, trace=None):
-        from concurrent.futures import ThreadPoolExecutor
+    def _make_pool(self, n):
+        raise NotImplementedError
 
+    def _pool_size(self, n):
+        """The size of the pool a run capped at `n` tasks uses."""
+        return n
+
+    def _run(self, dsk, keys, pool, callbacks):
+        raise NotImplementedError
+
+    def get(self, dsk, keys, num_workers=None, trace=None):
         n = min(self.workers(), num_workers) if num_workers else self.workers()
-        pool = self._pools.get(n)
-        if pool is None:
-            pool = self._pools[n] = ThreadPoolExecutor(n, initializer=quiet_numpy)
+        size = self._pool_size(n)
+        with self._lock:
+            if self._closed:
+                raise self._pool_failure(RuntimeError("closed"))
+            pool = self._pools.get(size)
+            if pool is None or getattr(pool, "_broken", False):  # a process pool whose worker died
+                pool = self._pools[size] = self._make_pool(size)
+        run = _RunPool(pool, n)
         try:
-            return dask.threaded.get(dsk, keys, pool=pool, callbacks=_callbacks(trace, self.name))
-        except BaseException:
-            # dask returns at the first error while other tasks still run: wait for them, so the
-            # run's failure hooks (deleting a half-written array) come after its last write
-            self._pools.pop(n, None)
-            pool.shutdown(wait=True, cancel_futures=True)
+            return self._run(dsk, keys, run, _callbacks(trace, self.name))
+        except BaseException as e:
+            run.settle()
+            if _is_pool_failure(e):
+                raise self._pool_failure(e) from e
             raise
 
+    def _pool_failure(self, exc):
+        """The pool cannot run tasks any more (a worker process died, or the session was closed
+        under the run): this run's error as a dflow error; the next run gets a fresh pool."""
+        from ..errors import AbortedError, CancelledError
+
+        if self._closed:
+            return CancelledError(None, None, "The Session was closed while this run was in progress; "
+                                  "nothing was committed.")
+        return AbortedError(None, None, f"The {self.name} scheduler's worker pool failed under this run "
+                            f"({type(exc).__name__}: {exc}); nothing was committed. Run it again.")
+
     def close(self):
-        for pool in self._pools.values():
+        with self._lock:
+            self._closed = True
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
             pool.shutdown(wait=False, cancel_futures=True)
-        self._pools.clear()
 
 
-class ProcessesExecutor(Executor):
+class ThreadsExecutor(_PoolExecutor):
+    name = "threads"
+
+    def _make_pool(self, n):
+        from concurrent.futures import ThreadPoolExecutor
+
+        return ThreadPoolExecutor(n, initializer=quiet_numpy)
+
+    def _run(self, dsk, keys, pool, callbacks):
+        return dask.threaded.get(dsk, keys, pool=pool, callbacks=callbacks)
+
+
+class ProcessesExecutor(_PoolExecutor):
     """A process pool kept for the session's life (starting one per run costs seconds)."""
 
     name = "processes"
 
-    def __init__(self, num_workers=None):
-        self.num_workers = num_workers
-        self._pool = None
+    def _pool_size(self, n):
+        return self.workers()  # one pool of processes; a run's cap limits its own tasks
 
-    def workers(self):
-        import os
+    def _make_pool(self, n):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-        return self.num_workers or os.cpu_count() or 1
+        ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
+        return ProcessPoolExecutor(n, mp_context=ctx, initializer=quiet_numpy)
 
-    def get(self, dsk, keys, num_workers=None, trace=None):
-        if self._pool is None:
-            import multiprocessing
-            import os
-            from concurrent.futures import ProcessPoolExecutor
+    def _run(self, dsk, keys, pool, callbacks):
+        return dask.multiprocessing.get(dsk, keys, pool=pool, callbacks=callbacks)
 
-            ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
-            self._pool = ProcessPoolExecutor(self.num_workers or os.cpu_count(), mp_context=ctx,
-                                             initializer=quiet_numpy)
-        try:
-            return dask.multiprocessing.get(dsk, keys, pool=self._pool, callbacks=_callbacks(trace, self.name))
-        except BaseException:
-            pool, self._pool = self._pool, None  # let in-flight tasks finish before failure hooks
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
 
-    def close(self):
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+def _is_pool_failure(exc):
+    """Whether `exc` says the pool itself broke (not a task's own error)."""
+    from concurrent.futures import BrokenExecutor, CancelledError
+
+    if isinstance(exc, (BrokenExecutor, CancelledError)):
+        return True
+    return isinstance(exc, RuntimeError) and "after shutdown" in str(exc)
 
 
 class DistributedExecutor(Executor):

@@ -23,8 +23,8 @@ import dask.array as da
 import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
-from ..dask_compat import alias, count_tasks, cull, flatten, gather_blocks
-from ..errors import OpError, raise_kernel_failure
+from ..dask_compat import alias, count_tasks, cull, downstream, flatten, gather_blocks, key_name
+from ..errors import OpError, kernel_failure
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 from .fusion import fusion_groups
 
@@ -198,10 +198,12 @@ class EagerPlan:
                     out = fn(xp, *args, ctx=rc.eager_ctx(op), **attrs)
                 else:
                     out = fn(xp, *args, **attrs)
-            except OpError:
-                raise
-            except Exception as e:
-                raise_kernel_failure(op, e)
+            except Exception as e:  # an OpError keeps its class, and gets its op named
+                err = input_failure(op, e, [value_shape(a) for a in args]) if len(args) == len(op._inputs) \
+                    else kernel_failure(op, e)
+                if err is e:
+                    raise
+                raise err from e
             del args
             if len(outputs) == 1:
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
@@ -214,6 +216,47 @@ class EagerPlan:
                 del env[t]
         if trace is not None:
             trace.check_deadline(" (when its last op finished)")
+
+
+def input_failure(op, exc, shapes, where=""):
+    """The error of `op` that raised `exc` on inputs of these run-time `shapes` (tuples, None where
+    unknown): the op's own shape rule, run again with the shapes it got, words a shape mismatch as
+    TF1 does at build time ("Dimensions must be equal, but are 3 and 4 for 'MatMul' with input
+    shapes: [2,3], [4,5]."); otherwise the kernel's error, with the shapes named."""
+    if not isinstance(exc, OpError) and len(shapes) == len(op.inputs) and all(s is not None for s in shapes):
+        try:
+            op._opdef.infer([_WithShape(t, s) for t, s in zip(op.inputs, shapes)], op._attrs)
+        except (ValueError, TypeError) as e:
+            return kernel_failure(op, e, where=where)
+        except Exception:  # noqa: BLE001 - a shape rule that cannot take stand-ins: the kernel's words
+            pass
+    return kernel_failure(op, exc, where=where, shapes=shapes if not isinstance(exc, OpError) else None)
+
+
+class _WithShape:
+    """A stand-in of tensor `t` with the run-time shape `shape` (for `input_failure`)."""
+
+    def __init__(self, t, shape):
+        from ..graph.shape import TensorShape
+
+        self._t = t
+        self.shape = TensorShape([None if d != d else int(d) for d in shape])
+
+    def get_shape(self):
+        return self.shape
+
+    def __getattr__(self, name):
+        return getattr(self._t, name)
+
+
+def value_shape(v):
+    """The shape of a value an op got (None when it has none)."""
+    shape = getattr(v, "shape", None)
+    if shape is None:
+        return None if v is None else tuple(np.shape(v))
+    if hasattr(shape, "as_list"):  # an unbuilt elementwise chain: its static shape
+        return tuple(shape.as_list()) if shape.ndims is not None else None
+    return tuple(shape)
 
 
 def _none(*_):
@@ -268,6 +311,7 @@ class DaskPlan:
     kind = "dask"
     num_workers = None
     memory = None
+    owners = {}  # dask array name -> op (set by the compiler): a failing task names its op
 
     def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None,
                  boundaries=(), stored=None):
@@ -340,12 +384,28 @@ class DaskPlan:
                 dsk.update(slot.pieces(value))
         return dsk
 
+    def _task_failure(self, exc, dsk):
+        """The error naming the op whose task raised `exc` (the executors note the failing key:
+        `dflow_task_key`): the nearest op output at or downstream of the key is that op's. None
+        when `exc` is to be raised as it is (an OpError already naming its op, no key known)."""
+        key = getattr(exc, "dflow_task_key", None)
+        if key is None or isinstance(exc, OpError) and (exc.op is not None or exc.node_def is not None):
+            return None
+        op = None
+        if key in dsk:
+            op = next((self.owners[key_name(k)] for k in downstream(dsk, key) if key_name(k) in self.owners), None)
+        if op is None:
+            return None
+        err = kernel_failure(op, exc, where=" while running")
+        return None if err is exc else err
+
     def run(self, rc, feed_values):
         executor = rc.executor
         run = rc
         for hook in self.hooks["before_run"]:
             hook(run)
         stored_values, spills = {}, {}
+        running = {}
         try:
             stage_values = {}
             for stage in self.stages:
@@ -360,7 +420,7 @@ class DaskPlan:
                         dsk.update(tasks)
                         k = list(tasks)
                     keys.append(k)
-                dsk = _culled_if_needed(dsk, keys)
+                dsk = running = _culled_if_needed(dsk, keys)
                 for slot, r in zip(stage.slots, executor.get(dsk, keys, num_workers=self.num_workers, trace=rc.trace)):
                     stage_values[slot] = spills[slot] if slot in spills else gather_blocks(r)
             keys = list(self.out_keys)
@@ -376,7 +436,7 @@ class DaskPlan:
                     tasks = value.write_tasks(block_keys)
                     dsk.update(tasks)
                     writes.extend(tasks)
-                dsk = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
+                dsk = running = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
                 results, kept = executor.compute(dsk, keys + writes, self.commit_keys, num_workers=self.num_workers,
                                                  trace=rc.trace)
                 results = results[:len(keys)]
@@ -384,7 +444,8 @@ class DaskPlan:
                 rc.trace.check_deadline(" (when its last task finished)")
             for hook in self.hooks["on_success"]:
                 hook(run)
-        except BaseException:
+        except BaseException as e:
+            failure = self._task_failure(e, running)
             for value in stored_values.values():
                 value.discard()
             for value in spills.values():
@@ -394,6 +455,8 @@ class DaskPlan:
                     hook(run)
                 except Exception:  # noqa: BLE001 - clean-up must not mask the run's error
                     pass
+            if failure is not None:
+                raise failure from e
             raise
         for value in spills.values():
             value.discard()

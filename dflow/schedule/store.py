@@ -8,6 +8,7 @@ see it only through their RunContext.
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -23,6 +24,11 @@ class VariableStore:
         self.values = {}  # variable op name -> committed value
         self._remote_age = {}  # variable op name -> (commits, bytes fed) since it was last shipped whole
         self._dir = None  # scratch directory of stored variables and spills, made on first use
+        # runs on several threads: a run's commits land together, a run reads one consistent view,
+        # and a StoredValue a run still reads is deleted only when that run ends
+        self._lock = threading.RLock()
+        self._pins = {}  # id(StoredValue) -> runs reading it
+        self._retired = {}  # id(StoredValue) -> one replaced while runs read it
 
     @property
     def directory(self):
@@ -80,11 +86,49 @@ class VariableStore:
             value = committed(value)
         self.set(name, value)
 
+    def commit_all(self, values, fed_bytes=0):
+        """A run's new values, committed together: a concurrent run's snapshot sees all or none."""
+        with self._lock:
+            for name, value in values.items():
+                self.commit(name, value, fed_bytes)
+
+    def snapshot(self, names):
+        """The committed values of `names` (those initialized) as one consistent view; a StoredValue
+        among them stays on disk, even if a concurrent run replaces it, until `release`."""
+        with self._lock:
+            snap = {}
+            for name in names:
+                value = self.values.get(name)
+                if value is None:
+                    continue
+                snap[name] = value
+                if isinstance(value, StoredValue):
+                    self._pins[id(value)] = self._pins.get(id(value), 0) + 1
+            return snap
+
+    def release(self, snap):
+        """Ends a run's `snapshot`: a StoredValue replaced meanwhile is deleted by its last reader."""
+        with self._lock:
+            for value in snap.values():
+                if not isinstance(value, StoredValue):
+                    continue
+                left = self._pins.pop(id(value)) - 1
+                if left:
+                    self._pins[id(value)] = left
+                else:
+                    old = self._retired.pop(id(value), None)
+                    if old is not None:
+                        old.discard()
+
     def set(self, name, value):
-        old = self.values.get(name)
-        self.values[name] = value
-        if isinstance(old, StoredValue) and old is not value:
-            old.discard()
+        with self._lock:
+            old = self.values.get(name)
+            self.values[name] = value
+            if isinstance(old, StoredValue) and old is not value:
+                if id(old) in self._pins:
+                    self._retired[id(old)] = old  # a run still reads it
+                else:
+                    old.discard()
 
     def _remote_commit(self, name, value, fed_bytes):
         """A value kept on the cluster depends on the previous run's value, and the scheduler keeps

@@ -47,6 +47,9 @@ class Optimizer:
         if callable(loss):
             loss = loss()
         loss = convert_to_tensor(loss)
+        if loss.dtype.base_dtype.name not in ("float16", "bfloat16", "float32", "float64"):
+            raise ValueError(f"Invalid type tf.{loss.dtype.name} for {loss.name}, expected: [tf.float32, "
+                             "tf.float64, tf.float16, tf.bfloat16].")  # TF1's words
         if var_list is None:
             var_list = trainable_variables() + get_default_graph().get_collection(
                 GraphKeys.TRAINABLE_RESOURCE_VARIABLES)
