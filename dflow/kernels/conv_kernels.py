@@ -150,12 +150,16 @@ def _compute_dtype(xp, *arrays):
     return [xp.astype(a, xp.float32) if a.dtype == xp.float16 else a for a in arrays]
 
 
-def _conv_fwd(xp, x, w, g):
+def _conv_fwd(xp, x, w, g, epilogue=None):
+    """x conv w; `epilogue(rows)`, if given, is called on each slab of the output's rows as soon as
+    the matmul has written it (an in-place update of those rows, while they are in cache)."""
     n, c, (kh, kw, _, o) = x.shape[0], x.shape[3], w.shape
     w2 = xp.reshape(w, (kh * kw * c, o))
     out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)
     for s, cols in _im2col_slabs(xp, x, g, kh, kw):
         _matmul_into(xp, cols, w2, xp.reshape(out[s, ...], (-1, o)))
+        if epilogue is not None:
+            epilogue(out[s, ...])
     return out
 
 
@@ -236,11 +240,24 @@ def _cast(xp, x, dtype):
     return x if x.dtype == dtype else xp.astype(x, dtype)
 
 
-def _fwd_eager(kernel, op_type, xp, x, w, **attrs):
+def _fwd_eager(kernel, op_type, xp, x, w, epilogue=None, **attrs):
+    """The forward kernel in data_format; `epilogue(value) -> new value` (of the same shape and
+    dtype: an elementwise chain reading the output, OpDef `epilogue`) is applied to each slab of
+    the output's rows inside the kernel and written back there (float16, computed in float32: to
+    the whole output at the end, so that the chain sees float16 values, as unfused)."""
     fmt, dtype = attrs["data_format"], x.dtype
     x, w = _compute_dtype(xp, _nhwc(xp, x, fmt), w)
     g = _Geom(x.shape[1:3], w.shape[:2], attrs, op_type)
-    return _cast(xp, _from_nhwc(xp, kernel(xp, x, w, g), fmt), dtype)
+    if epilogue is None:
+        return _cast(xp, _from_nhwc(xp, kernel(xp, x, w, g), fmt), dtype)
+    if x.dtype != dtype:
+        return epilogue(_cast(xp, _from_nhwc(xp, kernel(xp, x, w, g), fmt), dtype))
+
+    def in_place(rows):  # NHWC rows of the output, seen in data_format
+        view = _from_nhwc(xp, rows, fmt)
+        view[...] = epilogue(view)
+
+    return _from_nhwc(xp, kernel(xp, x, w, g, epilogue=in_place), fmt)
 
 
 def _input_grad_eager(kernel, op_type, xp, input_sizes, w, dy, **attrs):

@@ -211,15 +211,15 @@ def _check_backprop(op_type, x_dims, w_dims, dy_dims, attrs, depthwise):
 # ---- the ops ------------------------------------------------------------------------------------
 
 
-def register_conv_family(op, kernels, depthwise, out_channels):
+def register_conv_family(op, kernels, depthwise, out_channels, epilogue=False):
     """Registers `op`, `op`BackpropInput and `op`BackpropFilter from their NHWC kernels (forward,
     input gradient, filter gradient) and gives them their gradient rules; `out_channels(filter
-    shape)` is the output depth."""
+    shape)` is the output depth. `epilogue`: the forward kernel takes `epilogue=` (OpDef flag)."""
     types = (op, op + "BackpropInput", op + "BackpropFilter")
     eager = [functools.partial(wrap, kernel, t) for wrap, kernel, t in
              zip((_fwd_eager, _input_grad_eager, _filter_grad_eager), kernels, types)]
     register_op(op, _conv_infer(op, depthwise), eager=eager[0],
-                lower=functools.partial(_fwd_lower, eager[0], out_channels))
+                lower=functools.partial(_fwd_lower, eager[0], out_channels), epilogue=epilogue)
     register_op(types[1], _input_grad_infer(types[1], depthwise), eager=eager[1],
                 lower=functools.partial(_input_grad_lower, eager[1]))
     register_op(types[2], _filter_grad_infer(types[2], depthwise), eager=eager[2],
@@ -257,7 +257,8 @@ def _conv_grads(prefix):
         return [apply_op(prefix + "BackpropInput", [_shape_of(x), g, dy], a), None, apply_op(prefix, [x, g], a)]
 
 
-register_conv_family("Conv2D", (_conv_fwd, _conv_backprop_input, _conv_backprop_filter), False, lambda ws: ws[3])
+register_conv_family("Conv2D", (_conv_fwd, _conv_backprop_input, _conv_backprop_filter), False, lambda ws: ws[3],
+                     epilogue=True)
 
 
 # ---- public functions ---------------------------------------------------------------------------
