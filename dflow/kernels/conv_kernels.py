@@ -32,6 +32,9 @@ from .creation_ops import _ints
 # one BLAS call, and on a loaded machine every call with 2 BLAS threads can wait a time slice for
 # the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176: +135 ms, measured here)
 _SLAB_BYTES = 8 << 20
+# output rows an epilogue (a fused elementwise chain) takes at a time: its temporaries stay in L2
+# (one input channel makes a slab's output 32x its columns: 10 MiB for LeNet's first conv)
+_EPILOGUE_BYTES = 1 << 20
 
 
 # ---- geometry ----------------------------------------------------------------------------------
@@ -156,10 +159,11 @@ def _conv_fwd(xp, x, w, g, epilogue=None):
     n, c, (kh, kw, _, o) = x.shape[0], x.shape[3], w.shape
     w2 = xp.reshape(w, (kh * kw * c, o))
     out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)
+    rows = max(1, _EPILOGUE_BYTES // max(1, g.oh * g.ow * o * x.dtype.itemsize))
     for s, cols in _im2col_slabs(xp, x, g, kh, kw):
         _matmul_into(xp, cols, w2, xp.reshape(out[s, ...], (-1, o)))
-        if epilogue is not None:
-            epilogue(out[s, ...])
+        for i in range(s.start, s.stop, rows) if epilogue is not None else ():
+            epilogue(out[i:min(i + rows, s.stop), ...])
     return out
 
 
