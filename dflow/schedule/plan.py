@@ -158,10 +158,9 @@ class EagerPlan:
                                   step.opdef.run_state))
                 elif group.root is step:
                     steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
-                else:
-                    continue  # inside a fused chain
-                labels.append((op._name, "fused: " + ", ".join(p[3] for p in group.kernel.program)
-                               if group is not None else op._type))
+                if len(labels) < len(steps):  # (not when inside a fused chain)
+                    labels.append((op._name, "fused: " + ", ".join(p[3] for p in group.kernel.program)
+                                   if group is not None else op._type))
             for root in emit_after.get(op, ()):
                 group, (producer, slot, _) = groups[root], epilogues[root]
                 fn = functools.partial(run_with_epilogue, producer.opdef.eager, len(producer.inputs), group.kernel,
