@@ -35,6 +35,11 @@ _SLAB_BYTES = 8 << 20
 # output rows an epilogue (a fused elementwise chain) takes at a time: its temporaries stay in L2
 # (one input channel makes a slab's output 32x its columns: 10 MiB for LeNet's first conv)
 _EPILOGUE_BYTES = 1 << 20
+# ... but only for outputs of at least this size: the chain on a whole smaller output is as fast (LeNet
+# at batch 128: the slab by slab chain was 0-3 ms slower per conv), while a larger one is a fresh
+# mapping (glibc maps blocks over 32 MiB anew, page faults and all) for each value the unfused
+# chain makes (LeNet's first conv at batch 1024: 100 MB; the epilogue saved ~15 ms of its 80)
+_EPILOGUE_MIN_BYTES = 32 << 20
 
 
 # ---- geometry ----------------------------------------------------------------------------------
@@ -247,14 +252,16 @@ def _cast(xp, x, dtype):
 def _fwd_eager(kernel, op_type, xp, x, w, epilogue=None, **attrs):
     """The forward kernel in data_format; `epilogue(value) -> new value` (of the same shape and
     dtype: an elementwise chain reading the output, OpDef `epilogue`) is applied to each slab of
-    the output's rows inside the kernel and written back there (float16, computed in float32: to
-    the whole output at the end, so that the chain sees float16 values, as unfused)."""
+    the output's rows inside the kernel and written back there; to the whole output at the end
+    for an output under _EPILOGUE_MIN_BYTES, and for float16 (computed in float32: the chain must
+    see float16 values, as unfused)."""
     fmt, dtype = attrs["data_format"], x.dtype
     x, w = _compute_dtype(xp, _nhwc(xp, x, fmt), w)
     g = _Geom(x.shape[1:3], w.shape[:2], attrs, op_type)
     if epilogue is None:
         return _cast(xp, _from_nhwc(xp, kernel(xp, x, w, g), fmt), dtype)
-    if x.dtype != dtype:
+    out_bytes = x.shape[0] * g.oh * g.ow * w.shape[3] * x.dtype.itemsize
+    if x.dtype != dtype or out_bytes < _EPILOGUE_MIN_BYTES:
         return epilogue(_cast(xp, _from_nhwc(xp, kernel(xp, x, w, g), fmt), dtype))
 
     def in_place(rows):  # NHWC rows of the output, seen in data_format

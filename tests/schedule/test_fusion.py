@@ -10,7 +10,18 @@ import numpy as np
 import pytest
 
 import dflow as tf
+from dflow.kernels import conv_kernels
 from tests.conftest import make_session
+
+
+@pytest.fixture(autouse=True, params=["slabs", "whole"])
+def epilogue_path(request, monkeypatch):
+    """Every case twice: the chain on slabs of a few output rows inside the conv (as for outputs of
+    32 MiB and more), and on the whole output after it (as for smaller ones)."""
+    if request.param == "slabs":
+        monkeypatch.setattr(conv_kernels, "_EPILOGUE_MIN_BYTES", 0)
+        monkeypatch.setattr(conv_kernels, "_EPILOGUE_BYTES", 2048)
+    return request.param
 
 
 def conv_ref(x, w, b):
