@@ -8,6 +8,7 @@ array_api_compat), so a cupy chunk stays on the GPU.
 from __future__ import annotations
 
 import array_api_compat
+import numpy as np
 
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
@@ -417,7 +418,19 @@ def_grad("Acosh")(lambda op, g: [g / sinh(_y(op))])
 def_grad("Atanh")(lambda op, g: [g / (1.0 - square(_x(op)))])
 def_grad("Sigmoid")(lambda op, g: [g * _y(op) * (1.0 - _y(op))])
 def_grad("Reciprocal")(lambda op, g: [-g * square(_y(op))])
-def_grad("Relu")(lambda op, g: [g * cast(greater(_y(op), 0), g.dtype)])
+
+
+def _relu_grad_kernel(xp, g, y):
+    """g where y > 0, else 0, in one pass: g times the mask (numpy multiplies by a bool array
+    itself), as TF's ReluGrad, so an infinite g where y <= 0 gives nan there, as in TF."""
+    mask = xp.greater(y, xp.zeros((), dtype=y.dtype, device=array_api_compat.device(y)))
+    return np.multiply(g, mask) if isinstance(g, np.ndarray) else xp.multiply(g, xp.astype(mask, g.dtype))
+
+
+# TF1's ReluGrad(gradients, features): Relu's gradient from its output, one op instead of three
+register_op("ReluGrad", broadcast_infer(REAL, None, "ReluGrad"), eager=_relu_grad_kernel, elementwise=True)
+def_grad("Relu")(lambda op, g: [apply_op("ReluGrad", [g, _y(op)])])
+def_grad("ReluGrad")(lambda op, gg: [apply_op("ReluGrad", [gg, op.inputs[1]]), zeros_like_t(op.inputs[1])])
 def_grad("Sign", "Floor", "Ceil", "Round")(lambda op, g: [zeros_like_t(_x(op))])
 not_differentiable("IsFinite", "IsNan", "IsInf", "LogicalNot", "Equal", "NotEqual", "Less", "LessEqual",
                    "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalXor", "FloorDiv")

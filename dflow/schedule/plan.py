@@ -14,6 +14,7 @@ number, per-run values, the scratch store), never the Session.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,7 +27,7 @@ from dask.highlevelgraph import HighLevelGraph
 from ..dask_compat import alias, count_tasks, cull, downstream, flatten, gather_blocks, key_name
 from ..errors import OpError, kernel_failure
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
-from .fusion import fusion_groups
+from .fusion import epilogue_producers, fusion_groups, run_with_epilogue
 
 
 @dataclass
@@ -132,7 +133,15 @@ class EagerPlan:
         self.state = program.state
         consts = {}
         steps = []  # (op, fn, input tensors, output tensors, attrs, run_state)
+        labels = []  # what a traced run names each step (a fused chain: its last op, the chain in the label)
         groups = fusion_groups(program)
+        # chains run inside their producer's kernel (as soon as their inputs are ready); shape-only
+        # readers of the producer's output read the chain's result
+        epilogues, reroute = epilogue_producers(program, groups)
+        absorbed = {producer.op for producer, _, _ in epilogues.values()}
+        emit_after = {}
+        for root, (_, _, after) in epilogues.items():
+            emit_after.setdefault(after, []).append(root)
         for step in program.steps:
             op = step.op
             if op._type == "Const":  # preloaded: constants are not re-made every run
@@ -140,19 +149,31 @@ class EagerPlan:
                 # scalars: faster numpy ops (but a string stays a 0-d object array: numpy would make
                 # two bytes scalars an S array)
                 consts[op._outputs[0]] = value[()] if value.ndim == 0 and value.dtype != object else value
-                continue
-            if step.select:
-                steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
-                continue
-            group = groups.get(op)
-            if group is None:
-                steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs, step.opdef.run_state))
-            elif group.root is step:
-                steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
+            elif op not in absorbed and op not in epilogues:
+                group = groups.get(op)
+                if step.select:
+                    steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
+                elif group is None:
+                    steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
+                                  step.opdef.run_state))
+                elif group.root is step:
+                    steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
+                if len(labels) < len(steps):  # (not when inside a fused chain)
+                    labels.append((op._name, "fused: " + ", ".join(p[3] for p in group.kernel.program)
+                                   if group is not None else op._type))
+            for root in emit_after.get(op, ()):
+                group, (producer, slot, _) = groups[root], epilogues[root]
+                fn = functools.partial(run_with_epilogue, producer.opdef.eager, len(producer.inputs), group.kernel,
+                                       slot)
+                others = [t for i, t in enumerate(group.leaves) if i != slot]
+                steps.append((producer.op, fn, list(producer.inputs) + others, group.root.outputs, producer.op._attrs,
+                              False))
+                labels.append((root._name, "fused: " + ", ".join([producer.op._name] +
+                                                                [p[3] for p in group.kernel.program])))
+        if reroute:
+            steps = [(op, fn, [reroute.get(t, t) for t in inputs], *rest) for op, fn, inputs, *rest in steps]
         self.steps = steps
-        # what a traced run names each step (a fused chain: its last op, the chain in the label)
-        self.labels = [(op._name, "fused: " + ", ".join(p[3] for p in groups[op].kernel.program)
-                        if groups.get(op) is not None else op._type) for op, *_ in steps]
+        self.labels = labels
         self.consts = consts
         self._fetch_tensors = program.fetch_tensors
         self.commit_tensors = program.commit_tensors
