@@ -65,7 +65,7 @@ def numeric_column(key, shape=(1,), default_value=None, dtype=float32, normalize
     """A NumericColumn; ValueError for a bad key, shape, dtype or default, TypeError for a
     normalizer_fn that is not callable (TF1's checks)."""
     if not isinstance(key, str) or not key:
-        raise ValueError(f"key must be a non-empty string, given: {key!r}")
+        raise ValueError(f"key must be a string. Got: type {type(key)}. Given key: {key}.")
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     for d in shape:
         if not isinstance(d, int) or d < 1:
