@@ -181,3 +181,25 @@ def test_estimator_spec_and_run_config():
     with pytest.raises(ValueError, match="not in the list of allowed"):
         config.replace(nope=1)
     assert tf.compat.v1.estimator.inputs.numpy_input_fn is tf.estimator.inputs.numpy_input_fn
+
+
+def test_train_summaries_and_warm_start(tmp_path):
+    first = make(tmp_path / "first", save_summary_steps=1)
+    first.train(train_input(), steps=3)
+    events = [e for f in sorted((tmp_path / "first").glob("events.out.tfevents.*")) for e in summary_iterator(str(f))]
+    losses = {e.step: v.simple_value for e in events for v in e.summary.value if v.tag == "loss"}
+    assert sorted(losses) == [1, 2, 3]  # written at the global step after the run, as TF1's SummarySaverHook
+    w, b = np.zeros((3, 1)), np.zeros(1)
+    for step, (x, y) in enumerate(BATCHES[:3]):  # the loss computed before that run's update
+        np.testing.assert_allclose(losses[step + 1], np.mean((x @ w + b - y) ** 2), rtol=1e-5)
+        err = x @ w + b - y
+        w, b = w - LR * 2 * x.T @ err / len(x), b - LR * 2 * err.sum(0) / len(x)
+
+    # a new model_dir warm-started from the first: its variables start from the first's, its step from 0
+    second = tf.estimator.Estimator(model_fn, model_dir=str(tmp_path / "second"), params={"lr": LR},
+                                    warm_start_from=str(tmp_path / "first"))
+    second.train(train_input(), steps=1)
+    assert second.get_variable_value("global_step") == 1
+    x, y = BATCHES[0]
+    err = x @ w + b - y
+    np.testing.assert_allclose(second.get_variable_value("w"), w - LR * 2 * x.T @ err / len(x), rtol=1e-5, atol=1e-6)
