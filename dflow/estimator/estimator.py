@@ -25,7 +25,13 @@ import numpy as np
 from ..data.dataset import Dataset
 from ..graph.graph import Graph, set_random_seed
 from ..graph.keys import GraphKeys
-from ..io.checkpoint import Saver, init_from_checkpoint, latest_checkpoint, list_variables, load_variable
+from ..io.checkpoint import (
+    Saver,
+    init_from_checkpoint,
+    latest_checkpoint,
+    list_variables,
+    load_variable,
+)
 from ..metrics import mean as metric_mean
 from ..summary import FileWriterCache, Summary, scalar
 from ..train.basic_hooks import (
@@ -35,7 +41,12 @@ from ..train.basic_hooks import (
     NanTensorHook,
     StopAtStepHook,
 )
-from ..train.monitored_session import ChiefSessionCreator, MonitoredSession, MonitoredTrainingSession, Scaffold
+from ..train.monitored_session import (
+    ChiefSessionCreator,
+    MonitoredSession,
+    MonitoredTrainingSession,
+    Scaffold,
+)
 from ..train.schedules import get_or_create_global_step
 from ..train.session_run_hook import SessionRunHook
 from .model_fn import LOSS_METRIC_KEY, EstimatorSpec, ModeKeys

@@ -11,18 +11,22 @@ from __future__ import annotations
 from .. import losses as losses_lib
 from .. import metrics as metrics_lib
 from ..graph.dtypes import float32, int64
-from ..graph.graph import name_scope
-from ..kernels.array_ops import reshape, shape
+from ..graph.graph import control_dependencies, name_scope
+from ..kernels.array_ops import identity, reshape, shape
+from ..kernels.check_ops import assert_less, assert_non_negative
 from ..kernels.common import convert_to_tensor
 from ..kernels.creation_ops import ones_like, zeros_like
 from ..kernels.creation_ops import range as range_
 from ..kernels.manip_ops import concat, expand_dims
-from ..kernels.pad_ops import tile
 from ..kernels.math_ops import cast, maximum, sigmoid
+from ..kernels.pad_ops import tile
 from ..kernels.reduction_ops import argmax, reduce_sum
 from ..kernels.string_ops import as_string
 from ..nn.activations import softmax
-from ..nn.classification import sigmoid_cross_entropy_with_logits, sparse_softmax_cross_entropy_with_logits
+from ..nn.classification import (
+    sigmoid_cross_entropy_with_logits,
+    sparse_softmax_cross_entropy_with_logits,
+)
 from ..summary import scalar
 from ..train.schedules import get_global_step
 from .model_fn import AVERAGE_LOSS_METRIC_KEY, LOSS_METRIC_KEY, EstimatorSpec, ModeKeys
@@ -45,6 +49,16 @@ def _labels_2d(labels, width, what):
     if labels.shape.ndims == 2 and labels.shape[1].value not in (None, width):
         raise ValueError(f"Mismatched label shape. Expected labels dimension={width}. Received {labels.shape[1].value}.")
     return labels
+
+
+def _assert_range(labels, n_classes):
+    """labels, checked when they are read: InvalidArgumentError for an id outside [0, n_classes)."""
+    with name_scope("assert_range"):
+        checks = [assert_less(labels, convert_to_tensor(n_classes, dtype=labels.dtype),
+                              message="Label IDs must < n_classes"),
+                  assert_non_negative(labels, message="Label IDs must >= 0")]
+        with control_dependencies(checks):
+            return identity(labels)
 
 
 class _Head:
@@ -123,7 +137,10 @@ class BinaryClassHead(_Head):
         return {"logits": logits, "logistic": logistic, "probabilities": probabilities, **out}
 
     def _labels(self, labels):
-        return cast(_labels_2d(labels, 1, "BinaryClassHead"), float32)
+        labels = _labels_2d(labels, 1, "BinaryClassHead")
+        if not (labels.dtype.is_integer or labels.dtype.is_floating):
+            raise ValueError(f"Labels dtype should be numeric (dflow has no label_vocabulary). Got {labels.dtype.name}.")
+        return _assert_range(cast(labels, float32), 2)
 
     def _unreduced_loss(self, labels, logits):
         return sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
@@ -163,7 +180,7 @@ class MultiClassHead(_Head):
         labels = _labels_2d(labels, 1, "MultiClassHead")
         if not labels.dtype.is_integer:
             raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype.name}.")
-        return cast(labels, int64)
+        return _assert_range(cast(labels, int64), self.logits_dimension)
 
     def _unreduced_loss(self, labels, logits):
         flat = reshape(labels, [-1])

@@ -104,3 +104,12 @@ def test_canned_errors(tmp_path):
     est = tf.estimator.LinearClassifier(COLUMNS, model_dir=str(tmp_path), optimizer="Nope")
     with pytest.raises(ValueError, match="Unsupported optimizer name"):
         est.train(tf.estimator.inputs.numpy_input_fn(FEATURES, BINARY, shuffle=False), steps=1)
+
+
+@pytest.mark.parametrize("n_classes,bad", [(2, 2), (3, 3), (3, -1)])
+def test_labels_out_of_range(tmp_path, n_classes, bad):
+    est = tf.estimator.LinearClassifier(COLUMNS, n_classes=n_classes, model_dir=str(tmp_path))
+    labels = np.zeros(len(X), np.int64)
+    labels[7] = bad
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Label IDs must"):
+        est.train(tf.estimator.inputs.numpy_input_fn(FEATURES, labels, batch_size=50, shuffle=False), steps=1)
