@@ -109,6 +109,14 @@ class Estimator:
     neither is given) holds the checkpoints and summaries."""
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
+        if model_fn is None:
+            raise ValueError("model_fn must be provided to Estimator.")
+        args = _fn_args(model_fn)
+        if "features" not in args:
+            raise ValueError(f"model_fn ({model_fn}) must include features argument.")
+        if params is not None and "params" not in args:
+            raise ValueError(f"model_fn ({model_fn}) does not include params argument, but params ({params}) is "
+                             "passed to Estimator.")
         if config is None:
             config = RunConfig()
         elif not isinstance(config, RunConfig):
@@ -123,14 +131,6 @@ class Estimator:
             _log.warning("Using temporary folder as model directory: %s", model_dir)
         if config.model_dir != model_dir:
             config = config.replace(model_dir=model_dir)
-        if model_fn is None:
-            raise ValueError("model_fn must be provided to Estimator.")
-        args = _fn_args(model_fn)
-        if "features" not in args:
-            raise ValueError(f"model_fn ({model_fn}) must include features argument.")
-        if params is not None and "params" not in args:
-            raise ValueError(f"model_fn ({model_fn}) does not include params argument, but params ({params}) is "
-                             "passed to Estimator.")
         self._model_fn, self._model_fn_args = model_fn, args
         self._config, self._model_dir = config, model_dir
         self._params = copy.deepcopy(params or {})
