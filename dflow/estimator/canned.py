@@ -11,10 +11,14 @@ import math
 
 from .. import feature_column as fc
 from .. import layers as layers_lib
+from ..graph.dtypes import float32
+from ..kernels.math_ops import cast, equal
+from ..kernels.reduction_ops import reduce_mean
 from ..losses import Reduction
 from ..nn.activations import relu
 from ..state.initializers import glorot_uniform_initializer
 from ..state.scope import variable_scope
+from ..summary import histogram, scalar
 from ..train import optimizer as optimizer_lib
 from .estimator import Estimator
 from .head import RegressionHead, classification_head
@@ -68,6 +72,13 @@ def _linear_model_fn(features, labels, mode, head, feature_columns, optimizer, s
         return head.create_estimator_spec(features, mode, logits, labels=labels, optimizer=opt)
 
 
+def _hidden_layer_summary(value, tag):
+    """TF1's summaries of a layer's output: the fraction of zeros and a histogram (tags under the
+    enclosing `dnn` name scope, e.g. `dnn/dnn/hiddenlayer_0/activation`, as TF1 writes them)."""
+    scalar(f"{tag}/fraction_of_zero_values", reduce_mean(cast(equal(value, 0.0), float32)))
+    histogram(f"{tag}/activation", value)
+
+
 def _dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns, optimizer, activation_fn, dropout,
                   batch_norm):
     features = _features(features)
@@ -84,9 +95,11 @@ def _dnn_model_fn(features, labels, mode, head, hidden_units, feature_columns, o
                                        kernel_initializer=glorot_uniform_initializer(), name=scope)
                 if dropout is not None and training:
                     net = layers_lib.dropout(net, rate=dropout, training=True)
+            _hidden_layer_summary(net, scope.name)
         with variable_scope("logits") as scope:
             logits = layers_lib.dense(net, head.logits_dimension, kernel_initializer=glorot_uniform_initializer(),
                                       name=scope)
+        _hidden_layer_summary(logits, scope.name)
         return head.create_estimator_spec(features, mode, logits, labels=labels, optimizer=opt)
 
 

@@ -113,3 +113,15 @@ def test_labels_out_of_range(tmp_path, n_classes, bad):
     labels[7] = bad
     with pytest.raises(tf.errors.InvalidArgumentError, match="Label IDs must"):
         est.train(tf.estimator.inputs.numpy_input_fn(FEATURES, labels, batch_size=50, shuffle=False), steps=1)
+
+
+def test_dnn_writes_tf1_summaries(tmp_path):
+    from dflow.summary import summary_iterator
+
+    est = tf.estimator.DNNRegressor([4], COLUMNS, model_dir=str(tmp_path),
+                                    config=tf.estimator.RunConfig(save_summary_steps=1))
+    est.train(tf.estimator.inputs.numpy_input_fn(FEATURES, TARGET, batch_size=50, shuffle=False), steps=2)
+    tags = {v.tag for f in tmp_path.glob("events.out.tfevents.*") for e in summary_iterator(str(f))
+            for v in e.summary.value}
+    assert tags >= {"loss", "average_loss", "dnn/dnn/hiddenlayer_0/fraction_of_zero_values",
+                    "dnn/dnn/hiddenlayer_0/activation", "dnn/dnn/logits/activation"}
