@@ -10,6 +10,8 @@ from . import (
     data,
     debugging,
     errors,
+    estimator,
+    feature_column,
     graph_util,
     image,
     io,

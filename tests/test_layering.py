@@ -30,7 +30,8 @@ LAYERS = [
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
      "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",
      "dflow.python_io",
-     "dflow.contrib"],
+     "dflow.contrib", "dflow.feature_column"],
+    ["dflow.estimator"],
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
