@@ -10,7 +10,16 @@ TensorFlow cannot read these directories, nor dflow TensorFlow's. Assets are not
 """
 
 from ..io.signature import SignatureDef, TensorInfo
-from . import builder, constants, loader, main_op, signature_constants, signature_def_utils, tag_constants, utils
+from . import (
+    builder,
+    constants,
+    loader,
+    main_op,
+    signature_constants,
+    signature_def_utils,
+    tag_constants,
+    utils,
+)
 from .builder import SavedModelBuilder
 from .constants import (
     ASSETS_DIRECTORY,
