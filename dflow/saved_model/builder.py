@@ -94,7 +94,13 @@ class SavedModelBuilder:
                                 main_op if main_op is not None else legacy_init_op, clear_devices,
                                 strip_default_attrs, saver)
         staging = self._stage()
-        saver.save(sess, os.path.join(staging, files.VARIABLES_PREFIX), write_meta_graph=False, write_state=False)
+        try:
+            saver.save(sess, os.path.join(staging, files.VARIABLES_PREFIX), write_meta_graph=False,
+                       write_state=False)
+        except BaseException:
+            self._cleanup()  # the staging directory goes; the builder may be used again
+            self._staging = None
+            raise
         self._meta_graphs.append(meta)
         self._has_saved_variables = True
 

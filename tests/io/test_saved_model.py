@@ -153,7 +153,16 @@ def test_failed_save_leaves_nothing(tmp_path):
         v = tf.Variable(np.ones(3, np.float32), name="v")  # never initialized
         with pytest.raises(FailedPreconditionError, match="uninitialized"):
             sm.simple_save(sess, str(tmp_path / "m"), {"x": x}, {"y": x * v})
-    assert os.listdir(tmp_path) == []
+        assert os.listdir(tmp_path) == []
+        builder = sm.builder.SavedModelBuilder(str(tmp_path / "m"))
+        with pytest.raises(FailedPreconditionError, match="uninitialized"):
+            builder.add_meta_graph_and_variables(sess, ["serve"])
+        assert os.listdir(tmp_path) == []  # while the builder lives, too
+        sess.run(v.initializer)
+        builder.add_meta_graph_and_variables(sess, ["serve"])  # it can be used again
+        assert _leftovers(tmp_path) and not os.path.exists(tmp_path / "m")
+        builder.save()
+    assert os.listdir(tmp_path) == ["m"]
 
 
 @pytest.fixture
