@@ -82,7 +82,9 @@ def read_saved_model(export_dir):
     (TF1's IOError), DataLossError when the document is malformed."""
     path = os.path.join(os.fspath(export_dir), FILENAME)
     if not os.path.isfile(path):
-        raise OSError(f"SavedModel file does not exist at: {path}")
+        tf_file = os.path.join(os.fspath(export_dir), "saved_model.pb")
+        hint = f" ({tf_file} is TensorFlow's format, which dflow does not read)" if os.path.exists(tf_file) else ""
+        raise OSError(f"SavedModel file does not exist at: {path}{hint}")
     return _read_document(path, SavedModel)
 
 
