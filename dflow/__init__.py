@@ -23,6 +23,7 @@ from . import (
     parallel,
     python_io,
     regularizers,
+    saved_model,
     sparse,
     strings,
     summary,

@@ -25,7 +25,7 @@ LAYERS = [
     ["dflow.kernels"],
     ["dflow.state"],
     ["dflow.schedule"],
-    ["dflow.io", "dflow.data", "dflow.summary"],
+    ["dflow.io", "dflow.data", "dflow.summary", "dflow.saved_model"],
     ["dflow.train"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
      "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",

@@ -459,12 +459,14 @@ def _read_document(path, cls):
         raise NotFoundError(None, None, f"No graph file at {path!r}") from None
     obj = cls()
     obj.ParseFromString(data)
-    graph_def = getattr(obj, "graph_def", obj)  # a MetaGraphDef holds one
+    # a MetaGraphDef holds one graph, a SavedModel several (its `graph_defs()`)
+    graph_defs = obj.graph_defs() if hasattr(obj, "graph_defs") else [getattr(obj, "graph_def", obj)]
     base = os.path.dirname(os.path.abspath(path))
     cache = {}
-    for node in graph_def.node:
-        for k, v in node.attr.items():
-            node.attr[k] = _load_external(v, base, cache, f"{path}: node {node.name!r} attr {k!r}")
+    for graph_def in graph_defs:
+        for node in graph_def.node:
+            for k, v in node.attr.items():
+                node.attr[k] = _load_external(v, base, cache, f"{path}: node {node.name!r} attr {k!r}")
     return obj
 
 
