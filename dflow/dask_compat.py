@@ -8,7 +8,7 @@ promises. This module imports nothing of dflow (it sits at the bottom, beside `e
 
 from __future__ import annotations
 
-from dask._task_spec import Alias, convert_legacy_graph  # noqa: F401 - re-exported
+from dask._task_spec import Alias, DataNode, Task, convert_legacy_graph  # noqa: F401 - re-exported
 from dask.array.core import concatenate3, elemwise, finalize  # noqa: F401 - re-exported
 from dask.array.core import normalize_chunks as _normalize_chunks
 from dask.array.utils import meta_from_array  # noqa: F401 - re-exported
@@ -34,3 +34,24 @@ def normalize_chunks(chunks, shape, limit=None, dtype=None):
 def cull(dsk, keys):
     """`dsk` reduced to the tasks `keys` need."""
     return _cull(dsk, list(keys))[0]
+
+
+def task(key, fn, *args):
+    """The task `fn(*args)` under `key` (args are plain values, not keys), as a task-spec node."""
+    return Task(key, fn, *args)
+
+
+def empty_slot(key):
+    """A graph value for a key whose data a run sets later (a placeholder's chunk): a task-spec
+    node, so the layers holding it do not push `culled_graph` to its all-keys path."""
+    return DataNode(key, None)
+
+
+def culled_graph(graphs, keys):
+    """One dict graph of what `keys` need from the HighLevelGraphs `graphs`, culled layer by layer
+    before anything is materialized: a Blockwise layer builds only the blocks asked for, so a
+    slice of a huge lazy array costs the chunks it touches, not the array's (a dict of the merged
+    graph would build every task first). A layer of legacy tuple tasks makes dask list every key
+    of the graph once (not their tasks); dflow's own layers are task-spec nodes."""
+    hlg = HighLevelGraph.merge(*graphs)
+    return dict(hlg.cull(set(flatten(keys))))
