@@ -78,13 +78,16 @@ UnauthenticatedError = _subclass("UnauthenticatedError", UNAUTHENTICATED, "Missi
 
 
 def kernel_failure(op, exc, op_type=None, op_name=None, where=""):
-    """The InvalidArgumentError for a kernel or lowering of `op` that raised `exc` (the one wording
-    of the in-process plan, the fused chunk kernels and the Dask lowering). An OpError passes as is.
+    """The InvalidArgumentError (ResourceExhaustedError for a MemoryError) for a kernel or lowering
+    of `op` that raised `exc` (the one wording of the in-process plan, the fused chunk kernels and
+    the Dask lowering). An OpError passes as is.
     `op` may be None where only the op's type and name travel (a fused kernel on a worker)."""
     if isinstance(exc, OpError):
         return exc
     op_type = op_type or getattr(op, "type", "?")
     op_name = op_name or getattr(op, "name", "?")
+    if isinstance(exc, MemoryError):  # an allocation that cannot succeed (TF1: OOM)
+        return ResourceExhaustedError(None, op, f"{op_type} op {op_name!r} failed{where}: {exc}")
     return InvalidArgumentError(None, op, f"{op_type} op {op_name!r} failed{where}: {type(exc).__name__}: {exc}")
 
 

@@ -22,6 +22,7 @@ from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
 from .fetches import flatten_fetches
 from .host import HostRun, RunTransaction, decision_key
+from .memory import machine_memory
 from .plan import FeedSpec, RunContext
 from .store import VariableStore, to_host
 from .tracing import RunTrace
@@ -55,6 +56,8 @@ class Options:
     storage: StoragePolicy = StoragePolicy()  # which variables live on disk between runs (StoredValue)
     chunk_limit: int | None = None  # bytes per "auto" chunk (None: dask's default, 128 MiB)
     spill: bool = False  # costly large values two stages read are written to local disk once
+    machine_memory: int | None = None  # bytes of this machine: what no fetched value may exceed
+    local: bool = True  # tasks run on this machine (then no task may exceed machine_memory either)
 
 
 _FORCED = []  # stack of session_defaults() settings
@@ -98,6 +101,12 @@ class Session:
             if small_plan_bytes is None:
                 small_plan_bytes = _FORCED[-1]["small_plan_bytes"]
         budget = _parse_bytes(memory_budget)
+        if num_workers is not None and (isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer))
+                                        or num_workers < 1):
+            raise ValueError(f"Session: num_workers must be a positive int (None: one per core), got {num_workers!r}")
+        if small_plan_bytes is not None and (isinstance(small_plan_bytes, bool) or
+                                             not isinstance(small_plan_bytes, (int, np.integer)) or small_plan_bytes < 0):
+            raise ValueError(f"Session: small_plan_bytes must be an int >= 0 (0: always Dask), got {small_plan_bytes!r}")
         self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
             self._executor.num_workers = num_workers
@@ -114,7 +123,8 @@ class Session:
         storage = StoragePolicy.for_budget(budget, self._executor.is_local)
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
                                 memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus,
-                                storage=storage, spill=self._executor.is_local,
+                                storage=storage, spill=self._executor.is_local, machine_memory=machine_memory(),
+                                local=self._executor.is_local,
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
         self._plans = {}
         self._chunk_cache = {}
@@ -444,14 +454,25 @@ class Session:
         self.variables.load(var_name, value)
 
 
-def _parse_bytes(value):
+def _parse_bytes(value, what="memory_budget"):
+    """A byte count from an int or a string such as "512MB" (None: unlimited); ValueError naming
+    the argument for zero, negative, non-finite or unparsable values, when the Session is made."""
     if value is None:
         return None
+    n = None
     if isinstance(value, str):
         from dask.utils import parse_bytes
 
-        return int(parse_bytes(value))
-    return int(value)
+        try:
+            n = parse_bytes(value)
+        except (ValueError, TypeError, KeyError):
+            n = None
+    elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        n = value
+    if n is None or n != n or n in (float("inf"), float("-inf")) or int(n) <= 0:
+        raise ValueError(f"Session: {what} must be a positive number of bytes or a string such as '512MB' "
+                         f"(None: no budget), got {value!r}")
+    return int(n)
 
 
 def _run_trace(options, run_metadata):
