@@ -163,35 +163,39 @@ def to_int64(x, name="ToInt64"):
 # ---- binary --------------------------------------------------------------------------------------
 
 
-def _int_divisor(y):
+def _int_divisor(xp, y):
     """Raises as TF1's integer division and modulo kernels do for a zero divisor (numpy would give
     0). One check of the divisor, only for integer dtypes: float division stays IEEE (inf, nan).
     The plans report the error as the op's InvalidArgumentError ("Integer division by zero")."""
     dt = getattr(y, "dtype", None)
-    if dt is not None and getattr(dt, "kind", None) in "iu" and not hasattr(y, "dask") and (y == 0).any():
+    if dt is None or hasattr(y, "dask"):  # (a dask array is checked chunk by chunk, in its tasks)
+        return
+    kind = getattr(dt, "kind", None)  # numpy and cupy dtypes; other namespaces are asked
+    integral = kind in ("i", "u") if kind is not None else xp.isdtype(dt, "integral")
+    if integral and bool(xp.any(y == 0)):
         raise ZeroDivisionError("Integer division by zero")
 
 
 def _floordiv(xp, x, y):
-    _int_divisor(y)
+    _int_divisor(xp, y)
     return xp.floor_divide(x, y)
 
 
 def _floormod(xp, x, y):
-    _int_divisor(y)
+    _int_divisor(xp, y)
     return xp.remainder(x, y)
 
 
 def _truncatediv(xp, x, y):
     """C's integer division (rounds toward zero), TF1's TruncateDiv (integers only)."""
-    _int_divisor(y)
+    _int_divisor(xp, y)
     q = xp.floor_divide(x, y)
     return xp.where((xp.remainder(x, y) != 0) & ((x < 0) != (y < 0)), q + 1, q)
 
 
 def _truncatemod(xp, x, y):
     """C's remainder (the sign of x), TF1's TruncateMod: fmod for floats too."""
-    _int_divisor(y)
+    _int_divisor(xp, y)
     return xp.fmod(x, y) if hasattr(xp, "fmod") else x - y * _truncatediv(xp, x, y)
 
 

@@ -45,7 +45,7 @@ def variable_op(shape, dtype, name=None, chunks=None):
     shape = as_shape(shape)
     if not shape.is_fully_defined():
         raise ValueError(f"Variable {name!r}: shape {shape} must be fully defined")
-    check_static_size(shape, f"Variable {name or 'Variable'!r}")
+    check_static_size(shape, f"Variable {(name or 'Variable').rstrip('/')!r}")
     return apply_op("VariableV2", [], {"shape": as_shape(shape), "dtype": as_dtype(dtype), "chunks": chunks},
                     name=name, default_name="Variable", graph=get_default_graph())
 

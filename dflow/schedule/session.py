@@ -464,7 +464,7 @@ def _parse_bytes(value, what="memory_budget"):
         from dask.utils import parse_bytes
 
         try:
-            n = parse_bytes(value)
+            n = parse_bytes(value) if value.strip() else None
         except (ValueError, TypeError, KeyError):
             n = None
     elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
