@@ -92,12 +92,12 @@ def _refuse_impossible(program, feeds, options):
             if t is not None and t.shape.is_fully_defined():
                 check_elements(t.op, t.shape.as_list())
     for t in program.fetch_tensors:
-        if t is not None and t not in feeds and t.shape.is_fully_defined() and t.dtype.np_dtype != object:
+        if t is not None and t not in feeds and t.shape.is_fully_defined() and np.dtype(t.dtype.np_dtype).kind != "O":
             check_held(t.op, f"fetched {t.name!r}", t.shape.as_list(), t.dtype.np_dtype, options.memory_budget,
                        options.machine_memory)
     for var, t in program.commit_tensors.items():
         shape = t.shape
-        if shape.is_fully_defined() and t.dtype.np_dtype != object and options.local and \
+        if shape.is_fully_defined() and np.dtype(t.dtype.np_dtype).kind != "O" and options.local and \
                 options.storage.layout(shape.as_list(), t.dtype.np_dtype) is None:
             check_held(t.op, f"the new value of variable {var!r}", shape.as_list(), t.dtype.np_dtype,
                        options.memory_budget, options.machine_memory)
@@ -357,7 +357,7 @@ def _lower_step(ctx, program, step, env, stager, memory):
         raise_kernel_failure(op, e, where=" on these inputs")
     finally:
         ctx.inputs = ()
-    for v in outs_vals:
+    for v in outs_vals:  # a run-time shape no static check saw: refused before the plan is built
         if isinstance(v, da.Array) and not any(d != d for d in v.shape):
             check_elements(op, v.shape)
     lvl = stager.stage_of(step.inputs) if stager is not None else 0
@@ -428,7 +428,7 @@ def _output(ctx, env, t):
     except (ValueError, TypeError) as err:  # e.g. run-time shapes that do not broadcast
         raise InvalidArgumentError(None, t.op, f"{t.op.type} op {t.op.name!r} cannot run on these "
                                    f"inputs: {err}") from err
-    if isinstance(v, da.Array) and t.dtype.np_dtype != object and not any(d != d for d in v.shape):
+    if isinstance(v, da.Array) and np.dtype(t.dtype.np_dtype).kind != "O" and not any(d != d for d in v.shape):
         check_held(t.op, f"fetched {t.name!r}", v.shape, v.dtype, ctx.options.memory_budget,
                    ctx.options.machine_memory)  # a run-time shape the static checks could not see
     return v.array if isinstance(v, Whole) else v

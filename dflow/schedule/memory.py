@@ -19,8 +19,9 @@ What cannot exist is refused before anything runs or is allocated (the limits, a
   tuples of such a shape alone would fill the memory). Placeholders and variables, whose shapes
   are attrs, are refused when built (ValueError, as TF1).
 - a tensor this process must hold whole (a fetched value, a variable's new value kept in memory)
-  larger than `memory_budget`, or without one than this machine's physical memory: it could never
-  be allocated (TF1's ResourceExhaustedError "OOM when allocating tensor with shape[...]").
+  larger than `memory_budget`, or without one than half this machine's physical memory (its
+  chunks and the assembled value are alive at once): it could never be allocated (TF1's
+  ResourceExhaustedError "OOM when allocating tensor with shape[...]").
   Lazy values are not refused for their size: a slice of a huge `zeros` builds and reads only the
   chunks it touches.
 - a task larger than the budget (`compiler._apply_budget`), or than the machine without one.
@@ -33,7 +34,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..devices import machine_memory  # noqa: F401 - the session reads it here
 from ..errors import InvalidArgumentError, ResourceExhaustedError
 from ..graph.shape import too_many_elements
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import dask.array as da
 import numpy as np
 
+from ..devices import machine_memory
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
@@ -22,7 +23,6 @@ from .compiler import compile_plan, normalize_chunks
 from .executors import make_executor
 from .fetches import flatten_fetches
 from .host import HostRun, RunTransaction, decision_key
-from .memory import machine_memory
 from .plan import FeedSpec, RunContext
 from .store import VariableStore, to_host
 from .tracing import RunTrace
