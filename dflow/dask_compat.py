@@ -9,6 +9,7 @@ promises. This module imports nothing of dflow (it sits at the bottom, beside `e
 from __future__ import annotations
 
 from dask._task_spec import Alias, DataNode, Task, convert_legacy_graph  # noqa: F401 - re-exported
+from dask.array.core import auto_chunks as _auto_chunks
 from dask.array.core import concatenate3, elemwise, finalize  # noqa: F401 - re-exported
 from dask.array.core import normalize_chunks as _normalize_chunks
 from dask.array.utils import meta_from_array  # noqa: F401 - re-exported
@@ -29,6 +30,36 @@ def gather_blocks(parts):
 
 def normalize_chunks(chunks, shape, limit=None, dtype=None):
     return _normalize_chunks(chunks, tuple(shape), limit=limit, dtype=dtype)
+
+
+def chunk_counts(chunks, shape, limit=None, dtype=None):
+    """How many chunks `normalize_chunks(chunks, shape, ...)` would make along each axis, computed
+    without making dask's per-chunk tuples (which for a huge lazy shape alone fill the memory).
+    Regular specs only (an int, "auto", a byte size, -1/None, a dict or tuple of those); None for
+    explicit per-chunk tuples, which already exist."""
+    from numbers import Number
+
+    from dask.utils import parse_bytes
+
+    shape = tuple(shape)
+    if isinstance(chunks, list):
+        chunks = tuple(chunks)
+    if isinstance(chunks, (Number, str)):
+        chunks = (chunks,) * len(shape)
+    if isinstance(chunks, dict):
+        chunks = tuple(chunks.get(i) for i in range(len(shape)))
+    if not isinstance(chunks, tuple) or len(chunks) != len(shape) or \
+            any(isinstance(c, (tuple, list)) for c in chunks) or any(s != s for s in shape):
+        return None
+    chunks = tuple(s if c is None or c == -1 else c for c, s in zip(chunks, shape))
+    for c in chunks:
+        if isinstance(c, str) and c != "auto":
+            limit = parse_bytes(c)
+    chunks = tuple("auto" if isinstance(c, str) else c for c in chunks)
+    if "auto" in chunks:
+        chunks = _auto_chunks(chunks, shape, limit, dtype, None)
+    return [len(c) if isinstance(c, (tuple, list)) else -(-int(s) // int(c)) if c else 1
+            for s, c in zip(shape, chunks)]
 
 
 def cull(dsk, keys):

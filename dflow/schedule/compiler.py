@@ -36,7 +36,14 @@ from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
 from .fusion import Const, Expr, Ext, compile_expr, fused_scratch_chunks, unknown_size_leaves
 from .host import HostDecision
-from .memory import MemoryReport, check_elements, check_held, format_bytes, suggest_chunks
+from .memory import (
+    MemoryReport,
+    check_chunk_grid,
+    check_elements,
+    check_held,
+    format_bytes,
+    suggest_chunks,
+)
 from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
 from .program import Program
 from .staging import Stager, rewrite_for
@@ -225,8 +232,14 @@ class LowerContext:
         return shape
 
     def default_chunks(self, shape, dtype):
-        if self.op is not None:  # a run-time shape (Fill's dims): dask's chunk tuples of an
-            check_elements(self.op, shape)  # impossible shape alone would fill the memory
+        """Chunks for a value this op makes from a shape (Fill, a host value). Refuses a shape of
+        more than 2**63 - 1 elements, and a chunk grid too long to plan: dask keeps one entry per
+        chunk along each axis, so a huge lazy shape in small chunks fills the memory before any
+        chunk is touched (see memory.py)."""
+        if self.op is not None:
+            check_elements(self.op, shape)
+            check_chunk_grid(self.op, shape, dask_compat.chunk_counts(self.options.chunks, shape, self.options.chunk_limit,
+                                                                   _chunk_dtype(dtype)))
         return normalize_chunks(self.options.chunks, shape, dtype, self.options.chunk_limit)
 
     def run_param(self, spec, shape=(), dtype=np.int64, chunks=None):
@@ -283,10 +296,14 @@ def normalize_chunks(chunks, shape, dtype, limit=None):
     `limit`: bytes per "auto" chunk (None: dask's array.chunk-size, 128 MiB)."""
     if isinstance(chunks, (tuple, list)) and len(chunks) != len(shape):
         chunks = "auto"
+    return dask_compat.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=_chunk_dtype(dtype))
+
+
+def _chunk_dtype(dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "O":  # strings: dask cannot size "auto" chunks of objects; count 64 bytes each
         dtype = np.dtype("S64")
-    return dask_compat.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=dtype)
+    return dtype
 
 
 # ---- lowering ---------------------------------------------------------------------------------

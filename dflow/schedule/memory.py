@@ -25,6 +25,10 @@ What cannot exist is refused before anything runs or is allocated (the limits, a
   Lazy values are not refused for their size: a slice of a huge `zeros` builds and reads only the
   chunks it touches.
 - a task larger than the budget (`compiler._apply_budget`), or than the machine without one.
+- a lazy value whose chunk grid has more than MAX_CHUNKS_PER_AXIS chunks along an axis: dask
+  keeps one entry per chunk along each axis (and tokenizes them), ~1 s and ~150 MB per million,
+  before a single chunk is touched (`zeros([10**12])` in chunks of 2). ResourceExhaustedError
+  naming the op and asking for larger chunks.
 """
 
 from __future__ import annotations
@@ -47,6 +51,20 @@ def check_elements(op, shape):
     if too_many_elements(shape):
         raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r}: Shape [{_dims_text(shape)}] would have "
                                    "more than 2**63 - 1 elements")
+
+
+MAX_CHUNKS_PER_AXIS = 1 << 22  # ~4 s and ~600 MB of dask bookkeeping
+
+
+def check_chunk_grid(op, shape, counts):
+    """ResourceExhaustedError naming `op` if `counts` (chunks along each axis, or None) has an axis
+    of more than MAX_CHUNKS_PER_AXIS chunks."""
+    for axis, n in enumerate(counts or ()):
+        if n > MAX_CHUNKS_PER_AXIS:
+            raise ResourceExhaustedError(
+                None, op, f"{op.type} op {op.name!r}: shape [{_dims_text(shape)}] makes {n} chunks along axis "
+                f"{axis}, more than the {MAX_CHUNKS_PER_AXIS} a plan can track; use larger chunks "
+                "(Session(chunks=...)) or a smaller shape")
 
 
 def check_held(op, what, shape, dtype, budget, machine):

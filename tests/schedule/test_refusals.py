@@ -159,3 +159,11 @@ def test_good_memory_budgets_are_bytes(budget, expected):
 def test_bad_worker_counts_and_plan_sizes_are_refused_at_construction(kwargs, match):
     with pytest.raises(ValueError, match=match):
         tf.Session(**kwargs)
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("shape, chunks", [([10**9, 10**4], 2), ([10**15], "auto")])
+def test_a_chunk_grid_too_long_to_plan_is_refused_naming_the_op(shape, chunks):
+    x = tf.zeros(shape, name="grid")[:3]
+    _refused(x, ResourceExhaustedError, r"Fill op 'grid': shape \[.*\] makes \d+ chunks along axis 0, more than "
+             r"the 4194304 a plan can track; use larger chunks", scheduler="sync", chunks=chunks)
