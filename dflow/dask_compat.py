@@ -85,4 +85,4 @@ def culled_graph(graphs, keys):
     graph would build every task first). A layer of legacy tuple tasks makes dask list every key
     of the graph once (not their tasks); dflow's own layers are task-spec nodes."""
     hlg = HighLevelGraph.merge(*graphs)
-    return dict(hlg.cull(set(flatten(keys))))
+    return dict(hlg.cull(set(flatten(keys))).to_dict())  # (dict(hlg) looks each key up layer by layer)
