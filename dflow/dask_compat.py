@@ -8,7 +8,8 @@ promises. This module imports nothing of dflow (it sits at the bottom, beside `e
 
 from __future__ import annotations
 
-from dask._task_spec import Alias, DataNode, GraphNode, convert_legacy_graph  # noqa: F401 - re-exported
+from dask._task_spec import Alias, DataNode, GraphNode, Task, convert_legacy_graph  # noqa: F401 - re-exported
+from dask.array.core import auto_chunks as _auto_chunks
 from dask.array.core import concatenate3, elemwise, finalize  # noqa: F401 - re-exported
 from dask.array.core import normalize_chunks as _normalize_chunks
 from dask.array.utils import meta_from_array  # noqa: F401 - re-exported
@@ -32,6 +33,36 @@ def gather_blocks(parts):
 
 def normalize_chunks(chunks, shape, limit=None, dtype=None):
     return _normalize_chunks(chunks, tuple(shape), limit=limit, dtype=dtype)
+
+
+def chunk_counts(chunks, shape, limit=None, dtype=None):
+    """How many chunks `normalize_chunks(chunks, shape, ...)` would make along each axis, computed
+    without making dask's per-chunk tuples (which for a huge lazy shape alone fill the memory).
+    Regular specs only (an int, "auto", a byte size, -1/None, a dict or tuple of those); None for
+    explicit per-chunk tuples, which already exist."""
+    from numbers import Number
+
+    from dask.utils import parse_bytes
+
+    shape = tuple(shape)
+    if isinstance(chunks, list):
+        chunks = tuple(chunks)
+    if isinstance(chunks, (Number, str)):
+        chunks = (chunks,) * len(shape)
+    if isinstance(chunks, dict):
+        chunks = tuple(chunks.get(i) for i in range(len(shape)))
+    if not isinstance(chunks, tuple) or len(chunks) != len(shape) or \
+            any(isinstance(c, (tuple, list)) for c in chunks) or any(s != s for s in shape):
+        return None
+    chunks = tuple(s if c is None or c == -1 else c for c, s in zip(chunks, shape))
+    for c in chunks:
+        if isinstance(c, str) and c != "auto":
+            limit = parse_bytes(c)
+    chunks = tuple("auto" if isinstance(c, str) else c for c in chunks)
+    if "auto" in chunks:
+        chunks = _auto_chunks(chunks, shape, limit, dtype, None)
+    return [len(c) if isinstance(c, (tuple, list)) else -(-int(s) // int(c)) if c else 1
+            for s, c in zip(shape, chunks)]
 
 
 def cull(dsk, keys):
@@ -86,3 +117,24 @@ def synchronous_pool():
     from dask.local import synchronous_executor
 
     return synchronous_executor
+
+
+def task(key, fn, *args):
+    """The task `fn(*args)` under `key` (args are plain values, not keys), as a task-spec node."""
+    return Task(key, fn, *args)
+
+
+def empty_slot(key):
+    """A graph value for a key whose data a run sets later (a placeholder's chunk): a task-spec
+    node, so the layers holding it do not push `culled_graph` to its all-keys path."""
+    return DataNode(key, None)
+
+
+def culled_graph(graphs, keys):
+    """One dict graph of what `keys` need from the HighLevelGraphs `graphs`, culled layer by layer
+    before anything is materialized: a Blockwise layer builds only the blocks asked for, so a
+    slice of a huge lazy array costs the chunks it touches, not the array's (a dict of the merged
+    graph would build every task first). A layer of legacy tuple tasks makes dask list every key
+    of the graph once (not their tasks); dflow's own layers are task-spec nodes."""
+    hlg = HighLevelGraph.merge(*graphs)
+    return dict(hlg.cull(set(flatten(keys))).to_dict())  # (dict(hlg) looks each key up layer by layer)

@@ -98,6 +98,9 @@ def kernel_failure(op, exc, op_type=None, op_name=None, where="", shapes=None):
         if exc.op is None and op is not None:
             exc.op = op
         return exc
+    if isinstance(exc, MemoryError):  # an allocation that cannot succeed (TF1: OOM)
+        return ResourceExhaustedError({"name": op_name, "op": op_type}, op, f"{op_type} op {op_name!r} failed{where}: "
+                                      f"{exc}")
     got = ""
     if shapes is not None:
         got = " with input shapes: " + ", ".join(_shape_text(s) for s in shapes)

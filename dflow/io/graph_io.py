@@ -17,6 +17,7 @@ ZarrSource/ZarrSink ops name: import graphs from people you trust before running
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 import uuid
@@ -24,7 +25,8 @@ import uuid
 import numpy as np
 import zarr
 
-from ..errors import DataLossError, InvalidArgumentError, NotFoundError
+from ..devices import machine_memory
+from ..errors import DataLossError, InvalidArgumentError, NotFoundError, ResourceExhaustedError
 from ..graph import serialize
 from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
@@ -470,6 +472,18 @@ def _read_document(path, cls):
     return obj
 
 
+def _check_loadable(value, where):
+    """A constant is loaded whole: refuse (ResourceExhaustedError) one that this machine could not
+    hold, before reading it (a Zarr array with missing chunks reads as its fill value, so a tiny
+    file can declare a huge constant)."""
+    nbytes = math.prod(value.shape) * np.dtype(value.dtype).itemsize
+    machine = machine_memory()
+    if machine and nbytes > machine // 2:
+        raise ResourceExhaustedError(None, None, f"{where}: the constant of shape {list(value.shape)} and type "
+                                     f"{value.dtype} needs {nbytes} bytes, more than this machine's memory "
+                                     f"({machine} bytes) can hold with a copy")
+
+
 def _load_external(value, base, cache, where):
     if isinstance(value, ExternalArray):
         key = (value.group, value.array)
@@ -482,6 +496,7 @@ def _load_external(value, base, cache, where):
             if list(arr.shape) != list(value.shape) or str(arr.dtype) != value.dtype:
                 raise DataLossError(None, None, f"{where}: stored array is {arr.dtype}{list(arr.shape)}, the "
                                     f"document says {value.dtype}{list(value.shape)}")
+            _check_loadable(value, where)
             out = np.asarray(arr[...])
             if _checksum(out) != value.checksum:
                 raise DataLossError(None, None, f"{where}: checksum mismatch: the stored constant is corrupted")

@@ -19,6 +19,7 @@ from .common import (
     ANY,
     BOOL,
     FLOAT,
+    INT,
     NUMERIC,
     REAL,
     STRING,
@@ -162,14 +163,53 @@ def to_int64(x, name="ToInt64"):
 
 # ---- binary --------------------------------------------------------------------------------------
 
+
+def _int_divisor(xp, y):
+    """Raises as TF1's integer division and modulo kernels do for a zero divisor (numpy would give
+    0). One check of the divisor, only for integer dtypes: float division stays IEEE (inf, nan).
+    The plans report the error as the op's InvalidArgumentError ("Integer division by zero")."""
+    dt = getattr(y, "dtype", None)
+    if dt is None or hasattr(y, "dask"):  # (a dask array is checked chunk by chunk, in its tasks)
+        return
+    kind = getattr(dt, "kind", None)  # numpy and cupy dtypes; other namespaces are asked
+    integral = kind in ("i", "u") if kind is not None else xp.isdtype(dt, "integral")
+    if integral and bool(xp.any(y == 0)):
+        raise ZeroDivisionError("Integer division by zero")
+
+
+def _floordiv(xp, x, y):
+    _int_divisor(xp, y)
+    return xp.floor_divide(x, y)
+
+
+def _floormod(xp, x, y):
+    _int_divisor(xp, y)
+    return xp.remainder(x, y)
+
+
+def _truncatediv(xp, x, y):
+    """C's integer division (rounds toward zero), TF1's TruncateDiv (integers only)."""
+    _int_divisor(xp, y)
+    q = xp.floor_divide(x, y)
+    return xp.where((xp.remainder(x, y) != 0) & ((x < 0) != (y < 0)), q + 1, q)
+
+
+def _truncatemod(xp, x, y):
+    """C's remainder (the sign of x), TF1's TruncateMod: fmod for floats too."""
+    _int_divisor(xp, y)
+    return xp.fmod(x, y) if hasattr(xp, "fmod") else x - y * _truncatediv(xp, x, y)
+
+
 _BINARY = {
     # op type: (public name, allowed kinds, eager kernel, output dtype or None)
     "Add": ("add", NUMERIC + STRING, lambda xp, x, y: xp.add(x, y), None),
     "Sub": ("subtract", NUMERIC, lambda xp, x, y: xp.subtract(x, y), None),
     "Mul": ("multiply", NUMERIC, lambda xp, x, y: xp.multiply(x, y), None),
     "RealDiv": ("realdiv", "fc", lambda xp, x, y: xp.divide(x, y), None),
-    "FloorDiv": ("floordiv", REAL, lambda xp, x, y: xp.floor_divide(x, y), None),
-    "FloorMod": ("floormod", REAL, lambda xp, x, y: xp.remainder(x, y), None),
+    "FloorDiv": ("floordiv", REAL, _floordiv, None),
+    "FloorMod": ("floormod", REAL, _floormod, None),
+    "TruncateDiv": ("truncatediv", INT, _truncatediv, None),
+    "TruncateMod": ("truncatemod", REAL, _truncatemod, None),
     "Pow": ("pow", NUMERIC, lambda xp, x, y: xp.pow(x, y), None),
     "Maximum": ("maximum", REAL, lambda xp, x, y: xp.maximum(x, y), None),
     "Minimum": ("minimum", REAL, lambda xp, x, y: xp.minimum(x, y), None),
@@ -208,6 +248,8 @@ realdiv = _binary("RealDiv")
 floordiv = _binary("FloorDiv")
 floor_div = floordiv
 floormod = _binary("FloorMod")
+truncatediv = _binary("TruncateDiv")
+truncatemod = _binary("TruncateMod")
 atan2 = _binary("Atan2")  # atan2(y, x): the angle of the point (x, y), in [-pi, pi]
 mod = floormod
 pow = _binary("Pow")  # noqa: A001 - TF1 public name
@@ -374,7 +416,7 @@ __all__ = [
     "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "sigmoid",
     "log_sigmoid", "divide_no_nan", "xlogy", "xdivy", "reciprocal", "floor", "ceil", "round", "is_finite", "is_nan", "is_inf",
     "logical_not", "cast", "to_float", "to_double", "to_int32", "to_int64", "add", "subtract",
-    "multiply", "realdiv", "floordiv", "floor_div", "floormod", "mod", "pow", "maximum", "minimum",
+    "multiply", "realdiv", "floordiv", "floor_div", "floormod", "mod", "truncatediv", "truncatemod", "pow", "maximum", "minimum",
     "squared_difference", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "truediv", "divide", "div", "scalar_mul", "where",
     "where_v2", "clip_by_value",
@@ -433,7 +475,8 @@ def_grad("Relu")(lambda op, g: [apply_op("ReluGrad", [g, _y(op)])])
 def_grad("ReluGrad")(lambda op, gg: [apply_op("ReluGrad", [gg, op.inputs[1]]), zeros_like_t(op.inputs[1])])
 def_grad("Sign", "Floor", "Ceil", "Round")(lambda op, g: [zeros_like_t(_x(op))])
 not_differentiable("IsFinite", "IsNan", "IsInf", "LogicalNot", "Equal", "NotEqual", "Less", "LessEqual",
-                   "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalXor", "FloorDiv")
+                   "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalXor", "FloorDiv",
+                   "TruncateDiv")  # (TruncateMod has no gradient in TF1 either)
 
 
 def zeros_like_t(t):

@@ -14,13 +14,14 @@ from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.ops import Tensor
 from ..graph.registry import register_op
-from ..graph.shape import TensorShape, as_shape, broadcast_static_shape
+from ..graph.shape import TensorShape, as_shape, broadcast_static_shape, check_static_size
 from .common import apply_op, convert_to_tensor
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "is_variable_initialized"]
 
 
 def _variable_infer(inputs, attrs):
+    check_static_size(attrs["shape"], "op VariableV2")
     return attrs["shape"], attrs["dtype"]
 
 
@@ -45,6 +46,7 @@ def variable_op(shape, dtype, name=None, chunks=None):
     shape = as_shape(shape)
     if not shape.is_fully_defined():
         raise ValueError(f"Variable {name!r}: shape {shape} must be fully defined")
+    check_static_size(shape, f"Variable {(name or 'Variable').rstrip('/')!r}")
     return apply_op("VariableV2", [], {"shape": as_shape(shape), "dtype": as_dtype(dtype), "chunks": chunks},
                     name=name, default_name="Variable", graph=get_default_graph())
 

@@ -22,9 +22,17 @@ import array_api_compat
 import array_api_compat.numpy as np_xp
 import dask.array as da
 import numpy as np
-from dask.highlevelgraph import HighLevelGraph
 
-from ..dask_compat import alias, count_tasks, cull, downstream, flatten, gather_blocks, key_name
+from ..dask_compat import (
+    alias,
+    count_tasks,
+    cull,
+    culled_graph,
+    downstream,
+    flatten,
+    gather_blocks,
+    key_name,
+)
 from ..errors import OpError, kernel_failure
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 from .fusion import epilogue_producers, fusion_groups, run_with_epilogue
@@ -293,13 +301,11 @@ def _select(xp, *values):
 
 
 def _merged_culled(arrays, extra_keys=None):
-    """One dict graph holding what `arrays` need (plus `extra_keys` tasks), culled."""
-    dsk = dict(HighLevelGraph.merge(*[a.__dask_graph__() for a in arrays])) if arrays else {}
-    wanted = list(flatten([a.__dask_keys__() for a in arrays]))
-    for key, task in (extra_keys or {}).items():
-        dsk[key] = task
-        wanted.append(key)
-    return cull(dsk, wanted) if wanted else {}
+    """One dict graph holding what `arrays` need (plus `extra_keys` tasks, which read only keys of
+    `arrays`), culled before it is built: linear in the chunks the plan touches (`culled_graph`)."""
+    dsk = culled_graph([a.__dask_graph__() for a in arrays], [a.__dask_keys__() for a in arrays]) if arrays else {}
+    dsk.update(extra_keys or {})
+    return dsk
 
 
 class Stage:

@@ -13,6 +13,7 @@ import dask.array as da
 import numpy as np
 
 from ..config import default_session_settings
+from ..devices import machine_memory
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, UnknownError, attach_op
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
@@ -60,6 +61,8 @@ class Options:
     storage: StoragePolicy = StoragePolicy()  # which variables live on disk between runs (StoredValue)
     chunk_limit: int | None = None  # bytes per "auto" chunk (None: dask's default, 128 MiB)
     spill: bool = False  # costly large values two stages read are written to local disk once
+    machine_memory: int | None = None  # bytes of this machine: what no fetched value may exceed
+    local: bool = True  # tasks run on this machine (then no task may exceed machine_memory either)
 
 
 _FORCED = []  # stack of session_defaults() settings
@@ -107,6 +110,12 @@ class Session:
         memory_budget = process.get("memory_budget") if memory_budget is None else memory_budget
         num_workers = process.get("num_workers") if num_workers is None else num_workers
         budget = _parse_bytes(memory_budget)
+        if num_workers is not None and (isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer))
+                                        or num_workers < 1):
+            raise ValueError(f"Session: num_workers must be a positive int (None: one per core), got {num_workers!r}")
+        if small_plan_bytes is not None and (isinstance(small_plan_bytes, bool) or
+                                             not isinstance(small_plan_bytes, (int, np.integer)) or small_plan_bytes < 0):
+            raise ValueError(f"Session: small_plan_bytes must be an int >= 0 (0: always Dask), got {small_plan_bytes!r}")
         self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
             self._executor.num_workers = num_workers
@@ -123,7 +132,8 @@ class Session:
         storage = StoragePolicy.for_budget(budget, self._executor.is_local)
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
                                 memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus,
-                                storage=storage, spill=self._executor.is_local,
+                                storage=storage, spill=self._executor.is_local, machine_memory=machine_memory(),
+                                local=self._executor.is_local,
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
         self._plans = {}
         self._chunk_cache = {}
@@ -516,14 +526,25 @@ class Session:
         self.variables.load(var_name, value)
 
 
-def _parse_bytes(value):
+def _parse_bytes(value, what="memory_budget"):
+    """A byte count from an int or a string such as "512MB" (None: unlimited); ValueError naming
+    the argument for zero, negative, non-finite or unparsable values, when the Session is made."""
     if value is None:
         return None
+    n = None
     if isinstance(value, str):
         from dask.utils import parse_bytes
 
-        return int(parse_bytes(value))
-    return int(value)
+        try:
+            n = parse_bytes(value) if value.strip() else None
+        except (ValueError, TypeError, KeyError):
+            n = None
+    elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        n = value
+    if n is None or n != n or n in (float("inf"), float("-inf")) or int(n) <= 0:
+        raise ValueError(f"Session: {what} must be a positive number of bytes or a string such as '512MB' "
+                         f"(None: no budget), got {value!r}")
+    return int(n)
 
 
 def _run_trace(options, run_metadata):
