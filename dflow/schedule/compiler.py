@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import array_api_compat
@@ -76,10 +77,18 @@ def compile_plan(fetch_elements, feeds, options, decisions=None):
     if _use_eager(program, feeds, options):
         return EagerPlan(program)
     try:
-        return lower_dask(program, feeds, constants, options)
+        plan = lower_dask(program, feeds, constants, options)
     except NeedValues as need:
         return HostDecision(tensors=need.tensors, constant=need.constant, why=need.why)
+    if plan.kind == "dask":  # on a cluster, a plan this small runs as one task (one scheduler hop)
+        budget = options.memory_budget
+        limit = ONE_TASK_BYTES if budget is None else min(ONE_TASK_BYTES, budget // 16)
+        plan.small = not plan.stages and _use_eager(program, feeds, dataclasses.replace(options, small_plan_bytes=limit))
+    return plan
 
+
+# A plan on a cluster whose feeds and tensors are all below this runs as one task on one worker
+ONE_TASK_BYTES = 64 << 20
 
 # A read from storage (a Zarr source) larger than this keeps the plan on Dask even under a larger
 # small_plan_bytes: there it stays lazy and reads only the chunks the fetches touch.

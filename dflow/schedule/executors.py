@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
+import operator
+import time
+import uuid
 from abc import ABC, abstractmethod
 
 import dask.local
@@ -11,8 +15,8 @@ import dask.multiprocessing
 import dask.threaded
 import numpy as np
 
-from ..dask_compat import convert_legacy_graph, flatten
-from ..errors import InvalidArgumentError, UnavailableError
+from ..dask_compat import DataNode, Task, TaskRef, convert_legacy_graph, cut_lineage, flatten, graph_expr, install_lineage_cut
+from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnavailableError
 
 
 def quiet_numpy():
@@ -127,24 +131,41 @@ class ProcessesExecutor(Executor):
             self._pool = None
 
 
+class ClusterDataLost(UnavailableError):
+    """A run failed because the cluster lost data it read (a worker died holding a variable's
+    value): nothing was committed; the session recovers what it can and runs the plan again."""
+
+
 class DistributedExecutor(Executor):
-    """Runs plans on a dask.distributed cluster.
+    """Runs plans on a dask.distributed cluster: one graph submitted and one gather per scheduler
+    call (feeds travel inside the graph, committed values stay on the workers as futures).
 
     The scheduler identifies results by key and reuses a result whose key it still holds, so every
     run renames the plan's keys with a fresh suffix: a run never sees a previous run's values.
+    Values kept for later runs are cut from their lineage (`dask_compat.cut_lineage`): the
+    scheduler holds them as data, never recomputes them from their inputs.
+
+    A run that makes no progress for `stall_timeout` seconds (no task finished; e.g. every worker
+    paused at its memory limit) is cancelled with a ResourceExhaustedError; progress is asked of
+    the scheduler only once a run has lasted `poll_interval` seconds.
     """
 
     name = "distributed"
     is_local = False
+    poll_interval = 5.0
+    stall_timeout = 120.0
 
     def __init__(self, client, owned=False, cluster=None):
         self.client = client
         self.owned = owned
         self.cluster = cluster  # a LocalCluster this executor started (scheduler="distributed")
         self._runs = itertools.count()
+        self._token = uuid.uuid4().hex[:8]  # keys of two sessions on one cluster never meet
+        self._nthreads = None
+        self.cuts_lineage = install_lineage_cut(client)
 
     def _renamed(self, dsk, keys):
-        suffix = f"-r{next(self._runs)}"
+        self._suffix = suffix = f"-{self._token}-r{next(self._runs)}"
 
         def rename(k):
             return (k[0] + suffix,) + k[1:] if isinstance(k, tuple) else f"{k}{suffix}"
@@ -154,31 +175,116 @@ class DistributedExecutor(Executor):
         new = {subs[k]: node.substitute(subs, key=subs[k]) for k, node in graph.items()}
         return new, _map_nested(rename, keys)
 
+    def _collapsed(self, dsk, keys, keep_keys, copies):
+        """The graph as one task running it on a worker (`_run_graph`), a task picking the fetched
+        and copied blocks out of its results (the one key gathered), and one task per kept block
+        (the committed values, renamed for this run)."""
+        self._suffix = suffix = f"-{self._token}-r{next(self._runs)}"
+        graph = convert_legacy_graph(dsk)
+        external = sorted({d for node in graph.values() for d in node.dependencies} - graph.keys(), key=str)
+        fetched = list(flatten(keys))
+        kept = [list(flatten(k)) for k in keep_keys]
+        outs = fetched + [k for group in kept for k in group]
+        step = f"dflow-step{suffix}"
+        new = {step: Task(step, _run_graph, DataNode(None, graph), outs, external,
+                          *[TaskRef(k) for k in external])}
+        picked = list(range(len(fetched)))
+        renamed_keep, i = [], len(fetched)
+        for group_keys, group, copy in zip(keep_keys, kept, copies):
+            if copy:
+                picked.extend(range(i, i + len(group)))
+            renamed = {}
+            for k in group:
+                rk = (k[0] + suffix,) + k[1:] if isinstance(k, tuple) else f"{k}{suffix}"
+                new[rk] = Task(rk, operator.getitem, TaskRef(step), i)
+                renamed[k] = rk
+                i += 1
+            renamed_keep.append(_map_nested(renamed.__getitem__, group_keys))
+        self._pick_key = f"dflow-fetch{suffix}"
+        new[self._pick_key] = Task(self._pick_key, _pick, TaskRef(step), picked)
+        return new, (keys, renamed_keep)
+
     def workers(self):
-        try:
-            return max(1, sum(self.client.nthreads().values()))
-        except Exception:  # noqa: BLE001 - a cluster that does not answer: assume one
-            return 1
+        """The cluster's threads, asked once (never on a run's path)."""
+        if self._nthreads is None:
+            try:
+                self._nthreads = max(1, sum(self.client.nthreads().values()))
+            except Exception:  # noqa: BLE001 - a cluster that does not answer: assume one
+                return 1
+        return self._nthreads
 
     def get(self, dsk, keys, num_workers=None, trace=None):
-        new, new_keys = self._renamed(dsk, keys)
-        with self._traced(trace):
-            return self.client.get(new, new_keys, sync=True)
+        values, _, _ = self.compute(dsk, keys, [], num_workers=num_workers, trace=trace)
+        return values
 
-    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None):
+    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None, copies=(), one_task=False):
+        """Submits the graph once and gathers once: the values of `keys`, and for each group of
+        `keep_keys` its futures (kept on the cluster, lineage cut) and, where `copies` says so, its
+        blocks gathered in the same call. Returns (values, kept futures, copies' blocks or None).
+
+        `one_task` (a small plan): the whole graph runs as one task on one worker (`_run_graph`),
+        so a training step of a small model costs one scheduler hop, not one per op."""
+        copies = list(copies) + [False] * (len(keep_keys) - len(copies))
+        one_task = one_task and not (trace is not None and trace.trace)  # a traced run times each task
+        if one_task:
+            new, (new_keys, new_keep) = self._collapsed(dsk, list(keys), list(keep_keys), copies)
+        else:
+            new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
+        with self._traced(trace):
+            expr = graph_expr(new, f"dflow-run{self._suffix}")
+            if one_task:  # one key gathered: the fetches and the copies, picked out on the worker
+                futures, kept = self.client.get(expr, [[self._pick_key], new_keep], sync=False)
+                wanted = futures
+            else:
+                futures, kept = self.client.get(expr, [new_keys, new_keep], sync=False)
+                wanted = [futures, [k for k, c in zip(kept, copies) if c]]
+            try:
+                self._wait([futures, kept])
+                gathered = self.client.gather(wanted)
+                if one_task:
+                    it = iter(gathered[0])
+                    gathered = (_nest_like(new_keys, it), [_nest_like(k, it) for k, c in zip(new_keep, copies) if c])
+                values, copied = gathered
+            except BaseException as e:
+                with contextlib.suppress(Exception):  # a run that failed leaves nothing running
+                    self.client.cancel(list(flatten([futures, kept])))
+                raise _cluster_error(e) from e
+        flat = list(flatten(kept))
+        if flat and self.cuts_lineage:
+            cut_lineage(self.client, [f.key for f in flat])
+        elif flat:  # a scheduler without the cut: ship the values back (no lineage), slowly
+            kept = [self.client.scatter(self.client.gather(k)) for k in kept]
+        it = iter(copied)
+        return values, kept, [next(it) if c else None for c in copies]
+
+    def _wait(self, futures):
+        """Waits for `futures`; a run with no task finishing for `stall_timeout` seconds is
+        cancelled with a dflow error saying why (workers paused at their memory limit, or none)."""
         from distributed import wait
 
-        new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
-        with self._traced(trace):
-            futures, kept = self.client.get(new, [new_keys, new_keep], sync=False)
-            values = self.client.gather(futures)  # raises the first task error
-            flat = list(flatten(kept))
-            if flat:
-                wait(flat)
-                for f in flat:
-                    if f.status == "error":
-                        f.result()  # raises the task's exception
-        return values, kept
+        flat = list(flatten(futures))
+        if not flat:
+            return
+        last, since = None, time.monotonic()  # the scheduler's transition count: progress
+        while True:
+            try:
+                wait(flat, timeout=self.poll_interval)  # an error ends every future it reaches
+                return
+            except TimeoutError:
+                pass
+            progress = self.client.run_on_scheduler(_progress)
+            now = time.monotonic()
+            if progress["transitions"] != last:
+                last, since = progress["transitions"], now
+            elif now - since > self.stall_timeout:
+                paused = progress["paused"]
+                why = (f"{len(paused)} of {progress['workers']} workers paused at their memory limit "
+                       f"({', '.join(paused)}): the run's tasks need more memory than a worker's limit "
+                       "leaves (smaller chunks, or larger memory_limit)") if paused else \
+                      ("the cluster has no worker" if not progress["workers"] else "its tasks wait")
+                raise ResourceExhaustedError(None, None, f"The run stalled on the cluster: {why}; no task "
+                                             f"progressed in {self.stall_timeout:.0f} s. The run was cancelled "
+                                             "and nothing was committed.")
 
     @contextlib.contextmanager
     def _traced(self, trace):
@@ -203,6 +309,55 @@ class DistributedExecutor(Executor):
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
+
+
+def _run_graph(graph, out_keys, external_keys, *external_values):
+    """A small plan's whole graph, run in one task (on a worker) with the sync scheduler; the
+    values of `out_keys` as a tuple."""
+    dsk = dict(graph)
+    for k, v in zip(external_keys, external_values):
+        dsk[k] = DataNode(k, v)
+    with np.errstate(all="ignore"):  # see quiet_numpy
+        return tuple(dask.local.get_sync(dsk, out_keys))
+
+
+def _pick(values, indices):
+    return [values[i] for i in indices]
+
+
+def _nest_like(keys, it):
+    """Values from the iterator `it` in the nesting of `keys` (lists of keys)."""
+    if isinstance(keys, list):
+        return [_nest_like(k, it) for k in keys]
+    return next(it)
+
+
+def _progress(dask_scheduler):
+    """What the stall check asks the scheduler: task transitions so far, workers, paused workers."""
+    workers = dask_scheduler.workers.values()
+    return {"transitions": dask_scheduler.transition_counter, "workers": len(workers),
+            "paused": [ws.address for ws in workers if str(getattr(ws.status, "name", ws.status)) == "paused"]}
+
+
+def _cluster_error(e):
+    """A dask.distributed failure as a dflow error (a kernel's own error passes as it is)."""
+    import concurrent.futures
+
+    from distributed import KilledWorker
+
+    if isinstance(e, OpError) or not isinstance(e, Exception):
+        return e
+    if isinstance(e, KilledWorker):
+        return UnavailableError(None, None, f"A task of the run ({e.task!r}) was running on workers that died "
+                                f"repeatedly (the last: {e.last_worker.address if e.last_worker else '?'}); a task "
+                                "that needs more memory than a worker's limit is the usual cause. Nothing was "
+                                "committed.")
+    if isinstance(e, (concurrent.futures.CancelledError, asyncio.CancelledError)):
+        return ClusterDataLost(None, None, f"The cluster lost data the run needed (a worker died): {e}. "
+                               "Nothing was committed.")
+    if isinstance(e, (OSError, TimeoutError)) and "comm" in type(e).__module__ + str(e).lower():
+        return UnavailableError(None, None, f"The Dask scheduler is unreachable: {e}")
+    return e
 
 
 def local_cluster(num_workers=None, memory_budget=None):

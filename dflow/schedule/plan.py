@@ -24,8 +24,8 @@ import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
 from ..dask_compat import alias, cull, flatten, gather_blocks
-from ..errors import OpError, raise_kernel_failure
-from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
+from ..errors import OpError, UnavailableError, raise_kernel_failure
+from ..storage.values import HOST_COPY_BYTES, RemoteValue, StoredValue, block_indices, block_slices
 from .fusion import fusion_groups
 
 
@@ -216,6 +216,32 @@ class EagerPlan:
             trace.check_deadline(" (when its last op finished)")
 
 
+def _on_cluster(executor, slot, value, rc):
+    """A variable's committed value as this run reads it on a cluster: shipped there once per change
+    (a loaded value), re-shipped from the session's host copy when the cluster lost it, or, lost
+    without a copy, an UnavailableError naming the variable and how to recover."""
+    if isinstance(value, RemoteValue) and not value.available():
+        if value.host is None:
+            name = slot.tensor[1]
+            raise UnavailableError(None, None, f"The value of variable {name!r} was lost with a worker of the "
+                                   "cluster that held it (it is larger than the session keeps a copy of, "
+                                   f"{HOST_COPY_BYTES >> 20} MiB). Restore it from a checkpoint (Saver.restore) "
+                                   "or run its initializer again.")
+        value = value.host
+    if isinstance(value, np.ndarray):
+        value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
+        rc.remember(slot.tensor, value)
+    return value
+
+
+def _host_copy(blocks):
+    if blocks is None:
+        return None
+    value = np.array(gather_blocks(blocks), copy=True)
+    value.setflags(write=False)
+    return value
+
+
 def _none(*_):
     return None
 
@@ -268,6 +294,7 @@ class DaskPlan:
     kind = "dask"
     num_workers = None
     memory = None
+    small = False  # small enough to run as one task on a cluster (compiler.is_small)
 
     def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None,
                  boundaries=(), stored=None):
@@ -304,6 +331,7 @@ class DaskPlan:
         self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
         self.commit_chunks = [a.chunks for a in commit_arrays]
         self.commit_dtypes = [a.dtype for a in commit_arrays]
+        self.commit_copies = [RemoteValue.keeps_copy(a.shape, a.dtype) for a in commit_arrays]
         self.barrier_key = None
         barrier = {}
         if arrays_extra:
@@ -329,10 +357,8 @@ class DaskPlan:
             if slot.name not in names:
                 continue
             value = rc.param(slot.tensor)
-            if not executor.is_local and slot.tensor[0] == "variable" and isinstance(value, np.ndarray):
-                # ship a variable's value to the cluster once per change, not on every run
-                value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
-                rc.remember(slot.tensor, value)
+            if not executor.is_local and slot.tensor[0] == "variable":
+                value = _on_cluster(executor, slot, value, rc)
             dsk.update(slot.pieces(value))
         for slot, value in stage_values.items():
             if slot.name in names:
@@ -365,6 +391,7 @@ class DaskPlan:
             keys = list(self.out_keys)
             if self.barrier_key is not None:
                 keys.append(self.barrier_key)
+            copies = []
             if not keys and not self.commit_keys and not self.stored:
                 results, kept = [], []
             else:
@@ -376,8 +403,13 @@ class DaskPlan:
                     dsk.update(tasks)
                     writes.extend(tasks)
                 dsk = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
-                results, kept = executor.compute(dsk, keys + writes, self.commit_keys, num_workers=self.num_workers,
-                                                 trace=rc.trace)
+                if executor.is_local:
+                    results, kept = executor.compute(dsk, keys + writes, self.commit_keys,
+                                                     num_workers=self.num_workers, trace=rc.trace)
+                else:  # small committed values also come back, in the same gather, as host copies
+                    results, kept, copies = executor.compute(dsk, keys + writes, self.commit_keys,
+                                                             num_workers=self.num_workers, trace=rc.trace,
+                                                             copies=self.commit_copies, one_task=self.small)
                 results = results[:len(keys)]
             if rc.trace is not None:  # before any success hook publishes a write
                 rc.trace.check_deadline(" (when its last task finished)")
@@ -397,9 +429,10 @@ class DaskPlan:
         for value in spills.values():
             value.discard()
         commits = dict(stored_values)
-        for var, r, arr_chunks, dtype in zip(self.commit_vars, kept, self.commit_chunks, self.commit_dtypes):
+        for i, (var, r, arr_chunks, dtype) in enumerate(zip(self.commit_vars, kept, self.commit_chunks,
+                                                            self.commit_dtypes)):
             if not executor.is_local:
-                commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype)
+                commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype, _host_copy(copies[i]))
             else:
                 commits[var] = gather_blocks(r)
         out = []

@@ -19,7 +19,7 @@ from ..kernels.common import to_bytes_array
 from ..run_options import RunOptions
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
-from .executors import make_executor
+from .executors import ClusterDataLost, make_executor
 from .fetches import flatten_fetches
 from .host import HostRun, RunTransaction, decision_key
 from .plan import FeedSpec, RunContext
@@ -240,9 +240,8 @@ class Session:
                 self._tracing.trace = None
             if run_metadata is not None and trace.trace:
                 trace.step_stats_into(run_metadata)
-        fed = sum(spec.nbytes for spec in feeds.values() if spec.kind == "numpy")
         for var, value in commits.items():  # only a run that succeeded gets here
-            self.variables.commit(var, value, fed)
+            self.variables.commit(var, value)
         return rebuild([to_host(r) for r in results])
 
     def _execute(self, elements, feeds, values, decisions=None, txn=None):
@@ -281,7 +280,7 @@ class Session:
                 values = {**values, **constants}
         return self._run_plan(plan, elements, values)
 
-    def _run_plan(self, plan, elements, values, fast=False):
+    def _run_plan(self, plan, elements, values, fast=False, retried=False):
         if not fast:
             self._check_initialized(plan.state)
         self._run_count += 1
@@ -289,7 +288,14 @@ class Session:
                         lambda spec, v: self.variables.set(spec[1], v), self.variables.new_stored,
                         getattr(self._tracing, "trace", None))
         try:
-            return plan.run(rc, values)
+            try:
+                return plan.run(rc, values)
+            except ClusterDataLost:
+                if retried:
+                    raise
+            # a worker died holding data the run read (nothing was committed): the variables it lost
+            # are re-shipped from the session's copies, or named in an UnavailableError
+            return self._run_plan(plan, elements, values, fast, retried=True)
         except OpError:
             raise
         except (ValueError, TypeError, IndexError, ArithmeticError) as e:

@@ -7,34 +7,68 @@ import itertools
 
 import numpy as np
 
-from ..dask_compat import flatten, gather_blocks
+from ..dask_compat import flatten, future_lost, gather_blocks
 from .chunks import create_local, dask_chunks
 
 
-class RemoteValue:
-    """A value kept on a distributed cluster between runs (a variable): one future per chunk."""
+# variables up to this size also keep a host copy of their committed value (gathered in the run
+# that computed it, with its fetches): a worker loss then costs a re-ship, not the value
+HOST_COPY_BYTES = 16 << 20
 
-    def __init__(self, client, futures, chunks, dtype):
+
+class RemoteValue:
+    """A value kept on a distributed cluster between runs (a variable): one future per chunk, each
+    held as data (the scheduler forgot how it was computed: `dask_compat.cut_lineage`), and, for
+    values up to HOST_COPY_BYTES, a read-only host copy (`host`) to recover it from when the
+    cluster loses it."""
+
+    def __init__(self, client, futures, chunks, dtype, host=None):
         self.client = client
         self.futures = futures
         self.chunks = chunks
         self.dtype = dtype
+        self.host = host
 
     @property
     def shape(self):
         return tuple(int(sum(c)) for c in self.chunks)
 
+    @staticmethod
+    def keeps_copy(shape, dtype):
+        """Whether a value of this shape and dtype keeps a host copy."""
+        return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype or np.float64).itemsize <= HOST_COPY_BYTES
+
+    def available(self):
+        """Whether every chunk is still held by the cluster (the client's own view: no message)."""
+        return not any(future_lost(f) for f in flatten(self._flat()))
+
     def to_host(self):
+        """The value as a numpy array: the host copy, or gathered. Raises distributed's
+        CancelledError when the cluster lost it and there is no copy."""
+        if self.host is not None:
+            return self.host
         parts = self.client.gather(self.futures)
         return gather_blocks(parts)
 
+    def release(self):
+        """Lets the cluster drop the value now (not when the futures are garbage collected)."""
+        for f in flatten(self._flat()):
+            f.release()
+
+    def _flat(self):
+        return self.futures if isinstance(self.futures, list) else [self.futures]
+
     @classmethod
     def scatter(cls, client, value, chunks):
-        """Ships `value` to the cluster once, cut into `chunks`."""
+        """Ships `value` to the cluster once, cut into `chunks` (data without lineage)."""
+        host = value if cls.keeps_copy(value.shape, value.dtype) else None
+        if host is not None and host.flags.writeable:
+            host = host.copy()
+            host.setflags(write=False)
         if not chunks:
-            return cls(client, client.scatter(value), chunks, value.dtype)
+            return cls(client, client.scatter(value), chunks, value.dtype, host)
         futs = client.scatter([np.ascontiguousarray(value[s]) for s in block_slices(chunks)])
-        return cls(client, nest(futs, [len(c) for c in chunks]), chunks, value.dtype)
+        return cls(client, nest(futs, [len(c) for c in chunks]), chunks, value.dtype, host)
 
 
 class StoredValue:
