@@ -248,7 +248,10 @@ class DistributedExecutor(Executor):
             except BaseException as e:
                 with contextlib.suppress(Exception):  # a run that failed leaves nothing running
                     self.client.cancel(list(flatten([futures, kept])))
-                raise _cluster_error(e) from e
+                mapped = _cluster_error(e)
+                if mapped is e:
+                    raise
+                raise mapped from e
         flat = list(flatten(kept))
         if flat and self.cuts_lineage:
             cut_lineage(self.client, [f.key for f in flat])
@@ -258,14 +261,15 @@ class DistributedExecutor(Executor):
         return values, kept, [next(it) if c else None for c in copies]
 
     def _wait(self, futures):
-        """Waits for `futures`; a run with no task finishing for `stall_timeout` seconds is
-        cancelled with a dflow error saying why (workers paused at their memory limit, or none)."""
+        """Waits for `futures`. A run in which nothing happens for `stall_timeout` seconds (no task
+        changed state and no worker is running one: every worker paused at its memory limit, or
+        none left) is cancelled with a ResourceExhaustedError saying why."""
         from distributed import wait
 
         flat = list(flatten(futures))
         if not flat:
             return
-        last, since = None, time.monotonic()  # the scheduler's transition count: progress
+        last, since = None, time.monotonic()
         while True:
             try:
                 wait(flat, timeout=self.poll_interval)  # an error ends every future it reaches
@@ -274,16 +278,16 @@ class DistributedExecutor(Executor):
                 pass
             progress = self.client.run_on_scheduler(_progress)
             now = time.monotonic()
-            if progress["transitions"] != last:
+            if progress["transitions"] != last or progress["busy"]:
                 last, since = progress["transitions"], now
             elif now - since > self.stall_timeout:
                 paused = progress["paused"]
                 why = (f"{len(paused)} of {progress['workers']} workers paused at their memory limit "
                        f"({', '.join(paused)}): the run's tasks need more memory than a worker's limit "
-                       "leaves (smaller chunks, or larger memory_limit)") if paused else \
-                      ("the cluster has no worker" if not progress["workers"] else "its tasks wait")
-                raise ResourceExhaustedError(None, None, f"The run stalled on the cluster: {why}; no task "
-                                             f"progressed in {self.stall_timeout:.0f} s. The run was cancelled "
+                       "leaves (smaller chunks, or a larger memory_limit)") if paused else \
+                      ("the cluster has no worker" if not progress["workers"] else "no worker runs its tasks")
+                raise ResourceExhaustedError(None, None, f"The run stalled on the cluster: {why}; nothing "
+                                             f"progressed in {self.stall_timeout:g} s. The run was cancelled "
                                              "and nothing was committed.")
 
     @contextlib.contextmanager
@@ -333,10 +337,13 @@ def _nest_like(keys, it):
 
 
 def _progress(dask_scheduler):
-    """What the stall check asks the scheduler: task transitions so far, workers, paused workers."""
-    workers = dask_scheduler.workers.values()
-    return {"transitions": dask_scheduler.transition_counter, "workers": len(workers),
-            "paused": [ws.address for ws in workers if str(getattr(ws.status, "name", ws.status)) == "paused"]}
+    """What the stall check asks the scheduler: task transitions so far, workers, paused workers,
+    and whether a running worker is executing a task (a long task is not a stall)."""
+    workers = list(dask_scheduler.workers.values())
+    paused = [ws.address for ws in workers if getattr(ws.status, "name", str(ws.status)) == "paused"]
+    busy = any(ws.processing for ws in workers if ws.address not in paused)
+    return {"transitions": dask_scheduler.transition_counter, "workers": len(workers), "paused": paused,
+            "busy": busy}
 
 
 def _cluster_error(e):
