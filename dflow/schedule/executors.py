@@ -255,8 +255,9 @@ class DistributedExecutor(Executor):
         flat = list(flatten(kept))
         if flat and self.cuts_lineage:
             cut_lineage(self.client, [f.key for f in flat])
-        elif flat:  # a scheduler without the cut: ship the values back (no lineage), slowly
-            kept = [self.client.scatter(self.client.gather(k)) for k in kept]
+        elif flat:  # a scheduler without the cut: ship the values back and forth (no lineage), slowly
+            shipped = iter(self.client.scatter(self.client.gather(flat)))
+            kept = [_nest_like(k, shipped) for k in kept]
         it = iter(copied)
         return values, kept, [next(it) if c else None for c in copies]
 

@@ -183,9 +183,9 @@ class Session:
         if not self._closed:
             self._closed = True
             self._plans.clear()
-            self._executor.close()
-            if self.variables is not None:
+            if self.variables is not None:  # first: a cluster's values are released through its client
                 self.variables.close()
+            self._executor.close()
             for r in list(self.resources.values()):
                 if hasattr(r, "close"):
                     r.close()

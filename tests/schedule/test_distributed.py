@@ -289,3 +289,27 @@ def test_a_stalled_run_is_an_error_not_a_hang(client, monkeypatch):
             client.run(_set_paused, paused=False)
         s.run(inc)
         np.testing.assert_array_equal(s.run(v), np.ones(3))
+
+
+@pytest.mark.parametrize("cut", [True, False])
+def test_committed_values_are_held_without_lineage(client, monkeypatch, cut):
+    """The scheduler holds a committed chunk with no dependencies. Without the cut (a scheduler that
+    cannot take dflow's stream handler) the values are shipped back and forth instead."""
+    from dflow.schedule import executors
+
+    if not cut:
+        monkeypatch.setattr(executors, "install_lineage_cut", lambda client: False)
+    v = tf.Variable(np.zeros((4, 2), np.float32), name="v")
+    inc = tf.assign_add(v, 1.0)
+    with tf.Session(scheduler=client, chunks=2, small_plan_bytes=0) as s:
+        assert s._executor.cuts_lineage == cut
+        s.run(v.initializer)
+        for _ in range(3):
+            s.run(inc)
+        value = s.variables.get("v")
+        assert all(client.run_on_scheduler(_no_dependencies, keys=[f.key for f in _flat_futures(value)]))
+        np.testing.assert_array_equal(s.run(v), np.full((4, 2), 3.0))
+
+
+def _no_dependencies(dask_scheduler, keys):
+    return [not dask_scheduler.tasks[k].dependencies for k in keys]
