@@ -220,24 +220,26 @@ def _ooc(scheduler):
     return {"time": total, "standardize": r["standardize_s"], "train": r["train_s"], "losses": r["losses"]}
 
 
-def _worker_events(dask_scheduler):
-    paused = restarted = 0
-    for topic, events in dask_scheduler.events.items():
+def _worker_events(client):
+    """Workers paused (at their memory limit) and workers removed (died, restarted), from the
+    scheduler's event log."""
+    paused = removed = 0
+    for topic, events in client.get_events().items():
         for _, msg in events:
             if not isinstance(msg, dict):
                 continue
             if msg.get("action") == "worker-status-change" and msg.get("status") == "paused":
                 paused += 1
             if msg.get("action") == "remove-worker" and topic != "all":
-                restarted += 1
-    return {"paused": paused, "removed": restarted}
+                removed += 1
+    return {"paused": paused, "removed": removed}
 
 
 def ooc_cluster():
     cluster, client = _cluster(memory_limit="512MB")
     try:
         r = _ooc(client)
-        r.update(client.run_on_scheduler(_worker_events))
+        r.update(_worker_events(client))
         return r
     finally:
         client.close()

@@ -313,3 +313,55 @@ def test_committed_values_are_held_without_lineage(client, monkeypatch, cut):
 
 def _no_dependencies(dask_scheduler, keys):
     return [not dask_scheduler.tasks[k].dependencies for k in keys]
+
+
+# ---- out of core on a memory-limited cluster ------------------------------------------------------
+@pytest.mark.slow
+def test_out_of_core_workload_on_workers_of_512MB(tmp_path):
+    """Standardize a Zarr array to Zarr, then 3 GD steps of logistic regression, on 2 workers of
+    512MB: completes with numpy's values, no worker paused or lost (the scheduler's events). The
+    full-size run (2 GB) is benchmarks/bench_cluster.py's case c."""
+    import zarr
+    from distributed import Client, LocalCluster
+
+    rng = np.random.default_rng(0)
+    n, d = 40_000, 50
+    X = (rng.standard_normal((n, d)) * 3 + 2).astype(np.float32)
+    Y = (X[:, :1] > 2).astype(np.float32)
+    for name, a in (("X", X), ("y", Y)):
+        zarr.create_array(str(tmp_path / f"{name}.zarr"), shape=a.shape, chunks=(10_000, a.shape[1]),
+                          dtype="float32")[:] = a
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                           dashboard_address=None, silence_logs=50, memory_limit="512MB")
+    client = Client(cluster)
+    try:
+        with tf.Graph().as_default():
+            x = tf.io.read_zarr(str(tmp_path / "X.zarr"))
+            mean = tf.reduce_mean(x, 0)
+            z = (x - mean) / tf.sqrt(tf.reduce_mean(tf.square(x - mean), 0))
+            write = tf.io.write_zarr(z, str(tmp_path / "Z.zarr"), overwrite=True)
+            with tf.Session(scheduler=client) as s:
+                s.run(write)
+        with tf.Graph().as_default():
+            z = tf.io.read_zarr(str(tmp_path / "Z.zarr"))
+            y = tf.io.read_zarr(str(tmp_path / "y.zarr"))
+            w = tf.Variable(tf.zeros([d, 1]), name="w")
+            loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=tf.matmul(z, w)))
+            train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+            with tf.Session(scheduler=client) as s:
+                s.run(w.initializer)
+                for _ in range(3):
+                    s.run(train)
+                got = s.run(w)
+        events = [m for evs in client.get_events().values() for _, m in evs if isinstance(m, dict)]
+        assert not [m for m in events if m.get("status") == "paused"]
+        assert not [m for m in events if m.get("action") == "remove-worker"]
+    finally:
+        client.close()
+        cluster.close()
+    Z = ((X - X.mean(0, dtype=np.float64)) / X.std(0, dtype=np.float64))
+    want = np.zeros((d, 1))
+    for _ in range(3):
+        p = 1 / (1 + np.exp(-(Z @ want)))
+        want -= 0.5 * Z.T @ (p - Y) / n
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-5)
