@@ -8,7 +8,7 @@ promises. This module imports nothing of dflow (it sits at the bottom, beside `e
 
 from __future__ import annotations
 
-from dask._task_spec import Alias, DataNode, Task, TaskRef, convert_legacy_graph  # noqa: F401 - re-exported
+from dask._task_spec import Alias, DataNode, GraphNode, Task, TaskRef, convert_legacy_graph  # noqa: F401 - re-exported
 from dask.array.core import concatenate3, elemwise, finalize  # noqa: F401 - re-exported
 from dask.array.core import normalize_chunks as _normalize_chunks
 from dask.array.utils import meta_from_array  # noqa: F401 - re-exported

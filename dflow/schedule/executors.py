@@ -15,7 +15,7 @@ import dask.multiprocessing
 import dask.threaded
 import numpy as np
 
-from ..dask_compat import DataNode, Task, TaskRef, convert_legacy_graph, cut_lineage, flatten, graph_expr, install_lineage_cut
+from ..dask_compat import DataNode, GraphNode, Task, TaskRef, convert_legacy_graph, cut_lineage, flatten, graph_expr, install_lineage_cut
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnavailableError
 
 
@@ -230,6 +230,7 @@ class DistributedExecutor(Executor):
             new, (new_keys, new_keep) = self._collapsed(dsk, list(keys), list(keep_keys), copies)
         else:
             new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
+            new = _sources_inlined(new, set(flatten([new_keys, new_keep])))
         with self._traced(trace):
             expr = graph_expr(new, f"dflow-run{self._suffix}")
             if one_task:  # one key gathered: the fetches and the copies, picked out on the worker
@@ -314,6 +315,55 @@ class DistributedExecutor(Executor):
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
+
+
+# a source task read by up to this many tasks is read again by each of them instead of being held
+SOURCE_READERS = 2
+
+
+def _sources_inlined(graph, outputs):
+    """The graph with each source task (a task without dependencies: a chunk read, a random draw;
+    not a value shipped in the graph) run inside the tasks reading it when there are at most
+    SOURCE_READERS of them: a worker then never holds a source chunk between tasks, waiting for
+    its readers (on workers with small memory limits, chunks read ahead and held that way pause
+    them). A source read by two tasks is read twice, as stages re-read their large inputs. Then,
+    repeatedly, a task that became a source (a transpose of a read chunk) goes into its one reader
+    when that reader has no other source to take in (a reduction of many chunks stays parallel)."""
+    graph = _inline_pass(graph, outputs, SOURCE_READERS, any_sources=True)
+    while True:
+        new = _inline_pass(graph, outputs, 1, any_sources=False)
+        if new is graph:
+            return graph
+        graph = new
+
+
+def _inline_pass(graph, outputs, max_readers, any_sources):
+    readers = {}
+    for key, node in graph.items():
+        for dep in node.dependencies:
+            readers.setdefault(dep, []).append(key)
+    inline = {k for k, node in graph.items()
+              if isinstance(node, Task) and not node.dependencies and k not in outputs
+              and 0 < len(readers.get(k, ())) <= max_readers}
+    out, changed = {}, False
+    for key, node in graph.items():
+        sources = [graph[d] for d in node.dependencies if d in inline]
+        if not any_sources and len(sources) > 1:
+            sources = []
+        if key in inline and (any_sources or _taken(key, graph, readers, inline)):
+            continue
+        if sources:
+            out[key] = GraphNode.fuse(*sources, node, key=key)
+            changed = True
+        else:
+            out[key] = node
+    return out if changed else graph
+
+
+def _taken(key, graph, readers, inline):
+    """Whether the single-source pass folds source `key` into its reader."""
+    (reader,) = readers[key]
+    return sum(d in inline for d in graph[reader].dependencies) == 1
 
 
 def _run_graph(graph, out_keys, external_keys, *external_values):
