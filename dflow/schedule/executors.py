@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import operator
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -17,6 +16,7 @@ import numpy as np
 
 from ..dask_compat import DataNode, GraphNode, Task, TaskRef, convert_legacy_graph, cut_lineage, flatten, graph_expr, install_lineage_cut
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnavailableError
+from ..storage.values import Part
 
 
 def quiet_numpy():
@@ -176,9 +176,10 @@ class DistributedExecutor(Executor):
         return new, _map_nested(rename, keys)
 
     def _collapsed(self, dsk, keys, keep_keys, copies):
-        """The graph as one task running it on a worker (`_run_graph`), a task picking the fetched
-        and copied blocks out of its results (the one key gathered), and one task per kept block
-        (the committed values, renamed for this run)."""
+        """The graph as one task running it on a worker (`_run_graph`, its result a tuple: the
+        fetched blocks, then the kept ones) and a task picking the fetched and copied blocks out of
+        it (the one key gathered). Returns the graph and (keys, each kept group's indices into the
+        tuple): the kept values are held as Parts of the one result, which the session keeps."""
         self._suffix = suffix = f"-{self._token}-r{next(self._runs)}"
         graph = convert_legacy_graph(dsk)
         external = sorted({d for node in graph.values() for d in node.dependencies} - graph.keys(), key=str)
@@ -189,20 +190,16 @@ class DistributedExecutor(Executor):
         new = {step: Task(step, _run_graph, DataNode(None, graph), outs, external,
                           *[TaskRef(k) for k in external])}
         picked = list(range(len(fetched)))
-        renamed_keep, i = [], len(fetched)
+        indices, i = [], len(fetched)
         for group_keys, group, copy in zip(keep_keys, kept, copies):
             if copy:
                 picked.extend(range(i, i + len(group)))
-            renamed = {}
-            for k in group:
-                rk = (k[0] + suffix,) + k[1:] if isinstance(k, tuple) else f"{k}{suffix}"
-                new[rk] = Task(rk, operator.getitem, TaskRef(step), i)
-                renamed[k] = rk
-                i += 1
-            renamed_keep.append(_map_nested(renamed.__getitem__, group_keys))
-        self._pick_key = f"dflow-fetch{suffix}"
+            index = {k: i + j for j, k in enumerate(group)}
+            indices.append(_map_nested(index.__getitem__, group_keys))
+            i += len(group)
+        self._step_key, self._pick_key = step, f"dflow-fetch{suffix}"
         new[self._pick_key] = Task(self._pick_key, _pick, TaskRef(step), picked)
-        return new, (keys, renamed_keep)
+        return new, (keys, indices)
 
     def workers(self):
         """The cluster's threads, asked once (never on a run's path)."""
@@ -225,7 +222,8 @@ class DistributedExecutor(Executor):
         `one_task` (a small plan): the whole graph runs as one task on one worker (`_run_graph`),
         so a training step of a small model costs one scheduler hop, not one per op."""
         copies = list(copies) + [False] * (len(keep_keys) - len(copies))
-        one_task = one_task and not (trace is not None and trace.trace)  # a traced run times each task
+        # a traced run times each task; without the cut, kept values are shipped as futures
+        one_task = one_task and self.cuts_lineage and not (trace is not None and trace.trace)
         if one_task:
             new, (new_keys, new_keep) = self._collapsed(dsk, list(keys), list(keep_keys), copies)
         else:
@@ -233,14 +231,21 @@ class DistributedExecutor(Executor):
             new = _sources_inlined(new, set(flatten([new_keys, new_keep])))
         with self._traced(trace):
             expr = graph_expr(new, f"dflow-run{self._suffix}")
-            if one_task:  # one key gathered: the fetches and the copies, picked out on the worker
-                futures, kept = self.client.get(expr, [[self._pick_key], new_keep], sync=False)
+            if one_task:  # one key gathered: the fetches and the copies, picked out on the worker;
+                from distributed import Future
+
+                # the kept values are Parts of the one task's result (one Future per value)
+                futures, (step,) = self.client.get(expr, [[self._pick_key], [self._step_key]], sync=False)
+                kept = [_map_nested(lambda i, f=Future(step.key, self.client): Part(f, i), group)
+                        for group in new_keep] if new_keep else []
                 wanted = futures
+                waited = [futures, step]
             else:
                 futures, kept = self.client.get(expr, [new_keys, new_keep], sync=False)
                 wanted = [futures, [k for k, c in zip(kept, copies) if c]]
+                waited = [futures, kept]
             try:
-                self._wait([futures, kept])
+                self._wait(waited)
                 gathered = self.client.gather(wanted)
                 if one_task:
                     it = iter(gathered[0])
@@ -248,11 +253,16 @@ class DistributedExecutor(Executor):
                 values, copied = gathered
             except BaseException as e:
                 with contextlib.suppress(Exception):  # a run that failed leaves nothing running
-                    self.client.cancel(list(flatten([futures, kept])))
+                    self.client.cancel(list(flatten(waited)))
                 mapped = _cluster_error(e)
                 if mapped is e:
                     raise
                 raise mapped from e
+        if one_task:
+            if kept:
+                cut_lineage(self.client, [step.key])
+            it = iter(copied)
+            return values, kept, [next(it) if c else None for c in copies]
         flat = list(flatten(kept))
         if flat and self.cuts_lineage:
             cut_lineage(self.client, [f.key for f in flat])

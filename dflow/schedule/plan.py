@@ -14,6 +14,7 @@ number, per-run values, the scratch store), never the Session.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -23,9 +24,9 @@ import dask.array as da
 import numpy as np
 from dask.highlevelgraph import HighLevelGraph
 
-from ..dask_compat import alias, cull, flatten, gather_blocks
+from ..dask_compat import Task, TaskRef, alias, cull, flatten, gather_blocks
 from ..errors import OpError, UnavailableError, raise_kernel_failure
-from ..storage.values import HOST_COPY_BYTES, RemoteValue, StoredValue, block_indices, block_slices
+from ..storage.values import HOST_COPY_BYTES, Part, RemoteValue, StoredValue, block_indices, block_slices
 from .fusion import fusion_groups
 
 
@@ -95,9 +96,8 @@ class FeedSlot:
             value = value.to_host()
         if isinstance(value, RemoteValue):
             if value.chunks == self.spec.chunks:
-                futures = value.futures if isinstance(value.futures, list) else [value.futures]  # 0-d: one
-                return {(self.name,) + idx: f for idx, f in zip(block_indices(self.spec.chunks),
-                                                                flatten(futures))}
+                return {(self.name,) + idx: _block_ref((self.name,) + idx, b)
+                        for idx, b in zip(block_indices(self.spec.chunks), value.blocks())}
             value = value.to_host()
         if self.spec.kind == "numpy":
             if not self.spec.shape:
@@ -232,6 +232,14 @@ def _on_cluster(executor, slot, value, rc):
         value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
         rc.remember(slot.tensor, value)
     return value
+
+
+def _block_ref(key, block):
+    """A placeholder key's task reading a cluster-held block: the future itself (an alias), or
+    the item of a small plan's one result (`Part`)."""
+    if isinstance(block, Part):
+        return Task(key, operator.getitem, TaskRef(block.future.key), block.index)
+    return block
 
 
 def _host_copy(blocks):

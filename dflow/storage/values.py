@@ -16,11 +16,22 @@ from .chunks import create_local, dask_chunks
 HOST_COPY_BYTES = 16 << 20
 
 
+class Part:
+    """Block `index` of the tuple a small plan's one task returns (`future`: that task's result).
+    The variables a small plan commits share the run's one result instead of one task each."""
+
+    __slots__ = ("future", "index")
+
+    def __init__(self, future, index):
+        self.future = future
+        self.index = index
+
+
 class RemoteValue:
-    """A value kept on a distributed cluster between runs (a variable): one future per chunk, each
-    held as data (the scheduler forgot how it was computed: `dask_compat.cut_lineage`), and, for
-    values up to HOST_COPY_BYTES, a read-only host copy (`host`) to recover it from when the
-    cluster loses it."""
+    """A value kept on a distributed cluster between runs (a variable): one future per chunk (or a
+    `Part` of a small plan's one result), each held as data (the scheduler forgot how it was
+    computed: `dask_compat.cut_lineage`), and, for values up to HOST_COPY_BYTES, a read-only host
+    copy (`host`) to recover it from when the cluster loses it."""
 
     def __init__(self, client, futures, chunks, dtype, host=None):
         self.client = client
@@ -38,25 +49,38 @@ class RemoteValue:
         """Whether a value of this shape and dtype keeps a host copy."""
         return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype or np.float64).itemsize <= HOST_COPY_BYTES
 
+    def blocks(self):
+        """The chunks' futures or Parts, in block order."""
+        return list(flatten(self.futures if isinstance(self.futures, list) else [self.futures]))
+
+    def held(self):
+        """The distinct futures holding this value."""
+        return list({id(f): f for f in (b.future if isinstance(b, Part) else b for b in self.blocks())}.values())
+
+    def keys(self):
+        return [f.key for f in self.held()]
+
     def available(self):
         """Whether every chunk is still held by the cluster (the client's own view: no message)."""
-        return not any(future_lost(f) for f in flatten(self._flat()))
+        return not any(future_lost(f) for f in self.held())
 
     def to_host(self):
         """The value as a numpy array: the host copy, or gathered. Raises distributed's
         CancelledError when the cluster lost it and there is no copy."""
         if self.host is not None:
             return self.host
-        parts = self.client.gather(self.futures)
-        return gather_blocks(parts)
+        blocks = self.blocks()
+        if any(isinstance(b, Part) for b in blocks):
+            held = self.held()
+            got = dict(zip((id(f) for f in held), self.client.gather(held)))
+            parts = iter([got[id(b.future)][b.index] if isinstance(b, Part) else got[id(b)] for b in blocks])
+            return gather_blocks(_renest(self.futures, parts))
+        return gather_blocks(self.client.gather(self.futures))
 
     def release(self):
         """Lets the cluster drop the value now (not when the futures are garbage collected)."""
-        for f in flatten(self._flat()):
+        for f in self.held():
             f.release()
-
-    def _flat(self):
-        return self.futures if isinstance(self.futures, list) else [self.futures]
 
     @classmethod
     def scatter(cls, client, value, chunks):
@@ -110,6 +134,12 @@ class StoredValue:
         import shutil
 
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _renest(structure, it):
+    if isinstance(structure, list):
+        return [_renest(x, it) for x in structure]
+    return next(it)
 
 
 def nest(flat, counts):

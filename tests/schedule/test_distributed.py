@@ -72,10 +72,7 @@ def _kill(client, address):
 
 def _holders(client, value):
     """Worker addresses holding the chunks of a session's RemoteValue."""
-    futures = value.futures if isinstance(value.futures, list) else [value.futures]
-    from dask.core import flatten
-
-    who = client.who_has(list(flatten(futures)))
+    who = client.who_has(value.held())
     return sorted({w for ws in who.values() for w in ws})
 
 
@@ -259,9 +256,7 @@ def test_close_releases_the_values_on_the_cluster(client):
 
 
 def _flat_futures(value):
-    from dask.core import flatten
-
-    return list(flatten(value.futures if isinstance(value.futures, list) else [value.futures]))
+    return value.held()
 
 
 def _set_paused(dask_worker, paused):
