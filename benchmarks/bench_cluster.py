@@ -33,8 +33,17 @@ import time
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from harness import Report, case_main, fmt_ratio, fmt_time, machine_line, record_run, run_case, table  # noqa: E402
-from harness import time_calls  # noqa: E402
+from harness import (  # noqa: E402
+    Report,
+    case_main,
+    fmt_ratio,
+    fmt_time,
+    machine_line,
+    record_run,
+    run_case,
+    table,
+    time_calls,  # noqa: E402
+)
 
 MLP_STEPS_COUNTED = 20
 LOGISTIC_STEPS = 3
@@ -164,9 +173,9 @@ def logistic_cluster():
     import dask
     import dask.array as da
     import numpy as np
+    from workload import _paths
 
     import dflow as tf
-    from workload import _paths
 
     x_path, y_path = _paths(os.environ["BENCH_CLUSTER_LOGISTIC_DIR"])
     cluster, client = _cluster()

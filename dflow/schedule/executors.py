@@ -14,7 +14,17 @@ import dask.multiprocessing
 import dask.threaded
 import numpy as np
 
-from ..dask_compat import DataNode, GraphNode, Task, TaskRef, convert_legacy_graph, cut_lineage, flatten, graph_expr, install_lineage_cut
+from ..dask_compat import (
+    DataNode,
+    GraphNode,
+    Task,
+    TaskRef,
+    convert_legacy_graph,
+    cut_lineage,
+    flatten,
+    graph_expr,
+    install_lineage_cut,
+)
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnavailableError
 from ..storage.values import Part
 

@@ -26,7 +26,14 @@ from dask.highlevelgraph import HighLevelGraph
 
 from ..dask_compat import Task, TaskRef, alias, cull, flatten, gather_blocks
 from ..errors import OpError, UnavailableError, raise_kernel_failure
-from ..storage.values import HOST_COPY_BYTES, Part, RemoteValue, StoredValue, block_indices, block_slices
+from ..storage.values import (
+    HOST_COPY_BYTES,
+    Part,
+    RemoteValue,
+    StoredValue,
+    block_indices,
+    block_slices,
+)
 from .fusion import fusion_groups
 
 

@@ -10,7 +10,6 @@ import numpy as np
 from ..dask_compat import flatten, future_lost, gather_blocks
 from .chunks import create_local, dask_chunks
 
-
 # variables up to this size also keep a host copy of their committed value (gathered in the run
 # that computed it, with its fetches): a worker loss then costs a re-ship, not the value
 HOST_COPY_BYTES = 16 << 20

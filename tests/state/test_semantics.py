@@ -23,7 +23,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import dask.multiprocessing
-
 import numpy as np
 import pytest
 
