@@ -344,7 +344,7 @@ SOURCE_READERS = 2
 def _sources_inlined(graph, outputs):
     """The graph with each source task (a task without dependencies: a chunk read, a random draw;
     not a value shipped in the graph) run inside the tasks reading it when there are at most
-    SOURCE_READERS of them: a worker then never holds a source chunk between tasks, waiting for
+    SOURCE_READERS of them (one, for a task whose function has effects): a worker then never holds a source chunk between tasks, waiting for
     its readers (on workers with small memory limits, chunks read ahead and held that way pause
     them). A source read by two tasks is read twice, as stages re-read their large inputs. Then,
     repeatedly, a task that became a source (a transpose of a read chunk) goes into its one reader
@@ -364,7 +364,7 @@ def _inline_pass(graph, outputs, max_readers, any_sources):
             readers.setdefault(dep, []).append(key)
     inline = {k for k, node in graph.items()
               if isinstance(node, Task) and not node.dependencies and k not in outputs
-              and 0 < len(readers.get(k, ())) <= max_readers}
+              and 0 < len(readers.get(k, ())) <= (max_readers if _rereadable(node) else 1)}
     out, changed = {}, False
     for key, node in graph.items():
         sources = [graph[d] for d in node.dependencies if d in inline]
@@ -378,6 +378,12 @@ def _inline_pass(graph, outputs, max_readers, any_sources):
         else:
             out[key] = node
     return out if changed else graph
+
+
+def _rereadable(task):
+    """Whether a source task may run once per reader: not a function with effects (a py_func's
+    task says so with `rereadable = False`)."""
+    return getattr(task.func, "rereadable", True)
 
 
 def _taken(key, graph, readers, inline):

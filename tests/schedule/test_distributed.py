@@ -360,3 +360,33 @@ def test_out_of_core_workload_on_workers_of_512MB(tmp_path):
         p = 1 / (1 + np.exp(-(Z @ want)))
         want -= 0.5 * Z.T @ (p - Y) / n
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-5)
+
+
+def _append_line(path):
+    def f():
+        with open(path, "a") as out:
+            out.write("called\n")
+        return np.arange(4, dtype=np.float32)
+    return f
+
+
+def test_sources_run_inside_their_readers_but_a_py_func_runs_once(client, tmp_path, monkeypatch):
+    """Source tasks read by two tasks run inside each (a worker then never holds a chunk between
+    tasks); a py_func (a function with effects) still runs once a run."""
+    import zarr
+
+    from dflow.schedule import compiler
+
+    monkeypatch.setattr(compiler, "ONE_TASK_BYTES", 0)  # a task per chunk, as large plans run
+    path = str(tmp_path / "x.zarr")
+    zarr.create_array(path, shape=(8,), chunks=(4,), dtype="float32")[:] = np.arange(8, dtype=np.float32)
+    x = tf.io.read_zarr(path)
+    calls = tmp_path / "calls.txt"
+    p = tf.py_func(_append_line(str(calls)), [], tf.float32)
+    p.set_shape([4])
+    both = tf.reduce_sum(x * 2.0) + tf.reduce_max(x) + tf.reduce_sum(p) + tf.reduce_max(p)
+    with tf.Session(scheduler=client, small_plan_bytes=0) as s:
+        got = s.run(both)
+    xs = np.arange(8, dtype=np.float32)
+    np.testing.assert_allclose(got, 2 * xs.sum() + xs.max() + np.arange(4).sum() + 3, rtol=1e-6)
+    assert calls.read_text().count("called") == 1
