@@ -172,6 +172,7 @@ class DistributedExecutor(Executor):
         self._runs = itertools.count()
         self._token = uuid.uuid4().hex[:8]  # keys of two sessions on one cluster never meet
         self._nthreads = None
+        self._memory_limit = None  # the smallest memory limit of the cluster's workers (None: none)
         self.cuts_lineage = install_lineage_cut(client)
 
     def _renamed(self, dsk, keys):
@@ -212,25 +213,38 @@ class DistributedExecutor(Executor):
         return new, (keys, indices)
 
     def workers(self):
-        """The cluster's threads, asked once (never on a run's path)."""
+        """The cluster's threads, asked once with its workers' memory limits (never on a run's path)."""
         if self._nthreads is None:
             try:
-                self._nthreads = max(1, sum(self.client.nthreads().values()))
+                info = self.client.scheduler_info()["workers"].values()
             except Exception:  # noqa: BLE001 - a cluster that does not answer: assume one
                 return 1
+            self._nthreads = max(1, sum(w.get("nthreads", 1) for w in info))
+            limits = [w.get("memory_limit") or 0 for w in info]
+            self._memory_limit = min(limits) if limits and all(limits) else None
         return self._nthreads
+
+    def _rereads(self, task_bytes):
+        """Whether source chunks are read again by each reader rather than held between tasks: on
+        workers whose memory limit holds fewer than REREAD_TASKS of the plan's largest task."""
+        self.workers()
+        return bool(task_bytes) and self._memory_limit is not None and \
+            self._memory_limit < REREAD_TASKS * task_bytes
 
     def get(self, dsk, keys, num_workers=None, trace=None):
         values, _, _ = self.compute(dsk, keys, [], num_workers=num_workers, trace=trace)
         return values
 
-    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None, copies=(), one_task=False):
+    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None, copies=(), one_task=False,
+                task_bytes=0):
         """Submits the graph once and gathers once: the values of `keys`, and for each group of
         `keep_keys` its futures (kept on the cluster, lineage cut) and, where `copies` says so, its
         blocks gathered in the same call. Returns (values, kept futures, copies' blocks or None).
 
         `one_task` (a small plan): the whole graph runs as one task on one worker (`_run_graph`),
-        so a training step of a small model costs one scheduler hop, not one per op."""
+        so a training step of a small model costs one scheduler hop, not one per op. `task_bytes`:
+        the plan's largest projected task (whether its source chunks are read again rather than
+        held, `_sources_inlined`)."""
         copies = list(copies) + [False] * (len(keep_keys) - len(copies))
         # a traced run times each task; without the cut, kept values are shipped as futures
         one_task = one_task and self.cuts_lineage and not (trace is not None and trace.trace)
@@ -238,7 +252,8 @@ class DistributedExecutor(Executor):
             new, (new_keys, new_keep) = self._collapsed(dsk, list(keys), list(keep_keys), copies)
         else:
             new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
-            new = _sources_inlined(new, set(flatten([new_keys, new_keep])))
+            new = _sources_inlined(new, set(flatten([new_keys, new_keep])),
+                                   SOURCE_READERS if self._rereads(task_bytes) else 1)
         with self._traced(trace):
             expr = graph_expr(new, f"dflow-run{self._suffix}")
             if one_task:  # one key gathered: the fetches and the copies, picked out on the worker;
@@ -337,19 +352,22 @@ class DistributedExecutor(Executor):
             self.cluster = None
 
 
-# a source task read by up to this many tasks is read again by each of them instead of being held
+# on workers with little memory (a limit under REREAD_TASKS of the plan's largest task), a source
+# task read by up to SOURCE_READERS tasks is read again by each of them instead of being held
 SOURCE_READERS = 2
+REREAD_TASKS = 8
 
 
-def _sources_inlined(graph, outputs):
+def _sources_inlined(graph, outputs, max_readers=SOURCE_READERS):
     """The graph with each source task (a task without dependencies: a chunk read, a random draw;
     not a value shipped in the graph) run inside the tasks reading it when there are at most
-    SOURCE_READERS of them (one, for a task whose function has effects): a worker then never holds a source chunk between tasks, waiting for
-    its readers (on workers with small memory limits, chunks read ahead and held that way pause
-    them). A source read by two tasks is read twice, as stages re-read their large inputs. Then,
+    `max_readers` of them (one, for a task whose function has effects): a worker then never holds
+    a source chunk between tasks, waiting for its readers (on workers with small memory limits,
+    chunks read ahead and held that way pause them). A source read by two tasks is then read
+    twice, as stages re-read their large inputs. Then,
     repeatedly, a task that became a source (a transpose of a read chunk) goes into its one reader
     when that reader has no other source to take in (a reduction of many chunks stays parallel)."""
-    graph = _inline_pass(graph, outputs, SOURCE_READERS, any_sources=True)
+    graph = _inline_pass(graph, outputs, max_readers, any_sources=True)
     while True:
         new = _inline_pass(graph, outputs, 1, any_sources=False)
         if new is graph:

@@ -360,6 +360,10 @@ class DaskPlan:
         self.names = _key_names(self.dsk)
         self.n_tasks = len(self.dsk) + sum(len(st.dsk) for st in self.stages)
 
+    def _largest_task(self):
+        largest = self.memory.largest if self.memory is not None else None
+        return largest.total if largest is not None else 0
+
     def _fill(self, dsk, names, rc, feed_values, stage_values):
         """Sets the placeholder keys `dsk` references: feeds, per-run values, earlier stages."""
         executor = rc.executor
@@ -424,7 +428,8 @@ class DaskPlan:
                 else:  # small committed values also come back, in the same gather, as host copies
                     results, kept, copies = executor.compute(dsk, keys + writes, self.commit_keys,
                                                              num_workers=self.num_workers, trace=rc.trace,
-                                                             copies=self.commit_copies, one_task=self.small)
+                                                             copies=self.commit_copies, one_task=self.small,
+                                                             task_bytes=self._largest_task())
                 results = results[:len(keys)]
             if rc.trace is not None:  # before any success hook publishes a write
                 rc.trace.check_deadline(" (when its last task finished)")
