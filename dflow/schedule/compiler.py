@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import array_api_compat
@@ -84,9 +85,14 @@ def compile_plan(fetch_elements, feeds, options, decisions=None):
     if _use_eager(program, feeds, options):
         return EagerPlan(program)
     try:
-        return lower_dask(program, feeds, constants, options)
+        plan = lower_dask(program, feeds, constants, options)
     except NeedValues as need:
         return HostDecision(tensors=need.tensors, constant=need.constant, why=need.why)
+    if plan.kind == "dask":  # on a cluster, a plan this small runs as one task (one scheduler hop)
+        budget = options.memory_budget
+        limit = ONE_TASK_BYTES if budget is None else min(ONE_TASK_BYTES, budget // 16)
+        plan.small = not plan.stages and _use_eager(program, feeds, dataclasses.replace(options, small_plan_bytes=limit))
+    return plan
 
 
 def _refuse_impossible(program, feeds, options):
@@ -108,6 +114,10 @@ def _refuse_impossible(program, feeds, options):
                 options.storage.layout(shape.as_list(), t.dtype.np_dtype) is None:
             check_held(t.op, f"the new value of variable {var!r}", shape.as_list(), t.dtype.np_dtype,
                        options.memory_budget, options.machine_memory)
+
+# A plan on a cluster whose feeds and tensors are all below this runs as one task on one worker
+ONE_TASK_BYTES = 64 << 20
+
 
 
 # A read from storage (a Zarr source) larger than this keeps the plan on Dask even under a larger

@@ -15,6 +15,7 @@ number, per-run values, the scratch store), never the Session.
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -24,6 +25,8 @@ import dask.array as da
 import numpy as np
 
 from ..dask_compat import (
+    Task,
+    TaskRef,
     alias,
     count_tasks,
     cull,
@@ -33,8 +36,15 @@ from ..dask_compat import (
     gather_blocks,
     key_name,
 )
-from ..errors import OpError, kernel_failure
-from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
+from ..errors import OpError, UnavailableError, kernel_failure
+from ..storage.values import (
+    HOST_COPY_BYTES,
+    Part,
+    RemoteValue,
+    StoredValue,
+    block_indices,
+    block_slices,
+)
 from .fusion import epilogue_producers, fusion_groups, run_with_epilogue
 
 
@@ -104,9 +114,8 @@ class FeedSlot:
             value = value.to_host()
         if isinstance(value, RemoteValue):
             if value.chunks == self.spec.chunks:
-                futures = value.futures if isinstance(value.futures, list) else [value.futures]  # 0-d: one
-                return {(self.name,) + idx: f for idx, f in zip(block_indices(self.spec.chunks),
-                                                                flatten(futures))}
+                return {(self.name,) + idx: _block_ref((self.name,) + idx, b)
+                        for idx, b in zip(block_indices(self.spec.chunks), value.blocks())}
             value = value.to_host()
         if self.spec.kind == "numpy":
             if not self.spec.shape:
@@ -288,6 +297,40 @@ def value_shape(v):
     return tuple(shape)
 
 
+def _on_cluster(executor, slot, value, rc):
+    """A variable's committed value as this run reads it on a cluster: shipped there once per change
+    (a loaded value), re-shipped from the session's host copy when the cluster lost it, or, lost
+    without a copy, an UnavailableError naming the variable and how to recover."""
+    if isinstance(value, RemoteValue) and not value.available():
+        if value.host is None:
+            name = slot.tensor[1]
+            raise UnavailableError(None, None, f"The value of variable {name!r} was lost with a worker of the "
+                                   "cluster that held it (it is larger than the session keeps a copy of, "
+                                   f"{HOST_COPY_BYTES >> 20} MiB). Restore it from a checkpoint (Saver.restore) "
+                                   "or run its initializer again.")
+        value = value.host
+    if isinstance(value, np.ndarray):
+        value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
+        rc.remember(slot.tensor, value)
+    return value
+
+
+def _block_ref(key, block):
+    """A placeholder key's task reading a cluster-held block: the future itself (an alias), or
+    the item of a small plan's one result (`Part`)."""
+    if isinstance(block, Part):
+        return Task(key, operator.getitem, TaskRef(block.future.key), block.index)
+    return block
+
+
+def _host_copy(blocks):
+    if blocks is None:
+        return None
+    value = np.array(gather_blocks(blocks), copy=True)
+    value.setflags(write=False)
+    return value
+
+
 def _none(*_):
     return None
 
@@ -339,6 +382,7 @@ class DaskPlan:
     num_workers = None
     memory = None
     owners = {}  # dask array name -> op (set by the compiler): a failing task names its op
+    small = False  # small enough to run as one task on a cluster (compiler.is_small)
 
     def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None,
                  boundaries=(), stored=None):
@@ -375,6 +419,7 @@ class DaskPlan:
         self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
         self.commit_chunks = [a.chunks for a in commit_arrays]
         self.commit_dtypes = [a.dtype for a in commit_arrays]
+        self.commit_copies = [RemoteValue.keeps_copy(a.shape, a.dtype) for a in commit_arrays]
         self.barrier_key = None
         barrier = {}
         if arrays_extra:
@@ -389,6 +434,10 @@ class DaskPlan:
         # the tasks a run executes (what a progress bar counts): placeholders filled per run are data
         self.n_tasks = count_tasks(self.dsk) + sum(count_tasks(st.dsk) for st in self.stages)
 
+    def _largest_task(self):
+        largest = self.memory.largest if self.memory is not None else None
+        return largest.total if largest is not None else 0
+
     def _fill(self, dsk, names, rc, feed_values, stage_values):
         """Sets the placeholder keys `dsk` references: feeds, per-run values, earlier stages."""
         executor = rc.executor
@@ -401,10 +450,8 @@ class DaskPlan:
             if slot.name not in names:
                 continue
             value = rc.param(slot.tensor)
-            if not executor.is_local and slot.tensor[0] == "variable" and isinstance(value, np.ndarray):
-                # ship a variable's value to the cluster once per change, not on every run
-                value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
-                rc.remember(slot.tensor, value)
+            if not executor.is_local and slot.tensor[0] == "variable":
+                value = _on_cluster(executor, slot, value, rc)
             dsk.update(slot.pieces(value))
         for slot, value in stage_values.items():
             if slot.name in names:
@@ -453,6 +500,7 @@ class DaskPlan:
             keys = list(self.out_keys)
             if self.barrier_key is not None:
                 keys.append(self.barrier_key)
+            copies = []
             if not keys and not self.commit_keys and not self.stored:
                 results, kept = [], []
             else:
@@ -464,8 +512,14 @@ class DaskPlan:
                     dsk.update(tasks)
                     writes.extend(tasks)
                 dsk = running = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
-                results, kept = executor.compute(dsk, keys + writes, self.commit_keys, num_workers=self.num_workers,
-                                                 trace=rc.trace)
+                if executor.is_local:
+                    results, kept = executor.compute(dsk, keys + writes, self.commit_keys,
+                                                     num_workers=self.num_workers, trace=rc.trace)
+                else:  # small committed values also come back, in the same gather, as host copies
+                    results, kept, copies = executor.compute(dsk, keys + writes, self.commit_keys,
+                                                             num_workers=self.num_workers, trace=rc.trace,
+                                                             copies=self.commit_copies, one_task=self.small,
+                                                             task_bytes=self._largest_task())
                 results = results[:len(keys)]
             if rc.trace is not None:  # before any success hook publishes a write
                 rc.trace.check_deadline(" (when its last task finished)")
@@ -488,9 +542,10 @@ class DaskPlan:
         for value in spills.values():
             value.discard()
         commits = dict(stored_values)
-        for var, r, arr_chunks, dtype in zip(self.commit_vars, kept, self.commit_chunks, self.commit_dtypes):
+        for i, (var, r, arr_chunks, dtype) in enumerate(zip(self.commit_vars, kept, self.commit_chunks,
+                                                            self.commit_dtypes)):
             if not executor.is_local:
-                commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype)
+                commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype, _host_copy(copies[i]))
             else:
                 commits[var] = gather_blocks(r)
         out = []

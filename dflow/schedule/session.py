@@ -24,7 +24,7 @@ from ..kernels.sparse_ops import SparseTensor
 from ..run_options import RunOptions
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
-from .executors import make_executor
+from .executors import ClusterDataLost, make_executor
 from .fetches import flatten_fetches
 from .host import HostRun, RunTransaction, decision_key
 from .plan import FeedSpec, RunContext
@@ -207,9 +207,9 @@ class Session:
         if not self._closed:
             self._closed = True
             self._plans.clear()
-            self._executor.close()
-            if self.variables is not None:
+            if self.variables is not None:  # first: a cluster's values are released through its client
                 self.variables.close()
+            self._executor.close()
             for r in list(self.resources.values()):
                 if hasattr(r, "close"):
                     r.close()
@@ -333,7 +333,7 @@ class Session:
         with self._lock:
             return [self._var_locks.setdefault(n, threading.Lock()) for n in sorted(names)]
 
-    def _run_with_context(self, plan, elements, values, snapshot):
+    def _run_with_context(self, plan, elements, values, snapshot, retried=False):
         number = next(self._run_numbers)
         self._run_count = max(self._run_count, number)
         token = self._run_id_base + number
@@ -351,7 +351,14 @@ class Session:
         rc = RunContext(self._executor, number, token, param, lambda spec, v: self.variables.set(spec[1], v),
                         self.variables.new_stored, getattr(self._tracing, "trace", None))
         try:
-            return plan.run(rc, values)
+            try:
+                return plan.run(rc, values)
+            except ClusterDataLost:
+                if retried:
+                    raise
+            # a worker died holding data the run read (nothing was committed): the variables it lost
+            # are re-shipped from the session's copies, or named in an UnavailableError
+            return self._run_with_context(plan, elements, values, snapshot, retried=True)
         except OpError as e:
             attach_op(e, self._graph)  # an error from a worker process names its op, not the op itself
             raise
