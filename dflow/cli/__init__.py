@@ -4,6 +4,7 @@
     dflow run --as-tensorflow train_tf1.py            # `import tensorflow as tf` gives dflow
     dflow inspect-checkpoint ckpt/                     # variables, dtypes, shapes, checksums
     dflow explain train.py --memory-budget 2GB         # also print each distinct run's plan
+    dflow graph model.ckpt-100.meta --format svg -o graph.svg   # a picture of a saved graph
 
 `dflow run` and `dflow explain` take their own options (`--scheduler`, `--workers`,
 `--memory-budget`, `--as-tensorflow`, `--[no-]progress`) anywhere before a `--`; every other argument
@@ -107,6 +108,14 @@ def _parser():
                          help="print every variable's value")
     inspect.add_argument("--verify", action="store_true",
                          help="read every variable and check it against its stored checksum")
+    graph = sub.add_parser("graph", help="a picture of a saved graph (graph file, .meta or SavedModel) via graphviz",
+                           description="Draw a saved graph: ops in boxes nested by name scope, tensors as "
+                           "edges labelled with their shapes, control inputs dashed.")
+    graph.add_argument("path", metavar="FILE", help="a graph file, a meta graph (.meta) or a SavedModel directory")
+    graph.add_argument("--format", default="svg", choices=["dot", "svg", "png", "pdf"],
+                       help="dot: the DOT text (no Graphviz program needed); others run Graphviz's dot")
+    graph.add_argument("-o", "--output", default=None, metavar="OUT", help="the file to write (default: stdout)")
+    graph.add_argument("--tags", default=None, help="a SavedModel's meta graph tags, comma separated")
     return parser, {"run": run, "explain": explain}
 
 
@@ -155,5 +164,10 @@ def main(argv=None):
 
         return inspect_checkpoint(args.path, tensor_name=args.tensor_name, all_tensors=args.all_tensors,
                                   verify=args.verify)
+    if args.command == "graph":
+        from .graph import graph_command
+
+        tags = [t for t in args.tags.split(",") if t] if args.tags else None
+        return graph_command(args.path, args.format, args.output, tags)
     parser.print_help()
     return 2
