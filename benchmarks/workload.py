@@ -76,15 +76,16 @@ def _paths(data_dir):
 
 
 # ---- engines: each returns {"standardize_s", "train_s", "losses", "w", "b"} plus extras ----------
-def run_dflow(data_dir, out_dir, memory_budget=None):
-    """The workload written as a TF1 program with `import dflow as tf` (threaded scheduler)."""
+def run_dflow(data_dir, out_dir, memory_budget=None, scheduler="threads"):
+    """The workload written as a TF1 program with `import dflow as tf` (threaded scheduler, or
+    `scheduler`: e.g. a distributed Client, as bench_cluster.py runs it)."""
     import inspect
 
     import dflow as tf
 
     x_path, y_path = _paths(data_dir)
     z_path = os.path.join(out_dir, "Z.zarr")
-    session_kw = {"scheduler": "threads"}
+    session_kw = {"scheduler": scheduler}
     if memory_budget is not None and "memory_budget" in inspect.signature(tf.Session).parameters:
         session_kw["memory_budget"] = memory_budget
     info = {"session": dict(session_kw)}

@@ -7,7 +7,8 @@ programs with `import dflow as tf` on the threaded scheduler:
 2. 3 full-batch gradient-descent steps (learning rate 0.5) of logistic regression on Z read back,
    with `tf.train.GradientDescentOptimizer(0.5).minimize(mean sigmoid cross-entropy)`.
 It prints a progress bar, the loss per step, the time, the peak RSS and the memory budget, writes
-a PNG plot of the loss per step (when matplotlib is installed), and checks w, b and the losses
+a PNG plot of the loss per step (when matplotlib is installed) and TensorBoard summaries of the
+training (loss, a histogram of w, the graph) to `--out`/logs, and checks w, b and the losses
 against numpy (float64) streamed over the same chunks. Exits 1 when the check fails, 2 when the
 memory budget is too small for one task (ResourceExhaustedError, before anything runs).
 """
@@ -106,8 +107,9 @@ def standardize(x_path, z_path, session_kw, progress=False, on_plan=None):
             return time.perf_counter() - t0
 
 
-def train(z_path, y_path, session_kw, steps=STEPS, lr=LEARNING_RATE, progress=False, on_step=None):
-    """Full-batch gradient descent of logistic regression on Z (from w = 0, b = 0).
+def train(z_path, y_path, session_kw, steps=STEPS, lr=LEARNING_RATE, progress=False, on_step=None, logdir=None):
+    """Full-batch gradient descent of logistic regression on Z (from w = 0, b = 0); with `logdir`,
+    the loss and a histogram of w at each step, and the graph, go to TensorBoard event files there.
 
     Returns (losses, w, b, seconds): losses[k] is the loss before step k's update (TF1's
     `sess.run([train, loss])`), w the d×1 float32 weights after the last step.
@@ -122,17 +124,28 @@ def train(z_path, y_path, session_kw, steps=STEPS, lr=LEARNING_RATE, progress=Fa
         logits = tf.matmul(Z, w) + b
         loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
         train_op = tf.train.GradientDescentOptimizer(lr).minimize(loss)
+        fetches = [train_op, loss]
+        if logdir is not None:
+            tf.summary.scalar("loss", loss)
+            tf.summary.histogram("weights", w)
+            fetches.append(tf.summary.merge_all())
         losses = []
         with tf.Session(**session_kw) as sess:
+            writer = tf.summary.FileWriter(str(logdir), sess.graph) if logdir is not None else None
             sess.run(tf.global_variables_initializer())
             t0 = time.perf_counter()
-            with _task_bar("train", progress, steps * _tasks(sess, [train_op, loss])) as bar:
+            with _task_bar("train", progress, steps * _tasks(sess, fetches)) as bar:
                 for k in range(steps):
-                    _, value = sess.run([train_op, loss])
+                    values = sess.run(fetches)
+                    value = values[1]
+                    if writer is not None:
+                        writer.add_summary(values[2], k)
                     losses.append(float(value))
                     if on_step is not None:
                         on_step(k, float(value), time.perf_counter() - t0, bar)
             seconds = time.perf_counter() - t0
+            if writer is not None:
+                writer.close()
             w_value, b_value = sess.run([w, b])
     return losses, w_value, b_value, seconds
 
@@ -245,7 +258,9 @@ def run(gb=1.0, d=1000, chunk_rows=25_000, memory_budget="1GB", workdir=None, ou
             (bar.write if bar is not None else print)(f"   step {k + 1}/{STEPS}: loss {value:.6f}  "
                                                       f"({elapsed:.1f} s)")
 
-        losses, w, b, t_train = train(z_path, y_path, session_kw, progress=progress, on_step=on_step)
+        logdir = out_dir / "logs" / time.strftime("run-%Y%m%d-%H%M%S")  # one TensorBoard run per demo
+        losses, w, b, t_train = train(z_path, y_path, session_kw, progress=progress, on_step=on_step,
+                                      logdir=logdir)
         total = t_std + t_train
         rss = peak_rss_mb()
         print(f"time: {total:.1f} s ({t_std:.1f} s standardize + {t_train:.1f} s train)")
@@ -264,6 +279,7 @@ def run(gb=1.0, d=1000, chunk_rows=25_000, memory_budget="1GB", workdir=None, ou
                   f"{'OK' if ok else 'MISMATCH'}")
         png = plot_losses(losses, out_dir / "loss.png", reference)
         print(f"plot: {png}" if png else "plot: skipped (matplotlib is not installed: pip install matplotlib)")
+        print(f"summaries (loss, histogram of w, the graph) in {logdir}: tensorboard --logdir {logdir.parent}")
         return ok
 
 

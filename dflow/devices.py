@@ -193,8 +193,10 @@ class _Options:
     def __setattr__(self, name, value):
         if name not in self._defaults:
             raise AttributeError(f"Protocol message {type(self).__name__} has no field {name!r}")
-        if isinstance(self._defaults[name], _Options) and isinstance(value, dict):
-            value = type(self._defaults[name])(**value)
+        default = self._defaults[name]
+        if isinstance(default, _Options) and isinstance(value, dict):
+            value = type(default)(**value)
+        _check_field(type(self).__name__, name, default, value)
         object.__setattr__(self, name, value)
 
     def __eq__(self, other):
@@ -203,6 +205,30 @@ class _Options:
     def __repr__(self):
         changed = [f"{k}={getattr(self, k)!r}" for k, d in self._defaults.items() if getattr(self, k) != d]
         return f"{type(self).__name__}({', '.join(changed)})"
+
+
+def _check_field(message, name, default, value):
+    """Refuses, when the config is made, a value protobuf would not take for the field (TypeError,
+    with protobuf's words) and a negative memory fraction or byte count (ValueError)."""
+    import numbers
+
+    if default is None:
+        return
+    if isinstance(default, bool):
+        ok = isinstance(value, (bool, numbers.Integral))
+    elif isinstance(default, int):
+        ok = isinstance(value, numbers.Integral)
+    elif isinstance(default, float):
+        ok = isinstance(value, numbers.Real)
+    elif isinstance(default, (str, dict, _Options)):
+        ok = isinstance(value, type(default))
+    else:  # lists (repeated fields)
+        ok = isinstance(value, (list, tuple))
+    if not ok:
+        raise TypeError(f"{value!r} has type {type(value).__name__}, but expected one of: "
+                        f"{type(default).__name__} (field {message}.{name})")
+    if name in ("per_process_gpu_memory_fraction", "deferred_deletion_bytes") and not value >= 0:
+        raise ValueError(f"{message}.{name} must be >= 0, got {value!r}")
 
 
 class GPUOptions(_Options):
@@ -263,6 +289,17 @@ class ConfigProto(_Options):
 # ---- physical devices ------------------------------------------------------------------------
 PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
 LogicalDevice = namedtuple("LogicalDevice", ["name", "device_type"])
+
+
+def machine_memory():
+    """Bytes of this machine's physical memory, what the CPU device can hold at most (None where
+    the OS does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def gpu_count():

@@ -42,8 +42,9 @@ class OpError(Exception):
     def __str__(self):
         return self.message
 
-    def __reduce__(self):  # picklable across process and distributed schedulers
-        return (type(self), (self.node_def, None, self.message))
+    def __reduce__(self):  # picklable across process and distributed schedulers (the op stays here)
+        state = {k: v for k, v in vars(self).items() if k not in ("node_def", "op", "message")}
+        return (type(self), (self.node_def, None, self.message), state or None)
 
 
 def _subclass(name, code, doc):
@@ -77,15 +78,52 @@ UnauthenticatedError = _subclass("UnauthenticatedError", UNAUTHENTICATED, "Missi
 
 
 
-def kernel_failure(op, exc, op_type=None, op_name=None, where=""):
+def kernel_failure(op, exc, op_type=None, op_name=None, where="", shapes=None):
     """The InvalidArgumentError for a kernel or lowering of `op` that raised `exc` (the one wording
-    of the in-process plan, the fused chunk kernels and the Dask lowering). An OpError passes as is.
-    `op` may be None where only the op's type and name travel (a fused kernel on a worker)."""
-    if isinstance(exc, OpError):
-        return exc
+    of the in-process plan, the fused chunk kernels, the Dask lowering and its tasks).
+
+    An OpError the kernel raised itself (check_numerics, Assert, an index out of range) keeps its
+    class and words and gets its op, as TF1 gives it: `.op` (in this process), `.node_def` (a dict
+    naming the op: it survives pickling from a worker, where the session puts `.op` back, see
+    `attach_op`) and the line "[[node NAME]]". `op` may be None where only the op's type and name
+    travel (a fused kernel on a worker). `shapes`: the input shapes the op got, named in the message
+    (a run-time shape error)."""
     op_type = op_type or getattr(op, "type", "?")
     op_name = op_name or getattr(op, "name", "?")
-    return InvalidArgumentError(None, op, f"{op_type} op {op_name!r} failed{where}: {type(exc).__name__}: {exc}")
+    if isinstance(exc, OpError):
+        if exc.node_def is None and op_name != "?":
+            exc.node_def = {"name": op_name, "op": op_type}
+            exc.message = f"{exc.message}\n\t [[node {op_name}]]"
+            exc.args = (exc.message,)
+        if exc.op is None and op is not None:
+            exc.op = op
+        return exc
+    if isinstance(exc, MemoryError):  # an allocation that cannot succeed (TF1: OOM)
+        return ResourceExhaustedError({"name": op_name, "op": op_type}, op, f"{op_type} op {op_name!r} failed{where}: "
+                                      f"{exc}")
+    got = ""
+    if shapes is not None:
+        got = " with input shapes: " + ", ".join(_shape_text(s) for s in shapes)
+    return InvalidArgumentError({"name": op_name, "op": op_type}, op,
+                                f"{op_type} op {op_name!r} failed{where}{got}: {type(exc).__name__}: {exc}")
+
+
+def _shape_text(shape):
+    """A shape as TF1 writes it in messages: [2,3]; None for an input without a shape."""
+    if shape is None:
+        return "?"
+    return "[" + ",".join("?" if d is None or d != d else str(int(d)) for d in shape) + "]"
+
+
+def attach_op(exc, graph):
+    """Puts `.op` back on an OpError that crossed a process boundary (pickling keeps `node_def`,
+    not the op): the op of `graph` its node_def names."""
+    if isinstance(exc, OpError) and exc.op is None and isinstance(exc.node_def, dict):
+        try:
+            exc.op = graph.get_operation_by_name(exc.node_def.get("name"))
+        except (KeyError, ValueError, TypeError):
+            pass
+    return exc
 
 
 def raise_kernel_failure(op, exc, **kwargs):

@@ -33,7 +33,7 @@ _NAMES = (
     "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "rint", "round", "rsqrt",
     "scalar_mul", "segment_max", "segment_mean", "segment_min", "segment_prod", "segment_sum", "sigmoid",
     "sign", "sin", "sinh", "softmax", "softplus", "softsign", "sqrt", "square", "squared_difference",
-    "subtract", "tan", "tanh", "top_k", "truediv", "unsorted_segment_max", "unsorted_segment_mean",
+    "subtract", "tan", "tanh", "top_k", "truediv", "truncatediv", "truncatemod", "unsorted_segment_max", "unsorted_segment_mean",
     "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n", "unsorted_segment_sum",
     "xdivy", "xlogy", "zero_fraction",
 )

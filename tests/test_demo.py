@@ -36,6 +36,15 @@ def test_demo_runs_and_checks(tmp_path):
         png = out_dir / "loss.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not list(tmp_path.glob("tmp*")), "the data folder is removed"
+    # the training's summaries, read back by TensorBoard's own reader
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    runs = list((out_dir / "logs").iterdir())
+    assert len(runs) == 1 and f"tensorboard --logdir {out_dir / 'logs'}" in out, out
+    acc = EventAccumulator(str(runs[0]), size_guidance={"histograms": 0})  # 0: keep every step
+    acc.Reload()
+    assert [e.step for e in acc.Scalars("loss")] == [0, 1, 2]
+    assert [e.step for e in acc.Histograms("weights")] == [0, 1, 2] and acc.Tags()["graph"]
 
 
 def test_demo_without_budget_or_progress(tmp_path):

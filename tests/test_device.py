@@ -307,3 +307,28 @@ def test_data_parallel_one_tower_per_worker(mode, sess_factory):
     yv, sv = sess.run([y, s], {x: xv})
     np.testing.assert_allclose(yv, xv @ w, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(sv, xv.sum(1), rtol=1e-5)
+
+
+# ---- config fields are validated when the config is made (issue #14) --------------------------
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: tf.ConfigProto(log_device_placement="yes"), TypeError, r"'yes' has type str.*log_device_placement"),
+    (lambda: tf.ConfigProto(intra_op_parallelism_threads=1.5), TypeError, "intra_op_parallelism_threads"),
+    (lambda: tf.GPUOptions(per_process_gpu_memory_fraction="half"), TypeError, "per_process_gpu_memory_fraction"),
+    (lambda: tf.GPUOptions(per_process_gpu_memory_fraction=-0.5), ValueError, "per_process_gpu_memory_fraction"),
+    (lambda: tf.ConfigProto(gpu_options={"deferred_deletion_bytes": -1}), ValueError, "deferred_deletion_bytes"),
+    (lambda: tf.ConfigProto(device_count=[("GPU", 0)]), TypeError, "device_count"),
+])
+def test_config_fields_of_the_wrong_type_or_sign_are_refused(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_valid_config_fields_are_kept():
+    c = tf.ConfigProto(allow_soft_placement=True, device_count={"GPU": 0}, intra_op_parallelism_threads=2,
+                       gpu_options=tf.GPUOptions(per_process_gpu_memory_fraction=0.5, allow_growth=True))
+    c.gpu_options.visible_device_list = "0"
+    assert c.gpu_options.per_process_gpu_memory_fraction == 0.5 and c.device_count == {"GPU": 0}
+    with pytest.raises(TypeError, match="allow_growth"):
+        c.gpu_options.allow_growth = "no"

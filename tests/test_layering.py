@@ -25,12 +25,13 @@ LAYERS = [
     ["dflow.kernels"],
     ["dflow.state"],
     ["dflow.schedule"],
-    ["dflow.io", "dflow.data", "dflow.summary"],
+    ["dflow.io", "dflow.data", "dflow.summary", "dflow.saved_model"],
     ["dflow.train"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
      "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",
      "dflow.python_io",
-     "dflow.contrib"],
+     "dflow.contrib", "dflow.feature_column"],
+    ["dflow.estimator"],
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}

@@ -3,10 +3,12 @@
     dflow run train.py --steps 1000 --scheduler tcp://10.0.0.5:8786 --memory-budget 2GB
     dflow run --as-tensorflow train_tf1.py            # `import tensorflow as tf` gives dflow
     dflow inspect-checkpoint ckpt/                     # variables, dtypes, shapes, checksums
+    dflow explain train.py --memory-budget 2GB         # also print each distinct run's plan
+    dflow graph model.ckpt-100.meta --format svg -o graph.svg   # a picture of a saved graph
 
-`dflow run` takes its own options (`--scheduler`, `--workers`, `--memory-budget`,
-`--as-tensorflow`, `--[no-]progress`) anywhere before a `--`; every other argument after SCRIPT, and everything
-after `--`, is the script's `sys.argv[1:]`. The script runs as `__main__` (runpy) with every Session
+`dflow run` and `dflow explain` take their own options (`--scheduler`, `--workers`,
+`--memory-budget`, `--as-tensorflow`, `--[no-]progress`) anywhere before a `--`; every other argument
+after SCRIPT, and everything after `--`, is the script's `sys.argv[1:]`. The script runs as `__main__` (runpy) with every Session
 it creates without naming a scheduler using these settings (`dflow.config.set_default_session_settings`).
 """
 
@@ -59,6 +61,22 @@ def _positive_int(text):
     return value
 
 
+def _add_run_options(parser):
+    """SCRIPT and dflow's own options, shared by `dflow run` and `dflow explain`."""
+    parser.add_argument("script", metavar="SCRIPT", help="the Python file to run")
+    parser.add_argument("--scheduler", type=_scheduler, default=None,
+                        help="sync, threads, processes, distributed (a local cluster started for this run) or the "
+                     "address of a Dask scheduler, tcp://HOST:PORT (default: each Session's own default)")
+    parser.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                        help="worker threads or processes (for distributed: the local cluster's worker processes)")
+    parser.add_argument("--memory-budget", type=_bytes, default=None, metavar="SIZE",
+                        help="each Session's memory budget, e.g. 2GB: plans whose tasks cannot fit are refused")
+    parser.add_argument("--as-tensorflow", action="store_true",
+                        help="make `import tensorflow as tf` and `import tensorflow.compat.v1 as tf` give dflow")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="a progress bar for scheduler calls longer than 2 s (default: when stderr is a terminal)")
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="dflow", description="dflow: TensorFlow 1.x programs on Dask. Run a TF1 script on a scheduler of "
@@ -71,18 +89,15 @@ def _parser():
         "before or after SCRIPT; use -- to pass an option of the same name to the script.",
         usage="dflow run [-h] [--scheduler SCHEDULER] [--workers N] [--memory-budget SIZE] [--as-tensorflow] "
         "[--[no-]progress] SCRIPT [ARGS...] [-- ARGS...]")
-    run.add_argument("script", metavar="SCRIPT", help="the Python file to run")
-    run.add_argument("--scheduler", type=_scheduler, default=None,
-                     help="sync, threads, processes, distributed (a local cluster started for this run) or the "
-                     "address of a Dask scheduler, tcp://HOST:PORT (default: each Session's own default)")
-    run.add_argument("--workers", type=_positive_int, default=None, metavar="N",
-                     help="worker threads or processes (for distributed: the local cluster's worker processes)")
-    run.add_argument("--memory-budget", type=_bytes, default=None, metavar="SIZE",
-                     help="each Session's memory budget, e.g. 2GB: plans whose tasks cannot fit are refused")
-    run.add_argument("--as-tensorflow", action="store_true",
-                     help="make `import tensorflow as tf` and `import tensorflow.compat.v1 as tf` give dflow")
-    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help="a progress bar for scheduler calls longer than 2 s (default: when stderr is a terminal)")
+    _add_run_options(run)
+    explain = sub.add_parser(
+        "explain", allow_abbrev=False, help="run a TF1 script, printing each distinct Session.run's plan",
+        description="Run SCRIPT as `dflow run` does, printing on stderr, before each distinct Session.run "
+        "(by fetch and feed names) is first run, its plan: stages, each task's projected memory and the "
+        "projected peak (Session.explain).",
+        usage="dflow explain [-h] [--scheduler SCHEDULER] [--workers N] [--memory-budget SIZE] [--as-tensorflow] "
+        "[--[no-]progress] SCRIPT [ARGS...] [-- ARGS...]")
+    _add_run_options(explain)
     inspect = sub.add_parser("inspect-checkpoint", help="list a checkpoint's variables (dtypes, shapes, checksums)",
                              description="List the variables of a checkpoint (a prefix written by Saver.save, "
                              "or a directory: its latest checkpoint) like TF's inspect_checkpoint.")
@@ -93,7 +108,15 @@ def _parser():
                          help="print every variable's value")
     inspect.add_argument("--verify", action="store_true",
                          help="read every variable and check it against its stored checksum")
-    return parser, run
+    graph = sub.add_parser("graph", help="a picture of a saved graph (graph file, .meta or SavedModel) via graphviz",
+                           description="Draw a saved graph: ops in boxes nested by name scope, tensors as "
+                           "edges labelled with their shapes, control inputs dashed.")
+    graph.add_argument("path", metavar="FILE", help="a graph file, a meta graph (.meta) or a SavedModel directory")
+    graph.add_argument("--format", default="svg", choices=["dot", "svg", "png", "pdf"],
+                       help="dot: the DOT text (no Graphviz program needed); others run Graphviz's dot")
+    graph.add_argument("-o", "--output", default=None, metavar="OUT", help="the file to write (default: stdout)")
+    graph.add_argument("--tags", default=None, help="a SavedModel's meta graph tags, comma separated")
+    return parser, {"run": run, "explain": explain}
 
 
 def split_run_args(tokens):
@@ -126,20 +149,25 @@ def split_run_args(tokens):
 def main(argv=None):
     """The `dflow` console script; returns the exit status (a script's own `sys.exit` passes through)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser, run_parser = _parser()
-    if argv and argv[0] == "run":
+    parser, script_parsers = _parser()
+    if argv and argv[0] in script_parsers:
         own, script_args = split_run_args(argv[1:])
-        args = run_parser.parse_args(own)
+        args = script_parsers[argv[0]].parse_args(own)
         from .run import run_script
 
         return run_script(args.script, script_args, scheduler=args.scheduler, workers=args.workers,
                           memory_budget=args.memory_budget, as_tensorflow=args.as_tensorflow,
-                          progress=args.progress)
+                          progress=args.progress, explain=argv[0] == "explain")
     args = parser.parse_args(argv)
     if args.command == "inspect-checkpoint":
         from .inspect import inspect_checkpoint
 
         return inspect_checkpoint(args.path, tensor_name=args.tensor_name, all_tensors=args.all_tensors,
                                   verify=args.verify)
+    if args.command == "graph":
+        from .graph import graph_command
+
+        tags = [t for t in args.tags.split(",") if t] if args.tags else None
+        return graph_command(args.path, args.format, args.output, tags)
     parser.print_help()
     return 2

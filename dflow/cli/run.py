@@ -15,6 +15,7 @@ import sys
 
 from .. import config
 from .as_tensorflow import tensorflow_aliases
+from .explain import explaining
 from .progress import TaskProgress
 
 __all__ = ["run_script"]
@@ -90,9 +91,10 @@ def _script_context(script, path, script_args):
 
 
 def run_script(script, script_args=(), scheduler=None, workers=None, memory_budget=None, as_tensorflow=False,
-               progress=None):
+               progress=None, explain=False):
     """Runs `script` as `__main__` with `script_args`; returns 0, or raises the script's SystemExit.
-    `progress`: show a bar for scheduler calls over 2 s (None: when stderr is a terminal)."""
+    `progress`: show a bar for scheduler calls over 2 s (None: when stderr is a terminal).
+    `explain`: print the plan of each distinct Session.run on stderr the first time (dflow explain)."""
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         _say(f"no such script: {script}")
@@ -106,6 +108,8 @@ def run_script(script, script_args=(), scheduler=None, workers=None, memory_budg
         stack.callback(config.set_default_session_settings)
         if as_tensorflow:
             stack.enter_context(tensorflow_aliases())
+        if explain:
+            stack.enter_context(explaining())
         if progress or (progress is None and sys.stderr.isatty()):
             stack.enter_context(TaskProgress())
         stack.enter_context(_script_context(script, path, list(script_args)))

@@ -2,8 +2,8 @@
 
 The learning rate becomes a variable `OptimizeLoss/learning_rate` when it is a float; UPDATE_OPS
 run before the loss; gradients may be multiplied, clipped by global norm or noised; the returned
-tensor is the loss, computed after the update. Summaries are accepted and checked but not written
-(dflow has no summary writer).
+tensor is the loss, computed after the update. `summaries` (default loss, learning_rate,
+global_gradient_norm) add tf.summary ops as TF 1.15 does (learning_rate only with a decay function).
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from ..kernels.random_ops import truncated_normal
 from ..state.initializers import constant_initializer
 from ..state.scope import get_variable, variable_scope
 from ..state.variables import trainable_variables
+from ..summary import histogram as _histogram
+from ..summary import scalar as _scalar
 from ..tf1_names import missing_attribute
 from ..train import optimizer as optimizer_
-from ..train.clip_ops import clip_by_global_norm
+from ..train.clip_ops import clip_by_global_norm, global_norm
 from ..train.schedules import get_global_step
 
 __all__ = ["optimize_loss", "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES"]
@@ -80,7 +82,9 @@ def optimize_loss(loss, global_step, learning_rate, optimizer, gradient_noise_sc
             else:
                 raise ValueError(f"Learning rate should be 0d Tensor or float. Got {learning_rate} of type "
                                  f"{type(learning_rate)}")
-        for summary in summaries or []:
+        if summaries is None:
+            summaries = ["loss", "learning_rate", "global_gradient_norm"]
+        for summary in summaries:
             if summary not in OPTIMIZER_SUMMARIES:
                 raise ValueError(f"Summaries should be one of [{', '.join(OPTIMIZER_SUMMARIES)}], you provided "
                                  f"{summary}.")
@@ -88,6 +92,8 @@ def optimize_loss(loss, global_step, learning_rate, optimizer, gradient_noise_sc
             if global_step is None:
                 raise ValueError("global_step is required for learning_rate_decay_fn.")
             lr = learning_rate_decay_fn(lr, global_step)
+            if "learning_rate" in summaries:
+                _scalar("learning_rate", lr)
 
         opt = _make_optimizer(optimizer, lr, learning_rate)
         if variables is None:
@@ -101,6 +107,9 @@ def optimize_loss(loss, global_step, learning_rate, optimizer, gradient_noise_sc
             if not gradients:
                 raise ValueError("Empty list of (gradient, var) pairs encountered. This is most likely to be caused "
                                  "by an improper value of gradient_multipliers.")
+        norms = "global_gradient_norm" in summaries or "gradient_norm" in summaries
+        if norms:
+            _scalar("global_norm/gradient_norm", global_norm([g for g, _ in gradients if g is not None]))
         if isinstance(clip_gradients, float):
             grads, variables_ = zip(*gradients)
             clipped, _ = clip_by_global_norm(list(grads), clip_gradients)
@@ -109,6 +118,18 @@ def optimize_loss(loss, global_step, learning_rate, optimizer, gradient_noise_sc
             gradients = clip_gradients(gradients)
         elif clip_gradients is not None:
             raise ValueError(f"Unknown type {type(clip_gradients)} for clip_gradients")
+        if "loss" in summaries:
+            _scalar("loss", loss)
+        for g, v in gradients:
+            values = getattr(g, "values", g)  # IndexedSlices: their values
+            if values is not None:
+                var_name = v.name.replace(":", "_")
+                if "gradients" in summaries:
+                    _histogram(f"gradients/{var_name}", values)
+                if "gradient_norm" in summaries:
+                    _scalar(f"gradient_norm/{var_name}", global_norm([values]))
+        if clip_gradients is not None and norms:
+            _scalar("global_norm/clipped_gradient_norm", global_norm([g for g, _ in gradients if g is not None]))
         grad_updates = opt.apply_gradients(gradients, global_step=global_step if increment_global_step else None,
                                            name="train")
         return _with_dependencies([grad_updates], loss)

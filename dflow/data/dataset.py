@@ -173,7 +173,12 @@ class Dataset:
 
     # ---- iterators ----------------------------------------------------------------------------
     def make_one_shot_iterator(self):
-        """An iterator that starts at this dataset's first element in each session."""
+        """An iterator that starts at this dataset's first element in each session. A dataset that
+        captures a placeholder needs an initializable iterator (ValueError, as TF1)."""
+        for t in self._node.all_captured():
+            if getattr(t, "op", None) is not None and t.op.type in ("Placeholder", "PlaceholderWithDefault"):
+                raise ValueError(f"Cannot capture a placeholder (name:{t.op.name}, type:{t.op.type}) by value; "
+                                 "use make_initializable_iterator() and feed it to the initializer.")
         return Iterator(self._node.spec, one_shot=self._node)
 
     def make_initializable_iterator(self, shared_name=None):

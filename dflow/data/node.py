@@ -135,6 +135,10 @@ def int_arg(node, v):
     if isinstance(v, Tensor):
         node.captured = list(node.captured) + [v]
         return v
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) and \
+            not (isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind in "iu"):
+        raise TypeError(f"{type(node).__name__.removesuffix('Node')}: expected an int64 scalar, but got {v!r} "
+                        f"of type {type(v).__name__!r}.")  # TF1: a float count is a TypeError
     return int(v)
 
 

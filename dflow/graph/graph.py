@@ -72,7 +72,10 @@ class Graph:
             controls = self._current_control_inputs(inputs)
             device = self._current_device()
             op = Operation(self, op_name, op_type, inputs, attrs, controls, device, opdef, len(self._ops))
-            outs = opdef.infer(list(inputs), attrs)
+            try:
+                outs = opdef.infer(list(inputs), attrs)
+            except (ValueError, TypeError) as e:
+                raise _naming_node(e, op_name) from None
             if isinstance(outs, tuple) and len(outs) == 2 and not isinstance(outs[0], tuple):
                 outs = [outs]
             op._outputs = tuple(Tensor(op, i, as_dtype(dt), as_shape(sh)) for i, (sh, dt) in enumerate(outs))
@@ -444,3 +447,12 @@ def get_seed(op_seed):
     if seeds == (0, 0):
         seeds = (0, _MAXINT32)
     return seeds
+
+
+def _naming_node(exc, op_name):
+    """A shape or dtype error of an op being created, naming the node as TF1 does ("... for node
+    'project'"), in the same class (a subclass with its own signature passes as it is)."""
+    msg = str(exc)
+    if type(exc) not in (ValueError, TypeError) or f"'{op_name}'" in msg:
+        return exc
+    return type(exc)(f"{msg.rstrip('.')} for node {op_name!r}.")

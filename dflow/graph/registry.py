@@ -22,6 +22,10 @@ output of both is the variable's new value. "sink": an op writing outside the se
 lowering registers hooks through `ctx.before_run/on_success/on_publish/on_failure`, and it always runs on Dask.
 "host": an op the Session decides on the host before compiling (cond, while_loop): no kernel; its
 ``host`` hook (set with `def_host` by `dflow/schedule/host.py`) makes the decision.
+``epilogue``: the eager kernel takes ``epilogue=f`` and applies f to each row slab of its single
+output while the slab is in cache (the slab written back with f's result, of the same shape and
+dtype): the in-process plan runs an elementwise chain that only reads this output that way
+(Conv2D + BiasAdd + Relu in one pass; see schedule/fusion.py `epilogue_producers`).
 ``fold(op)``: the op's value when it is known from static facts alone (`shape` of a fully defined
 shape), used by `constant_value`.
 """
@@ -51,6 +55,7 @@ class OpDef:
     cheap_source: bool = False  # a source that is cheap to read again (a feed, a Zarr read, a constant)
     takes_whole: bool = False  # takes inputs of unknown rank as whole values (py_func, identity)
     takes_fused: bool = False  # its lowering may take an elementwise chain unbuilt (`ctx.fused`)
+    epilogue: bool = False  # its eager kernel takes `epilogue=` (see the module doc)
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -58,7 +63,7 @@ _REGISTRY: dict[str, OpDef] = {}
 
 def register_op(name, infer, eager=None, lower=None, grad=None, *, elementwise=False, run_state=False,
                 stateful=False, num_outputs=1, fold=None, must_feed=False, state=None,
-                replace=False, cheap_source=False, takes_whole=False, takes_fused=False):
+                replace=False, cheap_source=False, takes_whole=False, takes_fused=False, epilogue=False):
     """Registers the OpDef of op type `name`; ValueError if it exists (unless `replace`)."""
     if name in _REGISTRY and not replace:
         raise ValueError(f"Op type {name!r} is already registered")
@@ -66,7 +71,7 @@ def register_op(name, infer, eager=None, lower=None, grad=None, *, elementwise=F
         raise ValueError(f"Op type {name!r} needs an eager kernel or a lowering")
     opdef = OpDef(name, infer, eager, lower, grad, elementwise, run_state, stateful, num_outputs, fold,
                   must_feed, state, cheap_source=cheap_source, takes_whole=takes_whole,
-                  takes_fused=takes_fused)
+                  takes_fused=takes_fused, epilogue=epilogue)
     _REGISTRY[name] = opdef
     return opdef
 

@@ -288,3 +288,28 @@ def broadcast_static_shape(a, b):
         else:
             raise ValueError(f"Incompatible shapes for broadcasting: {a} and {b}")
     return TensorShape(out[::-1])
+
+
+# TensorFlow counts a tensor's elements in an int64: a shape whose product exceeds this cannot
+# exist (TF1 refuses it with "more than 2**63 - 1 entries/elements").
+MAX_ELEMENTS = 2**63 - 1
+
+
+def too_many_elements(dims):
+    """Whether known `dims` (ints, or None for unknown) multiply past MAX_ELEMENTS. A shape with an
+    unknown dim is never refused: the unknown dim may be 0."""
+    n = 1
+    for d in dims:
+        if d is None:
+            return False
+        n *= int(d)
+    return n > MAX_ELEMENTS
+
+
+def check_static_size(shape, what):
+    """ValueError (TF1's wording, at graph-build time) for a fully known static shape of more than
+    2**63 - 1 elements; `what` names the op ("Placeholder 'x'"). The ops TF1 checks so are those
+    whose shape is an attr: placeholders and variables."""
+    if shape.dims is not None and too_many_elements([d.value for d in shape.dims]):
+        dims = ",".join(str(d.value) for d in shape.dims)
+        raise ValueError(f"Shape [{dims}] is too large (more than 2**63 - 1 entries) for {what}")

@@ -281,6 +281,10 @@ def set_meta_graph_writer(fn):
     _META_GRAPH_WRITER[:] = [fn]
 
 
+
+class NotACheckpointError(NotFoundError, ValueError):
+    """`Saver.restore` of a path holding no checkpoint (ValueError, as TF1)."""
+
 class Saver:
     """Saves and restores variables as Zarr checkpoints (TF1's `tf.train.Saver`)."""
 
@@ -426,7 +430,11 @@ class Saver:
         dtype mismatch, DataLossError for a checksum mismatch."""
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
-        path, g = _open_checkpoint(save_path)
+        try:
+            path, g = _open_checkpoint(save_path)
+        except NotFoundError as e:  # TF1's Saver.restore raises ValueError here
+            raise NotACheckpointError(None, None, f"The passed save_path is not a valid checkpoint: {save_path} "
+                                      f"({e})") from None
         entries = _entries(g)
         loaded = {}
         for name, v in self._vars().items():

@@ -17,13 +17,21 @@ ZarrSource/ZarrSink ops name: import graphs from people you trust before running
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shutil
 
 import numpy as np
 import zarr
 
-from ..errors import DataLossError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+from ..devices import machine_memory
+from ..errors import (
+    DataLossError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    ResourceExhaustedError,
+)
 from ..graph import serialize
 from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
@@ -469,13 +477,27 @@ def _read_document(path, cls):
         raise files.os_error(e, f"Cannot read the graph file {path!r}") from None
     obj = cls()
     obj.ParseFromString(data)
-    graph_def = getattr(obj, "graph_def", obj)  # a MetaGraphDef holds one
+    # a MetaGraphDef holds one graph, a SavedModel several (its `graph_defs()`)
+    graph_defs = obj.graph_defs() if hasattr(obj, "graph_defs") else [getattr(obj, "graph_def", obj)]
     base = os.path.dirname(os.path.abspath(path))
     cache = {}
-    for node in graph_def.node:
-        for k, v in node.attr.items():
-            node.attr[k] = _load_external(v, base, cache, f"{path}: node {node.name!r} attr {k!r}")
+    for graph_def in graph_defs:
+        for node in graph_def.node:
+            for k, v in node.attr.items():
+                node.attr[k] = _load_external(v, base, cache, f"{path}: node {node.name!r} attr {k!r}")
     return obj
+
+
+def _check_loadable(value, where):
+    """A constant is loaded whole: refuse (ResourceExhaustedError) one that this machine could not
+    hold, before reading it (a Zarr array with missing chunks reads as its fill value, so a tiny
+    file can declare a huge constant)."""
+    nbytes = math.prod(value.shape) * np.dtype(value.dtype).itemsize
+    machine = machine_memory()
+    if machine and nbytes > machine // 2:
+        raise ResourceExhaustedError(None, None, f"{where}: the constant of shape {list(value.shape)} and type "
+                                     f"{value.dtype} needs {nbytes} bytes, more than this machine's memory "
+                                     f"({machine} bytes) can hold with a copy")
 
 
 def _load_external(value, base, cache, where):
@@ -490,6 +512,7 @@ def _load_external(value, base, cache, where):
             if list(arr.shape) != list(value.shape) or str(arr.dtype) != value.dtype:
                 raise DataLossError(None, None, f"{where}: stored array is {arr.dtype}{list(arr.shape)}, the "
                                     f"document says {value.dtype}{list(value.shape)}")
+            _check_loadable(value, where)
             out = np.asarray(arr[...])
             if _checksum(out) != value.checksum:
                 raise DataLossError(None, None, f"{where}: checksum mismatch: the stored constant is corrupted")

@@ -33,6 +33,7 @@ from .graph_io import (
     _rollback,
     _write_document,
 )
+from .signature import signature_map_from_json
 
 __all__ = ["export_meta_graph", "import_meta_graph", "read_meta_graph_file", "MetaGraphDef"]
 
@@ -44,15 +45,18 @@ class MetaGraphDef:
 
     `collection_def`: {key: [item]}, each item one of {"variable": {handle, initializer, snapshot,
     initial_value, trainable}}, {"tensor": name}, {"operation": name}, {"value": scalar}.
+    `signature_def`: {key: SignatureDef} (dflow/io/signature.py; a SavedModel's signatures).
     `saver_def`: None or {name, max_to_keep, keep_checkpoint_every_n_hours, var_list: {ckpt name:
     variable op name} | null}. `meta_info_def`: plain JSON data (version, tags, op types used).
     """
 
-    def __init__(self, graph_def=None, meta_info_def=None, saver_def=None, collection_def=None):
+    def __init__(self, graph_def=None, meta_info_def=None, saver_def=None, collection_def=None,
+                 signature_def=None):
         self.graph_def = graph_def if graph_def is not None else GraphDef()
-        self.meta_info_def = dict(meta_info_def or {})
+        self.meta_info_def = MetaInfoDef(meta_info_def or {})
         self.saver_def = saver_def
         self.collection_def = dict(collection_def or {})
+        self.signature_def = dict(signature_def or {})
 
     def HasField(self, name):  # noqa: N802 - protobuf name
         return bool(getattr(self, name, None))
@@ -60,18 +64,20 @@ class MetaGraphDef:
     def to_json(self, external=None):
         return {"format": FORMAT, "version": serialize.VERSION, "meta_info_def": self.meta_info_def,
                 "graph_def": self.graph_def.to_json(external), "saver_def": self.saver_def,
-                "collection_def": self.collection_def}
+                "collection_def": self.collection_def,
+                "signature_def": {k: v.to_json() for k, v in self.signature_def.items()}}
 
     @classmethod
     def from_json(cls, doc):
-        keys = {"format", "version", "meta_info_def", "graph_def", "saver_def", "collection_def"}
+        keys = {"format", "version", "meta_info_def", "graph_def", "saver_def", "collection_def", "signature_def"}
         serialize._check_header(doc, FORMAT, keys, "MetaGraphDef")
         info = doc.get("meta_info_def", {})
         if type(info) is not dict or not _plain(info):
             raise DataLossError(None, None, "MetaGraphDef: meta_info_def must be plain JSON data")
         graph_def = GraphDef.from_json(doc.get("graph_def"))
         return cls(graph_def, info, _check_saver_def(doc.get("saver_def")),
-                   _check_collections(doc.get("collection_def", {})))
+                   _check_collections(doc.get("collection_def", {})),
+                   signature_map_from_json(doc.get("signature_def", {})))
 
     def SerializeToString(self, deterministic=None):  # noqa: N802 - TF1 name
         return serialize._dumps(self.to_json())
@@ -80,18 +86,31 @@ class MetaGraphDef:
         other = MetaGraphDef.from_json(serialize._loads(data, "MetaGraphDef"))
         self.graph_def, self.meta_info_def = other.graph_def, other.meta_info_def
         self.saver_def, self.collection_def = other.saver_def, other.collection_def
+        self.signature_def = other.signature_def
         return len(data)
 
     def CopyFrom(self, other):  # noqa: N802 - protobuf name
         self.graph_def = GraphDef()
         self.graph_def.CopyFrom(other.graph_def)
-        self.meta_info_def = dict(other.meta_info_def)
+        self.meta_info_def = MetaInfoDef(other.meta_info_def)
+        self.signature_def = dict(other.signature_def)
         self.saver_def = None if other.saver_def is None else dict(other.saver_def)
         self.collection_def = {k: list(v) for k, v in other.collection_def.items()}
 
     def __repr__(self):
         return f"<dflow.MetaGraphDef with {len(self.graph_def.node)} nodes, collections " \
                f"{sorted(self.collection_def)}>"
+
+
+class MetaInfoDef(dict):
+    """A meta graph's plain JSON facts (version, tags, op types used), read as items or, as TF1's
+    proto fields, as attributes (`meta_info_def.tags`)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"MetaInfoDef has no field {name!r}") from None
 
 
 def _plain(x, depth=0):

@@ -4,9 +4,9 @@ Importing this package registers every op (each module is imported by `dflow/__i
 Modules: `common` (conversion, op creation, Const), `array_ops` (placeholders, shapes, reshape,
 stack), `grad_util` (unbroadcast), `math_ops` (elementwise), `reduction_ops`, `index_ops`
 (strided_slice, slice, getitem), `gather_ops` (gather, one_hot, top_k), `creation_ops` (zeros, fill, range...), `manip_ops`
-(transpose, concat, split...), `pad_ops` (tile, pad), `pool_ops` (max/avg pooling), `image_ops`
+(transpose, concat, split...), `pad_ops` (tile, pad), `pool_ops` (max/avg pooling; its window walks in `pool_windows`), `image_ops`
 (bilinear and nearest resizing), `linalg_ops`, `conv_ops` (conv2d, its backprop ops, conv1d,
-conv2d_transpose), `depthwise_ops` (depthwise and separable convolutions), `scatter_ops` (segment sums),
+conv2d_transpose; their im2col kernels in `conv_kernels`), `depthwise_ops` (depthwise and separable convolutions), `scatter_ops` (segment sums),
 `data_dependent_ops` (boolean_mask, unique, where), `random_ops`, `state_ops`, `py_ops`,
 `string_ops` (as_string, string_join), `control_ops`, `tensor_array_ops`, `check_ops`, `control_flow_ops`, `custom_gradient`. Their
 import order is docs/ARCHITECTURE.md's kernel layers."""

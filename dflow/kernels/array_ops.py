@@ -10,7 +10,7 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import register_op
-from ..graph.shape import TensorShape, as_shape, unknown_shape
+from ..graph.shape import TensorShape, as_shape, check_static_size, unknown_shape
 from .common import apply_op, convert_to_tensor, normalize_axis
 
 __all__ = ["placeholder", "placeholder_with_default", "identity", "identity_n", "stop_gradient", "shape",
@@ -20,6 +20,7 @@ __all__ = ["placeholder", "placeholder_with_default", "identity", "identity_n", 
 
 
 def _placeholder_infer(inputs, attrs):
+    check_static_size(attrs["shape"], "op Placeholder")
     return attrs["shape"], attrs["dtype"]
 
 
@@ -32,6 +33,7 @@ def placeholder(dtype, shape=None, name=None, chunks=None):
     `chunks` (dflow extension): how an in-memory feed is chunked, as dask's `chunks=` argument.
     """
     shape = unknown_shape() if shape is None else as_shape(shape)
+    check_static_size(shape, f"Placeholder {name or 'Placeholder'!r}")
     return apply_op("Placeholder", [], {"dtype": as_dtype(dtype), "shape": shape, "chunks": chunks},
                     name=name, graph=get_default_graph())
 

@@ -1,17 +1,8 @@
 """Convolutions: Conv2D and its two backprop ops, and the composites conv1d, conv2d_transpose,
 atrous_conv2d and convolution. `register_conv_family` also makes depthwise_ops' three ops.
 
-Kernels work in NHWC (an NCHW value is viewed transposed, no copy) through the array namespace:
-- Conv2D is im2col + one matmul: the (padded) input viewed as windows [n, OH, OW, KH, KW, C]
-  with `as_strided` (no copy), copied into a [rows, KH*KW*C] matrix and multiplied by the
-  filter [KH*KW*C, O], one BLAS call per slab of the batch: ~8 MiB of columns, copied into one
-  buffer reused by every slab and written by the matmul straight into the output, so a task
-  never holds the column matrix of a whole large chunk and a slab's columns are still in cache
-  when multiplied. One input channel: the columns are built tap-major (`_im2col_slabs`).
-- Conv2DBackpropInput (conv2d's input gradient, conv2d_transpose): per filter tap, one matmul
-  dy @ w[i, j]^T added onto the strided view of the padded input that tap reads (col2im by taps).
-- Conv2DBackpropFilter: cols^T @ dy, summed over the slabs.
-The loops are over slabs of the batch and over the filter window, never over pixels.
+The kernels (NHWC, im2col + BLAS) are conv_kernels'; this module registers the ops, infers their
+static shapes and lowers them.
 
 Chunked lowering: blockwise over the batch axis N. Each chunk of N is one task, H, W and C are
 rechunked to one chunk, and the filter is one block broadcast to every task. The filter
@@ -35,225 +26,23 @@ from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
 from .array_ops import shape as _shape_op
 from .common import apply_op, constant, convert_pair, convert_to_tensor
+from .conv_kernels import (
+    _conv_backprop_filter,
+    _conv_backprop_input,
+    _conv_fwd,
+    _filter_grad_eager,
+    _fwd_eager,
+    _hwc,
+    _input_grad_eager,
+    _spatial,
+)
 from .creation_ops import _int_input, _ints, _partial_shape
 from .manip_ops import expand_dims, squeeze
 
 __all__ = ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d", "atrous_conv2d",
            "convolution"]
 
-# im2col columns held at once by a kernel: a few MiB stay in cache between their copy and the
-# matmul (LeNet's conv2 at 1 BLAS thread: 16 MiB 37 ms, 8 MiB 30 ms, 4 MiB 30 ms), but each slab is
-# one BLAS call, and on a loaded machine every call with 2 BLAS threads can wait a time slice for
-# the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176: +135 ms, measured here)
-_SLAB_BYTES = 8 << 20
 _FLOATS = ("float16", "float32", "float64")
-
-
-# ---- geometry ----------------------------------------------------------------------------------
-
-
-def _hwc(data_format):
-    """Axes (H, W, C) of a 4-D value in `data_format`."""
-    return (2, 3, 1) if data_format == "NCHW" else (1, 2, 3)
-
-
-def _window(n, k, stride, dilation, padding, explicit, what):
-    """(out, pad_before, pad_after) of one spatial dim (TF's arithmetic; SAME pads more after)."""
-    eff = (k - 1) * dilation + 1
-    if padding == "SAME":
-        out = -(-n // stride)
-        total = max((out - 1) * stride + eff - n, 0)
-        return out, total // 2, total - total // 2
-    before, after = explicit if padding == "EXPLICIT" else (0, 0)
-    if n + before + after < eff:
-        raise ValueError(f"Negative dimension size caused by subtracting {eff} from {n + before + after} "
-                         f"for '{what}'")
-    return (n + before + after - eff) // stride + 1, before, after
-
-
-def _spatial(in_hw, k_hw, attrs, what):
-    """[(out, pad_before, pad_after) or None where a size is unknown] for H and W."""
-    axes = _hwc(attrs["data_format"])[:2]
-    pads = attrs["explicit_paddings"] or (0,) * 8
-    return [None if n is None or k is None else
-            _window(n, k, attrs["strides"][a], attrs["dilations"][a], attrs["padding"], pads[2 * a:2 * a + 2], what)
-            for n, k, a in zip(in_hw, k_hw, axes)]
-
-
-class _Geom:
-    """Where the windows of a conv sit in its NHWC input: out dims, pads, strides, dilations."""
-
-    def __init__(self, in_hw, k_hw, attrs, what):
-        (self.oh, self.pt, self.pb), (self.ow, self.pl, self.pr) = _spatial(in_hw, k_hw, attrs, what)
-        axes = _hwc(attrs["data_format"])[:2]
-        self.sh, self.sw = (attrs["strides"][a] for a in axes)
-        self.dh, self.dw = (attrs["dilations"][a] for a in axes)
-
-
-# ---- kernels (NHWC arrays of the namespace xp) ----------------------------------------------------
-
-
-def _nhwc(xp, x, data_format):
-    return xp.permute_dims(x, (0, 2, 3, 1)) if data_format == "NCHW" else x
-
-
-def _from_nhwc(xp, x, data_format):
-    return xp.permute_dims(x, (0, 3, 1, 2)) if data_format == "NCHW" else x
-
-
-def _slabs(n, item_bytes):
-    """Slices of the batch axis holding ~_SLAB_BYTES of columns each (one, empty, for n = 0)."""
-    step = max(1, _SLAB_BYTES // max(item_bytes, 1))
-    return [slice(i, min(i + step, n)) for i in range(0, n, step)] or [slice(0, 0)]
-
-
-def _padded(xp, x, g):
-    if not (g.pt or g.pb or g.pl or g.pr):
-        return x
-    n, h, w, c = x.shape
-    out = xp.zeros((n, h + g.pt + g.pb, w + g.pl + g.pr, c), dtype=x.dtype)
-    out[:, g.pt:g.pt + h, g.pl:g.pl + w, :] = x
-    return out
-
-
-def _windows(xp, xp_pad, g, kh, kw):
-    """The windows of a padded NHWC value, [n, OH, OW, KH, KW, C], as a strided view (no copy)."""
-    n, _, _, c = xp_pad.shape
-    s0, s1, s2, s3 = xp_pad.strides
-    # only ever read; no writeable=False, which cupy's as_strided does not take
-    return xp.lib.stride_tricks.as_strided(
-        xp_pad, (n, g.oh, g.ow, kh, kw, c), (s0, s1 * g.sh, s2 * g.sw, s1 * g.dh, s2 * g.dw, s3))
-
-
-def _tap(x, g, i, j):
-    """The input cells filter tap (i, j) meets, [n, OH, OW, C], from a padded NHWC value."""
-    h0, w0 = i * g.dh, j * g.dw
-    return x[:, h0:h0 + (g.oh - 1) * g.sh + 1:g.sh, w0:w0 + (g.ow - 1) * g.sw + 1:g.sw, :]
-
-
-def _im2col_slabs(xp, x, g, kh, kw):
-    """(batch slice, its im2col columns [rows, KH*KW*C]) for each slab of the batch. The columns
-    of every slab are copied from the window view into one buffer allocated once (a fresh
-    allocation per slab costs its page faults again); a slab's columns are only valid until the
-    next one is yielded. A one-channel input (C = 1) is copied tap-major, one contiguous row of
-    the slab's cells per filter tap, and the columns are that buffer's transposed view: a
-    window-major copy would move one float at a time (1.7x slower on LeNet's first conv)."""
-    n, c = x.shape[0], x.shape[3]
-    xpad = _padded(xp, x, g)
-    slabs = _slabs(n, g.oh * g.ow * kh * kw * c * x.dtype.itemsize)
-    step = slabs[0].stop - slabs[0].start
-    if c == 1:
-        buf = xp.empty((kh * kw, step * g.oh * g.ow), dtype=x.dtype)
-        for s in slabs:
-            m = s.stop - s.start
-            rows = buf[:, :m * g.oh * g.ow]
-            for i in range(kh):
-                for j in range(kw):  # reshape of a contiguous row: a view (numpy, cupy) written in place
-                    xp.reshape(rows[i * kw + j], (m, g.oh, g.ow, 1))[...] = _tap(xpad[s, ...], g, i, j)
-            yield s, xp.matrix_transpose(rows)
-        return
-    win = _windows(xp, xpad, g, kh, kw)
-    buf = xp.empty((step, g.oh, g.ow, kh, kw, c), dtype=x.dtype)
-    for s in slabs:
-        m = s.stop - s.start
-        buf[:m, ...] = win[s, ...]
-        yield s, xp.reshape(buf[:m, ...], (-1, kh * kw * c))
-
-
-def _compute_dtype(xp, *arrays):
-    """float16 convolves in float32 (BLAS has no half), as TF's CPU kernels accumulate."""
-    return [xp.astype(a, xp.float32) if a.dtype == xp.float16 else a for a in arrays]
-
-
-def _conv_fwd(xp, x, w, g):
-    n, c, (kh, kw, _, o) = x.shape[0], x.shape[3], w.shape
-    w2 = xp.reshape(w, (kh * kw * c, o))
-    out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)
-    for s, cols in _im2col_slabs(xp, x, g, kh, kw):
-        _matmul_into(xp, cols, w2, xp.reshape(out[s, ...], (-1, o)))
-    return out
-
-
-def _matmul_into(xp, a, b, out):
-    """out[...] = a @ b, written in place by numpy (`out` a C-contiguous view), copied otherwise."""
-    if isinstance(out, np.ndarray):
-        np.matmul(a, b, out=out)
-    else:
-        out[...] = xp.matmul(a, b)
-
-
-def _conv_backprop_input(xp, dy, w, g, in_nhwc):
-    # one matmul per filter tap, dy [m, O] @ w[i, j]^T [O, C], added onto the cells that tap read:
-    # the same flops as one [m, KH*KW*C] column-gradient matrix, without holding it (25-30 %
-    # faster on LeNet's second conv, as fast at 8x the batch; one matmul into that matrix and
-    # KH*KW strided adds out of it: 1.8x slower, the adds from its strided columns dominate)
-    n, h, wd, c = in_nhwc
-    d2 = xp.reshape(dy, (-1, w.shape[3]))
-    dx = xp.zeros((n, h + g.pt + g.pb, wd + g.pl + g.pr, c), dtype=dy.dtype)
-    for i in range(w.shape[0]):
-        for j in range(w.shape[1]):
-            _tap(dx, g, i, j)[...] += xp.reshape(xp.matmul(d2, xp.matrix_transpose(w[i, j])), (n, g.oh, g.ow, c))
-    return dx[:, g.pt:g.pt + h, g.pl:g.pl + wd, :]
-
-
-def _conv_backprop_filter(xp, x, dy, g, kshape):
-    kh, kw, c, o = kshape
-    dw = None
-    for s, cols in _im2col_slabs(xp, x, g, kh, kw):
-        part = xp.matmul(xp.matrix_transpose(cols), xp.reshape(dy[s, ...], (-1, o)))
-        dw = part if dw is None else _add_into(dw, part)
-    return xp.reshape(dw, kshape)
-
-
-# The eager kernels in the value's data_format; `op_type` names the op in errors. Module-level
-# functions bound with functools.partial, so the lowered tasks pickle for process schedulers.
-
-
-def _add_into(acc, part):
-    if isinstance(acc, np.ndarray):
-        acc += part
-        return acc
-    return acc + part
-
-
-def _cast(xp, x, dtype):
-    return x if x.dtype == dtype else xp.astype(x, dtype)
-
-
-def _fwd_eager(kernel, op_type, xp, x, w, **attrs):
-    fmt, dtype = attrs["data_format"], x.dtype
-    x, w = _compute_dtype(xp, _nhwc(xp, x, fmt), w)
-    g = _Geom(x.shape[1:3], w.shape[:2], attrs, op_type)
-    return _cast(xp, _from_nhwc(xp, kernel(xp, x, w, g), fmt), dtype)
-
-
-def _input_grad_eager(kernel, op_type, xp, input_sizes, w, dy, **attrs):
-    fmt, dtype = attrs["data_format"], dy.dtype
-    sizes = _ints(input_sizes)
-    if len(sizes) != 4:
-        raise ValueError(f"input_sizes must have 4 elements, got {sizes}")
-    in_nhwc = [sizes[i] for i in (0,) + _hwc(fmt)]
-    w, dy = _compute_dtype(xp, w, _nhwc(xp, dy, fmt))
-    g = _Geom(in_nhwc[1:3], w.shape[:2], attrs, op_type)
-    _check_out(g, dy.shape, in_nhwc)
-    return _cast(xp, _from_nhwc(xp, kernel(xp, dy, w, g, in_nhwc), fmt), dtype)
-
-
-def _filter_grad_eager(kernel, op_type, xp, x, filter_sizes, dy, **attrs):
-    fmt, dtype = attrs["data_format"], x.dtype
-    kshape = tuple(_ints(filter_sizes))
-    if len(kshape) != 4:
-        raise ValueError(f"filter_sizes must have 4 elements, got {list(kshape)}")
-    x, dy = _compute_dtype(xp, _nhwc(xp, x, fmt), _nhwc(xp, dy, fmt))
-    g = _Geom(x.shape[1:3], kshape[:2], attrs, op_type)
-    _check_out(g, dy.shape, x.shape)
-    return _cast(xp, kernel(xp, x, dy, g, kshape), dtype)
-
-
-def _check_out(g, dy_shape, in_nhwc):
-    if tuple(dy_shape[1:3]) != (g.oh, g.ow) or dy_shape[0] != in_nhwc[0]:
-        raise ValueError(f"out_backprop has batch and spatial dims {list(dy_shape[:3])}, but the "
-                         f"convolution of an input of NHWC shape {list(in_nhwc)} gives {[in_nhwc[0], g.oh, g.ow]}")
 
 
 # ---- chunked lowering: blockwise over the batch axis --------------------------------------------------
@@ -422,15 +211,15 @@ def _check_backprop(op_type, x_dims, w_dims, dy_dims, attrs, depthwise):
 # ---- the ops ------------------------------------------------------------------------------------
 
 
-def register_conv_family(op, kernels, depthwise, out_channels):
+def register_conv_family(op, kernels, depthwise, out_channels, epilogue=False):
     """Registers `op`, `op`BackpropInput and `op`BackpropFilter from their NHWC kernels (forward,
     input gradient, filter gradient) and gives them their gradient rules; `out_channels(filter
-    shape)` is the output depth."""
+    shape)` is the output depth. `epilogue`: the forward kernel takes `epilogue=` (OpDef flag)."""
     types = (op, op + "BackpropInput", op + "BackpropFilter")
     eager = [functools.partial(wrap, kernel, t) for wrap, kernel, t in
              zip((_fwd_eager, _input_grad_eager, _filter_grad_eager), kernels, types)]
     register_op(op, _conv_infer(op, depthwise), eager=eager[0],
-                lower=functools.partial(_fwd_lower, eager[0], out_channels))
+                lower=functools.partial(_fwd_lower, eager[0], out_channels), epilogue=epilogue)
     register_op(types[1], _input_grad_infer(types[1], depthwise), eager=eager[1],
                 lower=functools.partial(_input_grad_lower, eager[1]))
     register_op(types[2], _filter_grad_infer(types[2], depthwise), eager=eager[2],
@@ -468,7 +257,8 @@ def _conv_grads(prefix):
         return [apply_op(prefix + "BackpropInput", [_shape_of(x), g, dy], a), None, apply_op(prefix, [x, g], a)]
 
 
-register_conv_family("Conv2D", (_conv_fwd, _conv_backprop_input, _conv_backprop_filter), False, lambda ws: ws[3])
+register_conv_family("Conv2D", (_conv_fwd, _conv_backprop_input, _conv_backprop_filter), False, lambda ws: ws[3],
+                     epilogue=True)
 
 
 # ---- public functions ---------------------------------------------------------------------------

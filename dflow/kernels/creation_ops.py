@@ -16,12 +16,13 @@ import math
 
 import numpy as np
 
+from ..devices import machine_memory
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor, constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op, shape_only
-from ..graph.shape import Dimension, TensorShape, unknown_shape
+from ..graph.shape import Dimension, TensorShape, too_many_elements, unknown_shape
 from .array_ops import partial_shape_value, stack
 from .common import apply_op, convert_to_tensor, to_numpy
 from .math_ops import cast
@@ -124,10 +125,30 @@ def _fill_infer(inputs, attrs):
     return (unknown_shape() if shape is None else TensorShape(shape)), value.dtype
 
 
-def _fill_lower(ctx, dims, value):
-    shape = tuple(_ints(ctx.host_value(dims, "Fill dims")))
+def _fill_shape(dims):
+    """Fill's run-time dims as a tuple; ValueError (TF1's words; the plan reports it as the op's
+    InvalidArgumentError) for negative dims or more than 2**63 - 1 elements."""
+    shape = tuple(_ints(dims))
     if any(d < 0 for d in shape):
         raise ValueError(f"Fill: dimensions must be >= 0, got {list(shape)}")
+    if too_many_elements(shape):
+        raise ValueError(f"Shape [{','.join(map(str, shape))}] would have more than 2**63 - 1 elements")
+    return shape
+
+
+def _fill_eager(xp, dims, value):
+    shape = _fill_shape(dims)
+    # run-time dims in the in-process path: refused rather than allocated if no machine could hold it
+    nbytes = math.prod(shape) * value.dtype.itemsize
+    machine = machine_memory()
+    if machine and nbytes > machine:  # (the plan reports a MemoryError as the op's ResourceExhaustedError)
+        raise MemoryError(f"OOM when allocating tensor with shape[{','.join(map(str, shape))}] and type "
+                          f"{value.dtype.name}: {nbytes} bytes, more than this machine's memory ({machine} bytes)")
+    return xp.full(shape, value, dtype=value.dtype)
+
+
+def _fill_lower(ctx, dims, value):
+    shape = _fill_shape(ctx.host_value(dims, "Fill dims"))
     if _on_host(ctx, math.prod(shape), value):
         return np.full(shape, value, dtype=value.dtype)
     chunks = ctx.default_chunks(shape, value.dtype)
@@ -137,8 +158,7 @@ def _fill_lower(ctx, dims, value):
     return ctx.da.full(shape, value[()], dtype=value.dtype, chunks=chunks)
 
 
-register_op("Fill", _fill_infer, lower=_fill_lower,
-            eager=lambda xp, dims, value: xp.full(tuple(_ints(dims)), value, dtype=value.dtype))
+register_op("Fill", _fill_infer, lower=_fill_lower, eager=_fill_eager)
 
 
 def fill(dims, value, name=None):

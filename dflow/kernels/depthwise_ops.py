@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from ..graph.graph import name_scope
 from .common import apply_op, convert_pair, convert_to_tensor
-from .conv_ops import _conv_attrs, _padded, _sequence, _tap, conv2d, register_conv_family
+from .conv_kernels import _padded, _tap
+from .conv_ops import _conv_attrs, _sequence, conv2d, register_conv_family
 
 __all__ = ["depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d"]
 

@@ -297,6 +297,8 @@ def concat(values, axis, name="concat"):
     """
     if not isinstance(values, (list, tuple)):
         values = [values]
+    if not values:
+        raise ValueError("List argument 'values' to 'ConcatV2' Op with length 0 shorter than minimum length 2.")
     if len(values) == 1:
         return identity(_tensor(values[0]), name=name)
     with name_scope(name, "concat", values) as scope:

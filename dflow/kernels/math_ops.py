@@ -8,6 +8,7 @@ array_api_compat), so a cupy chunk stays on the GPU.
 from __future__ import annotations
 
 import array_api_compat
+import numpy as np
 
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
@@ -18,6 +19,7 @@ from .common import (
     ANY,
     BOOL,
     FLOAT,
+    INT,
     NUMERIC,
     REAL,
     STRING,
@@ -161,14 +163,53 @@ def to_int64(x, name="ToInt64"):
 
 # ---- binary --------------------------------------------------------------------------------------
 
+
+def _int_divisor(xp, y):
+    """Raises as TF1's integer division and modulo kernels do for a zero divisor (numpy would give
+    0). One check of the divisor, only for integer dtypes: float division stays IEEE (inf, nan).
+    The plans report the error as the op's InvalidArgumentError ("Integer division by zero")."""
+    dt = getattr(y, "dtype", None)
+    if dt is None or hasattr(y, "dask"):  # (a dask array is checked chunk by chunk, in its tasks)
+        return
+    kind = getattr(dt, "kind", None)  # numpy and cupy dtypes; other namespaces are asked
+    integral = kind in ("i", "u") if kind is not None else xp.isdtype(dt, "integral")
+    if integral and bool(xp.any(y == 0)):
+        raise ZeroDivisionError("Integer division by zero")
+
+
+def _floordiv(xp, x, y):
+    _int_divisor(xp, y)
+    return xp.floor_divide(x, y)
+
+
+def _floormod(xp, x, y):
+    _int_divisor(xp, y)
+    return xp.remainder(x, y)
+
+
+def _truncatediv(xp, x, y):
+    """C's integer division (rounds toward zero), TF1's TruncateDiv (integers only)."""
+    _int_divisor(xp, y)
+    q = xp.floor_divide(x, y)
+    return xp.where((xp.remainder(x, y) != 0) & ((x < 0) != (y < 0)), q + 1, q)
+
+
+def _truncatemod(xp, x, y):
+    """C's remainder (the sign of x), TF1's TruncateMod: fmod for floats too."""
+    _int_divisor(xp, y)
+    return xp.fmod(x, y) if hasattr(xp, "fmod") else x - y * _truncatediv(xp, x, y)
+
+
 _BINARY = {
     # op type: (public name, allowed kinds, eager kernel, output dtype or None)
     "Add": ("add", NUMERIC + STRING, lambda xp, x, y: xp.add(x, y), None),
     "Sub": ("subtract", NUMERIC, lambda xp, x, y: xp.subtract(x, y), None),
     "Mul": ("multiply", NUMERIC, lambda xp, x, y: xp.multiply(x, y), None),
     "RealDiv": ("realdiv", "fc", lambda xp, x, y: xp.divide(x, y), None),
-    "FloorDiv": ("floordiv", REAL, lambda xp, x, y: xp.floor_divide(x, y), None),
-    "FloorMod": ("floormod", REAL, lambda xp, x, y: xp.remainder(x, y), None),
+    "FloorDiv": ("floordiv", REAL, _floordiv, None),
+    "FloorMod": ("floormod", REAL, _floormod, None),
+    "TruncateDiv": ("truncatediv", INT, _truncatediv, None),
+    "TruncateMod": ("truncatemod", REAL, _truncatemod, None),
     "Pow": ("pow", NUMERIC, lambda xp, x, y: xp.pow(x, y), None),
     "Maximum": ("maximum", REAL, lambda xp, x, y: xp.maximum(x, y), None),
     "Minimum": ("minimum", REAL, lambda xp, x, y: xp.minimum(x, y), None),
@@ -207,6 +248,8 @@ realdiv = _binary("RealDiv")
 floordiv = _binary("FloorDiv")
 floor_div = floordiv
 floormod = _binary("FloorMod")
+truncatediv = _binary("TruncateDiv")
+truncatemod = _binary("TruncateMod")
 atan2 = _binary("Atan2")  # atan2(y, x): the angle of the point (x, y), in [-pi, pi]
 mod = floormod
 pow = _binary("Pow")  # noqa: A001 - TF1 public name
@@ -373,7 +416,7 @@ __all__ = [
     "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "atan2", "sigmoid",
     "log_sigmoid", "divide_no_nan", "xlogy", "xdivy", "reciprocal", "floor", "ceil", "round", "is_finite", "is_nan", "is_inf",
     "logical_not", "cast", "to_float", "to_double", "to_int32", "to_int64", "add", "subtract",
-    "multiply", "realdiv", "floordiv", "floor_div", "floormod", "mod", "pow", "maximum", "minimum",
+    "multiply", "realdiv", "floordiv", "floor_div", "floormod", "mod", "truncatediv", "truncatemod", "pow", "maximum", "minimum",
     "squared_difference", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "logical_and", "logical_or", "logical_xor", "truediv", "divide", "div", "scalar_mul", "where",
     "where_v2", "clip_by_value",
@@ -417,10 +460,23 @@ def_grad("Acosh")(lambda op, g: [g / sinh(_y(op))])
 def_grad("Atanh")(lambda op, g: [g / (1.0 - square(_x(op)))])
 def_grad("Sigmoid")(lambda op, g: [g * _y(op) * (1.0 - _y(op))])
 def_grad("Reciprocal")(lambda op, g: [-g * square(_y(op))])
-def_grad("Relu")(lambda op, g: [g * cast(greater(_y(op), 0), g.dtype)])
+
+
+def _relu_grad_kernel(xp, g, y):
+    """g where y > 0, else 0, in one pass: g times the mask (numpy multiplies by a bool array
+    itself), as TF's ReluGrad, so an infinite g where y <= 0 gives nan there, as in TF."""
+    mask = xp.greater(y, xp.zeros((), dtype=y.dtype, device=array_api_compat.device(y)))
+    return np.multiply(g, mask) if isinstance(g, np.ndarray) else xp.multiply(g, xp.astype(mask, g.dtype))
+
+
+# TF1's ReluGrad(gradients, features): Relu's gradient from its output, one op instead of three
+register_op("ReluGrad", broadcast_infer(REAL, None, "ReluGrad"), eager=_relu_grad_kernel, elementwise=True)
+def_grad("Relu")(lambda op, g: [apply_op("ReluGrad", [g, _y(op)])])
+def_grad("ReluGrad")(lambda op, gg: [apply_op("ReluGrad", [gg, op.inputs[1]]), zeros_like_t(op.inputs[1])])
 def_grad("Sign", "Floor", "Ceil", "Round")(lambda op, g: [zeros_like_t(_x(op))])
 not_differentiable("IsFinite", "IsNan", "IsInf", "LogicalNot", "Equal", "NotEqual", "Less", "LessEqual",
-                   "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalXor", "FloorDiv")
+                   "Greater", "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalXor", "FloorDiv",
+                   "TruncateDiv")  # (TruncateMod has no gradient in TF1 either)
 
 
 def zeros_like_t(t):

@@ -159,6 +159,8 @@ def _py_eager(xp, *arrays, func, Tout, token, Tin):
 class _PyCall:
     """The task of a lowered py_func: host arrays in, the function, outputs checked (picklable)."""
 
+    rereadable = False  # the function may have effects: a scheduler never runs it twice to save memory
+
     def __init__(self, func, label, tout, shapes, op_ref, single):
         self.func, self.label, self.tout, self.shapes, self.op_ref = func, label, tout, shapes, op_ref
         self.single = single

@@ -12,14 +12,16 @@ import numpy as np
 
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.ops import Tensor
 from ..graph.registry import register_op
-from ..graph.shape import TensorShape, as_shape, broadcast_static_shape
+from ..graph.shape import TensorShape, as_shape, broadcast_static_shape, check_static_size
 from .common import apply_op, convert_to_tensor
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "is_variable_initialized"]
 
 
 def _variable_infer(inputs, attrs):
+    check_static_size(attrs["shape"], "op VariableV2")
     return attrs["shape"], attrs["dtype"]
 
 
@@ -44,6 +46,7 @@ def variable_op(shape, dtype, name=None, chunks=None):
     shape = as_shape(shape)
     if not shape.is_fully_defined():
         raise ValueError(f"Variable {name!r}: shape {shape} must be fully defined")
+    check_static_size(shape, f"Variable {(name or 'Variable').rstrip('/')!r}")
     return apply_op("VariableV2", [], {"shape": as_shape(shape), "dtype": as_dtype(dtype), "chunks": chunks},
                     name=name, default_name="Variable", graph=get_default_graph())
 
@@ -110,10 +113,18 @@ register_op("AssignSub", _update_infer("AssignSub"), eager=lambda xp, old, delta
             elementwise=True, stateful=True, state="update")
 
 
+def _value_for(ref, value, op_type):
+    """`value` as the tensor an assign of `ref` takes; a tensor of another dtype is TF1's TypeError."""
+    if isinstance(value, Tensor) and value.dtype.base_dtype != ref.dtype.base_dtype:
+        raise TypeError(f"Input 'value' of '{op_type}' Op has type {value.dtype.name} that does not match type "
+                        f"{ref.dtype.base_dtype.name} of argument 'ref' ({value.name!r} vs {ref.name!r}).")
+    return convert_to_tensor(value, dtype=ref.dtype)
+
+
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     """Assigns `value` to variable `ref`; returns the new value. Committed when the run succeeds."""
     ref = _check_ref(ref, "assign")
-    value = convert_to_tensor(value, dtype=ref.dtype)
+    value = _value_for(ref, value, "Assign")
     validate = True if validate_shape is None else bool(validate_shape)
     return apply_op("Assign", [ref, value], {"validate_shape": validate, "var_shape": tuple(ref.shape.as_list())},
                     name=name)
@@ -122,13 +133,13 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
 def assign_add(ref, value, use_locking=None, name=None):
     """Adds `value` to variable `ref`; returns the new value."""
     ref = _check_ref(ref, "assign_add")
-    return apply_op("AssignAdd", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name)
+    return apply_op("AssignAdd", [ref, _value_for(ref, value, "AssignAdd")], name=name)
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
     """Subtracts `value` from variable `ref`; returns the new value."""
     ref = _check_ref(ref, "assign_sub")
-    return apply_op("AssignSub", [ref, convert_to_tensor(value, dtype=ref.dtype)], name=name)
+    return apply_op("AssignSub", [ref, _value_for(ref, value, "AssignSub")], name=name)
 
 
 # ---- scatters --------------------------------------------------------------------------------

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import array_api_compat
@@ -26,18 +27,25 @@ from dask.highlevelgraph import HighLevelGraph
 
 from .. import dask_compat
 from ..errors import (
-    InvalidArgumentError,
     OpError,
     ResourceExhaustedError,
     UnimplementedError,
+    kernel_failure,
     raise_kernel_failure,
 )
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
 from .fusion import Const, Expr, Ext, compile_expr, fused_scratch_chunks, unknown_size_leaves
 from .host import HostDecision
-from .memory import MemoryReport, format_bytes, suggest_chunks
-from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
+from .memory import (
+    MemoryReport,
+    check_chunk_grid,
+    check_elements,
+    check_held,
+    format_bytes,
+    suggest_chunks,
+)
+from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec, input_failure, value_shape
 from .program import Program
 from .staging import Stager, rewrite_for
 
@@ -73,12 +81,43 @@ def compile_plan(fetch_elements, feeds, options, decisions=None):
     program = Program(fetch_elements, set(feeds) | set(constants), decisions, options)
     if program.pending is not None:
         return HostDecision(op=program.pending)
+    _refuse_impossible(program, feeds, options)
     if _use_eager(program, feeds, options):
         return EagerPlan(program)
     try:
-        return lower_dask(program, feeds, constants, options)
+        plan = lower_dask(program, feeds, constants, options)
     except NeedValues as need:
         return HostDecision(tensors=need.tensors, constant=need.constant, why=need.why)
+    if plan.kind == "dask":  # on a cluster, a plan this small runs as one task (one scheduler hop)
+        budget = options.memory_budget
+        limit = ONE_TASK_BYTES if budget is None else min(ONE_TASK_BYTES, budget // 16)
+        plan.small = not plan.stages and _use_eager(program, feeds, dataclasses.replace(options, small_plan_bytes=limit))
+    return plan
+
+
+def _refuse_impossible(program, feeds, options):
+    """Refuses, from static shapes and before anything is lowered or allocated, what cannot exist:
+    a tensor of more than 2**63 - 1 elements (InvalidArgumentError) and a fetched tensor, or a
+    variable's new value kept in memory, larger than the budget or the machine
+    (ResourceExhaustedError). Linear in the program; see memory.py for the limits."""
+    for step in program.steps:
+        for t in step.outputs:
+            if t is not None and t.shape.is_fully_defined():
+                check_elements(t.op, t.shape.as_list())
+    for t in program.fetch_tensors:
+        if t is not None and t not in feeds and t.shape.is_fully_defined() and np.dtype(t.dtype.np_dtype).kind != "O":
+            check_held(t.op, f"fetched {t.name!r}", t.shape.as_list(), t.dtype.np_dtype, options.memory_budget,
+                       options.machine_memory)
+    for var, t in program.commit_tensors.items():
+        shape = t.shape
+        if shape.is_fully_defined() and np.dtype(t.dtype.np_dtype).kind != "O" and options.local and \
+                options.storage.layout(shape.as_list(), t.dtype.np_dtype) is None:
+            check_held(t.op, f"the new value of variable {var!r}", shape.as_list(), t.dtype.np_dtype,
+                       options.memory_budget, options.machine_memory)
+
+# A plan on a cluster whose feeds and tensors are all below this runs as one task on one worker
+ONE_TASK_BYTES = 64 << 20
+
 
 
 # A read from storage (a Zarr source) larger than this keeps the plan on Dask even under a larger
@@ -123,6 +162,7 @@ class LowerContext:
         self.fusion_log = []  # fused chains materialized while lowering: (root name, leaves, array)
         self._params = params  # param key -> (FeedSlot, placeholder dask array)
         self.hooks = {"before_run": [], "on_success": [], "publish": [], "on_failure": []}
+        self.owners = {}  # dask array name -> the op whose output it is (a failing task names its op)
 
     def before_run(self, fn):
         """`fn(run)` runs on the client before the run's tasks (it may raise to refuse the run)."""
@@ -209,6 +249,14 @@ class LowerContext:
         return shape
 
     def default_chunks(self, shape, dtype):
+        """Chunks for a value this op makes from a shape (Fill, a host value). Refuses a shape of
+        more than 2**63 - 1 elements, and a chunk grid too long to plan: dask keeps one entry per
+        chunk along each axis, so a huge lazy shape in small chunks fills the memory before any
+        chunk is touched (see memory.py)."""
+        if self.op is not None:
+            check_elements(self.op, shape)
+            check_chunk_grid(self.op, shape, dask_compat.chunk_counts(self.options.chunks, shape, self.options.chunk_limit,
+                                                                   _chunk_dtype(dtype)))
         return normalize_chunks(self.options.chunks, shape, dtype, self.options.chunk_limit)
 
     def run_param(self, spec, shape=(), dtype=np.int64, chunks=None):
@@ -228,7 +276,7 @@ class LowerContext:
         """A dask array whose chunk keys hold None until a run sets them to data."""
         name = f"{prefix}-{next(_names)}"
         blocks = itertools.product(*[range(len(c)) for c in spec.chunks])
-        layer = {(name,) + b: None for b in blocks}
+        layer = {(name,) + b: dask_compat.empty_slot((name,) + b) for b in blocks}
         np_dtype = spec.dtype.np_dtype
         return da.Array(HighLevelGraph.from_collections(name, layer, dependencies=()), name, spec.chunks,
                         dtype=np_dtype, meta=np.empty((0,) * len(spec.shape), dtype=np_dtype))
@@ -265,10 +313,14 @@ def normalize_chunks(chunks, shape, dtype, limit=None):
     `limit`: bytes per "auto" chunk (None: dask's array.chunk-size, 128 MiB)."""
     if isinstance(chunks, (tuple, list)) and len(chunks) != len(shape):
         chunks = "auto"
+    return dask_compat.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=_chunk_dtype(dtype))
+
+
+def _chunk_dtype(dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "O":  # strings: dask cannot size "auto" chunks of objects; count 64 bytes each
         dtype = np.dtype("S64")
-    return dask_compat.normalize_chunks(chunks, tuple(shape), limit=limit, dtype=dtype)
+    return dtype
 
 
 # ---- lowering ---------------------------------------------------------------------------------
@@ -302,6 +354,7 @@ def lower_dask(program, feeds, constants, options):
                     boundaries, stored)
     plan.memory = memory
     plan.num_workers = memory.workers
+    plan.owners = ctx.owners
     return plan
 
 
@@ -325,9 +378,12 @@ def _lower_step(ctx, program, step, env, stager, memory):
     ctx.inputs = tuple(zip(step.inputs, vals))
     try:
         outs_vals = _lower_op(ctx, program, op, opdef, vals, step.inputs)
-    except (OpError, NeedValues):
+    except NeedValues:
         raise
-    except (ValueError, TypeError, IndexError, NotImplementedError) as e:
+    except OpError as e:
+        raise_kernel_failure(op, e)  # a lowering's own error (a bad attribute value) names its op
+    except (ValueError, TypeError, IndexError, NotImplementedError, ArithmeticError) as e:
+        # (ArithmeticError: a kernel folded on host values, e.g. an integer division by zero)
         # an input of data-dependent size that this lowering cannot take chunk by chunk: it is
         # computed first and fed, its sizes then known
         arrays = [v._array if isinstance(v, Expr) else v for v in vals]
@@ -335,9 +391,15 @@ def _lower_step(ctx, program, step, env, stager, memory):
         if unknown:
             raise NeedValues(unknown, False, f"{op.type} op {op.name!r} cannot take its inputs of "
                              f"data-dependent size chunk by chunk: {e}") from e
-        raise_kernel_failure(op, e, where=" on these inputs")
+        raise input_failure(op, e, [value_shape(v) for v in vals], where=" on these inputs") from e
     finally:
         ctx.inputs = ()
+    for v in outs_vals:
+        v = v.array if isinstance(v, Whole) else v
+        if isinstance(v, da.Array):
+            ctx.owners.setdefault(v.name, op)
+            if not any(d != d for d in v.shape):  # a run-time shape no static check saw: refused before the plan is built
+                check_elements(op, v.shape)
     lvl = stager.stage_of(step.inputs) if stager is not None else 0
     if not opdef.elementwise:
         memory.add(op._name, op._type, [v._array if isinstance(v, Expr) else v for v in vals
@@ -404,8 +466,10 @@ def _output(ctx, env, t):
     except NeedValues:
         raise
     except (ValueError, TypeError) as err:  # e.g. run-time shapes that do not broadcast
-        raise InvalidArgumentError(None, t.op, f"{t.op.type} op {t.op.name!r} cannot run on these "
-                                   f"inputs: {err}") from err
+        raise kernel_failure(t.op, err, where=" on these inputs") from err
+    if isinstance(v, da.Array) and np.dtype(t.dtype.np_dtype).kind != "O" and not any(d != d for d in v.shape):
+        check_held(t.op, f"fetched {t.name!r}", v.shape, v.dtype, ctx.options.memory_budget,
+                   ctx.options.machine_memory)  # a run-time shape the static checks could not see
     return v.array if isinstance(v, Whole) else v
 
 
@@ -427,16 +491,21 @@ def _commit_values(ctx, program, env, options):
 
 
 def _apply_budget(memory, options):
-    """Refuses a plan whose largest task cannot fit the budget; caps concurrency to fit it."""
+    """Refuses a plan whose largest task cannot fit the budget (or, without one, this machine when
+    the tasks run here); caps concurrency to fit the budget."""
     budget = options.memory_budget
     big = memory.largest
-    if not budget or big is None:
+    limit = budget or (options.machine_memory if options.local else None)
+    if not limit or big is None:
         return
-    if big.total > budget:
+    if big.total > limit:
+        where = (f"over the memory budget of {format_bytes(budget)}" if budget else
+                 f"more than this machine's memory ({format_bytes(limit)})")
         raise ResourceExhaustedError(
             None, None, f"{big.op_type} op {big.op!r} needs a projected {format_bytes(big.total)} per task "
             f"(inputs {format_bytes(big.inputs)}, output {format_bytes(big.output)}, scratch "
-            f"{format_bytes(big.scratch)}), over the memory budget of {format_bytes(budget)}; "
-            + suggest_chunks(big, budget) + ".")
+            f"{format_bytes(big.scratch)}), {where}; " + suggest_chunks(big, limit) + ".")
+    if not budget:
+        return
     fits = max(1, (budget - memory.stage_results) // big.total)
     memory.workers = int(min(memory.workers, fits))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import itertools
+import time
+import uuid
 from abc import ABC, abstractmethod
 
 import dask.local
@@ -11,8 +15,21 @@ import dask.multiprocessing
 import dask.threaded
 import numpy as np
 
-from ..dask_compat import convert_legacy_graph, flatten
-from ..errors import InvalidArgumentError, UnavailableError
+from ..dask_compat import (
+    DataNode,
+    GraphNode,
+    Task,
+    TaskRef,
+    convert_legacy_graph,
+    cut_lineage,
+    flatten,
+    graph_expr,
+    install_lineage_cut,
+    keyed_task_exceptions,
+    synchronous_pool,
+)
+from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnavailableError
+from ..storage.values import Part
 
 
 def quiet_numpy():
@@ -49,102 +66,196 @@ class Executor(ABC):
         pass
 
 
+def _pack_naming_key(key, pack, exc, dumps):
+    """dask's `pack_exception` for one task, noting the task's key on its exception
+    (`dflow_task_key`): the plan names the op whose task failed (errors.kernel_failure)."""
+    try:
+        exc.dflow_task_key = key
+    except (AttributeError, TypeError):  # an exception that takes no attributes
+        pass
+    return pack(exc, dumps)
+
+
 class SyncExecutor(Executor):
     name = "sync"
 
     def get(self, dsk, keys, num_workers=None, trace=None):
+        run = _RunPool(synchronous_pool(), 1)
         with np.errstate(all="ignore"):  # see quiet_numpy
-            return dask.local.get_sync(dsk, keys, callbacks=_callbacks(trace, self.name))
+            return dask.local.get_async(run.submit, 1, dsk, keys, callbacks=_callbacks(trace, self.name))
 
 
-class ThreadsExecutor(Executor):
-    name = "threads"
+class _RunPool:
+    """One run's view of the pool its session's runs share: dask submits through it, at most
+    `max_workers` tasks at once, and it keeps this run's futures, so a failing run cancels and
+    waits for its own tasks only (a failure in one run must not touch runs on other threads)."""
+
+    def __init__(self, pool, max_workers):
+        self._pool = pool
+        self._max_workers = max_workers  # what dask reads to size its batches
+        self._futures = set()  # those not done yet (a done one would pin its task's result)
+
+    def submit(self, fn, *args, **kwargs):
+        args = keyed_task_exceptions(fn, args, lambda key, pack: functools.partial(_pack_naming_key, key, pack))
+        fut = self._pool.submit(fn, *args, **kwargs)
+        self._futures.add(fut)
+        fut.add_done_callback(self._futures.discard)
+        return fut
+
+    def settle(self):
+        """After a failure: cancel this run's tasks not yet started and wait for its running ones,
+        so the run's failure hooks (deleting a half-written array) come after its last write
+        (dask returns at the first error while other tasks still run)."""
+        from concurrent.futures import wait
+
+        futures = list(self._futures)
+        for fut in futures:
+            fut.cancel()
+        wait(futures)
+
+
+class _PoolExecutor(Executor):
+    """Local pools kept for the session's life (starting processes costs seconds) and shared by
+    the session's concurrent runs; a run's `num_workers` (fewer under a memory budget) caps its
+    own tasks in flight, and runs capped alike share a pool of that size (`_pool_size`), so
+    concurrent runs stay within the cap too."""
 
     def __init__(self, num_workers=None):
+        import threading
+
         self.num_workers = num_workers
-        self._pools = {}
+        self._pools = {}  # size -> pool
+        self._closed = False
+        self._lock = threading.Lock()
 
     def workers(self):
         import os
 
         return self.num_workers or os.cpu_count() or 1
 
-    def get(self, dsk, keys, num_workers=None, trace=None):
-        from concurrent.futures import ThreadPoolExecutor
+    def _make_pool(self, n):
+        raise NotImplementedError
 
+    def _pool_size(self, n):
+        """The size of the pool a run capped at `n` tasks uses."""
+        return n
+
+    def _run(self, dsk, keys, pool, callbacks):
+        raise NotImplementedError
+
+    def get(self, dsk, keys, num_workers=None, trace=None):
         n = min(self.workers(), num_workers) if num_workers else self.workers()
-        pool = self._pools.get(n)
-        if pool is None:
-            pool = self._pools[n] = ThreadPoolExecutor(n, initializer=quiet_numpy)
+        size = self._pool_size(n)
+        with self._lock:
+            if self._closed:
+                raise self._pool_failure(RuntimeError("closed"))
+            pool = self._pools.get(size)
+            if pool is None or getattr(pool, "_broken", False):  # a process pool whose worker died
+                pool = self._pools[size] = self._make_pool(size)
+        run = _RunPool(pool, n)
         try:
-            return dask.threaded.get(dsk, keys, pool=pool, callbacks=_callbacks(trace, self.name))
-        except BaseException:
-            # dask returns at the first error while other tasks still run: wait for them, so the
-            # run's failure hooks (deleting a half-written array) come after its last write
-            self._pools.pop(n, None)
-            pool.shutdown(wait=True, cancel_futures=True)
+            return self._run(dsk, keys, run, _callbacks(trace, self.name))
+        except BaseException as e:
+            run.settle()
+            if _is_pool_failure(e):
+                raise self._pool_failure(e) from e
             raise
 
+    def _pool_failure(self, exc):
+        """The pool cannot run tasks any more (a worker process died, or the session was closed
+        under the run): this run's error as a dflow error; the next run gets a fresh pool."""
+        from ..errors import AbortedError, CancelledError
+
+        if self._closed:
+            return CancelledError(None, None, "The Session was closed while this run was in progress; "
+                                  "nothing was committed.")
+        return AbortedError(None, None, f"The {self.name} scheduler's worker pool failed under this run "
+                            f"({type(exc).__name__}: {exc}); nothing was committed. Run it again.")
+
     def close(self):
-        for pool in self._pools.values():
+        with self._lock:
+            self._closed = True
+            pools, self._pools = list(self._pools.values()), {}
+        for pool in pools:
             pool.shutdown(wait=False, cancel_futures=True)
-        self._pools.clear()
 
 
-class ProcessesExecutor(Executor):
+class ThreadsExecutor(_PoolExecutor):
+    name = "threads"
+
+    def _make_pool(self, n):
+        from concurrent.futures import ThreadPoolExecutor
+
+        return ThreadPoolExecutor(n, initializer=quiet_numpy)
+
+    def _run(self, dsk, keys, pool, callbacks):
+        return dask.threaded.get(dsk, keys, pool=pool, callbacks=callbacks)
+
+
+class ProcessesExecutor(_PoolExecutor):
     """A process pool kept for the session's life (starting one per run costs seconds)."""
 
     name = "processes"
 
-    def __init__(self, num_workers=None):
-        self.num_workers = num_workers
-        self._pool = None
+    def _pool_size(self, n):
+        return self.workers()  # one pool of processes; a run's cap limits its own tasks
 
-    def workers(self):
-        import os
+    def _make_pool(self, n):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-        return self.num_workers or os.cpu_count() or 1
+        ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
+        return ProcessPoolExecutor(n, mp_context=ctx, initializer=quiet_numpy)
 
-    def get(self, dsk, keys, num_workers=None, trace=None):
-        if self._pool is None:
-            import multiprocessing
-            import os
-            from concurrent.futures import ProcessPoolExecutor
+    def _run(self, dsk, keys, pool, callbacks):
+        return dask.multiprocessing.get(dsk, keys, pool=pool, callbacks=callbacks)
 
-            ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
-            self._pool = ProcessPoolExecutor(self.num_workers or os.cpu_count(), mp_context=ctx,
-                                             initializer=quiet_numpy)
-        try:
-            return dask.multiprocessing.get(dsk, keys, pool=self._pool, callbacks=_callbacks(trace, self.name))
-        except BaseException:
-            pool, self._pool = self._pool, None  # let in-flight tasks finish before failure hooks
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
 
-    def close(self):
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+def _is_pool_failure(exc):
+    """Whether `exc` says the pool itself broke (not a task's own error)."""
+    from concurrent.futures import BrokenExecutor, CancelledError
+
+    if isinstance(exc, (BrokenExecutor, CancelledError)):
+        return True
+    return isinstance(exc, RuntimeError) and "after shutdown" in str(exc)
+
+
+class ClusterDataLost(UnavailableError):
+    """A run failed because the cluster lost data it read (a worker died holding a variable's
+    value): nothing was committed; the session recovers what it can and runs the plan again."""
 
 
 class DistributedExecutor(Executor):
-    """Runs plans on a dask.distributed cluster.
+    """Runs plans on a dask.distributed cluster: one graph submitted and one gather per scheduler
+    call (feeds travel inside the graph, committed values stay on the workers as futures).
 
     The scheduler identifies results by key and reuses a result whose key it still holds, so every
     run renames the plan's keys with a fresh suffix: a run never sees a previous run's values.
+    Values kept for later runs are cut from their lineage (`dask_compat.cut_lineage`): the
+    scheduler holds them as data, never recomputes them from their inputs.
+
+    A run that makes no progress for `stall_timeout` seconds (no task finished; e.g. every worker
+    paused at its memory limit) is cancelled with a ResourceExhaustedError; progress is asked of
+    the scheduler only once a run has lasted `poll_interval` seconds.
     """
 
     name = "distributed"
     is_local = False
+    poll_interval = 5.0
+    stall_timeout = 120.0
 
     def __init__(self, client, owned=False, cluster=None):
         self.client = client
         self.owned = owned
         self.cluster = cluster  # a LocalCluster this executor started (scheduler="distributed")
         self._runs = itertools.count()
+        self._token = uuid.uuid4().hex[:8]  # keys of two sessions on one cluster never meet
+        self._nthreads = None
+        self._memory_limit = None  # the smallest memory limit of the cluster's workers (None: none)
+        self.cuts_lineage = install_lineage_cut(client)
 
     def _renamed(self, dsk, keys):
-        suffix = f"-r{next(self._runs)}"
+        self._suffix = suffix = f"-{self._token}-r{next(self._runs)}"
 
         def rename(k):
             return (k[0] + suffix,) + k[1:] if isinstance(k, tuple) else f"{k}{suffix}"
@@ -154,31 +265,146 @@ class DistributedExecutor(Executor):
         new = {subs[k]: node.substitute(subs, key=subs[k]) for k, node in graph.items()}
         return new, _map_nested(rename, keys)
 
+    def _collapsed(self, dsk, keys, keep_keys, copies):
+        """The graph as one task running it on a worker (`_run_graph`, its result a tuple: the
+        fetched blocks, then the kept ones) and a task picking the fetched and copied blocks out of
+        it (the one key gathered). Returns the graph and (keys, each kept group's indices into the
+        tuple): the kept values are held as Parts of the one result, which the session keeps."""
+        self._suffix = suffix = f"-{self._token}-r{next(self._runs)}"
+        graph = convert_legacy_graph(dsk)
+        external = sorted({d for node in graph.values() for d in node.dependencies} - graph.keys(), key=str)
+        fetched = list(flatten(keys))
+        kept = [list(flatten(k)) for k in keep_keys]
+        outs = fetched + [k for group in kept for k in group]
+        step = f"dflow-step{suffix}"
+        new = {step: Task(step, _run_graph, DataNode(None, graph), outs, external,
+                          *[TaskRef(k) for k in external])}
+        picked = list(range(len(fetched)))
+        indices, i = [], len(fetched)
+        for group_keys, group, copy in zip(keep_keys, kept, copies):
+            if copy:
+                picked.extend(range(i, i + len(group)))
+            index = {k: i + j for j, k in enumerate(group)}
+            indices.append(_map_nested(index.__getitem__, group_keys))
+            i += len(group)
+        self._step_key, self._pick_key = step, f"dflow-fetch{suffix}"
+        new[self._pick_key] = Task(self._pick_key, _pick, TaskRef(step), picked)
+        return new, (keys, indices)
+
     def workers(self):
-        try:
-            return max(1, sum(self.client.nthreads().values()))
-        except Exception:  # noqa: BLE001 - a cluster that does not answer: assume one
-            return 1
+        """The cluster's threads, asked once with its workers' memory limits (never on a run's path)."""
+        if self._nthreads is None:
+            try:
+                info = self.client.scheduler_info()["workers"].values()
+            except Exception:  # noqa: BLE001 - a cluster that does not answer: assume one
+                return 1
+            self._nthreads = max(1, sum(w.get("nthreads", 1) for w in info))
+            limits = [w.get("memory_limit") or 0 for w in info]
+            self._memory_limit = min(limits) if limits and all(limits) else None
+        return self._nthreads
+
+    def _rereads(self, task_bytes):
+        """Whether source chunks are read again by each reader rather than held between tasks: on
+        workers whose memory limit holds fewer than REREAD_TASKS of the plan's largest task."""
+        self.workers()
+        return bool(task_bytes) and self._memory_limit is not None and \
+            self._memory_limit < REREAD_TASKS * task_bytes
 
     def get(self, dsk, keys, num_workers=None, trace=None):
-        new, new_keys = self._renamed(dsk, keys)
-        with self._traced(trace):
-            return self.client.get(new, new_keys, sync=True)
+        values, _, _ = self.compute(dsk, keys, [], num_workers=num_workers, trace=trace)
+        return values
 
-    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None):
+    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None, copies=(), one_task=False,
+                task_bytes=0):
+        """Submits the graph once and gathers once: the values of `keys`, and for each group of
+        `keep_keys` its futures (kept on the cluster, lineage cut) and, where `copies` says so, its
+        blocks gathered in the same call. Returns (values, kept futures, copies' blocks or None).
+
+        `one_task` (a small plan): the whole graph runs as one task on one worker (`_run_graph`),
+        so a training step of a small model costs one scheduler hop, not one per op. `task_bytes`:
+        the plan's largest projected task (whether its source chunks are read again rather than
+        held, `_sources_inlined`)."""
+        copies = list(copies) + [False] * (len(keep_keys) - len(copies))
+        # a traced run times each task; without the cut, kept values are shipped as futures
+        one_task = one_task and self.cuts_lineage and not (trace is not None and trace.trace)
+        if one_task:
+            new, (new_keys, new_keep) = self._collapsed(dsk, list(keys), list(keep_keys), copies)
+        else:
+            new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
+            new = _sources_inlined(new, set(flatten([new_keys, new_keep])),
+                                   SOURCE_READERS if self._rereads(task_bytes) else 1)
+        with self._traced(trace):
+            expr = graph_expr(new, f"dflow-run{self._suffix}")
+            if one_task:  # one key gathered: the fetches and the copies, picked out on the worker;
+                from distributed import Future
+
+                # the kept values are Parts of the one task's result (one Future per value)
+                futures, (step,) = self.client.get(expr, [[self._pick_key], [self._step_key]], sync=False)
+                kept = [_map_nested(lambda i, f=Future(step.key, self.client): Part(f, i), group)
+                        for group in new_keep] if new_keep else []
+                wanted = futures
+                waited = [futures, step]
+            else:
+                futures, kept = self.client.get(expr, [new_keys, new_keep], sync=False)
+                wanted = [futures, [k for k, c in zip(kept, copies) if c]]
+                waited = [futures, kept]
+            try:
+                self._wait(waited)
+                gathered = self.client.gather(wanted)
+                if one_task:
+                    it = iter(gathered[0])
+                    gathered = (_nest_like(new_keys, it), [_nest_like(k, it) for k, c in zip(new_keep, copies) if c])
+                values, copied = gathered
+            except BaseException as e:
+                with contextlib.suppress(Exception):  # a run that failed leaves nothing running
+                    self.client.cancel(list(flatten(waited)))
+                mapped = _cluster_error(e)
+                if mapped is e:
+                    raise
+                raise mapped from e
+        if one_task:
+            if kept:
+                cut_lineage(self.client, [step.key])
+            it = iter(copied)
+            return values, kept, [next(it) if c else None for c in copies]
+        flat = list(flatten(kept))
+        if flat and self.cuts_lineage:
+            cut_lineage(self.client, [f.key for f in flat])
+        elif flat:  # a scheduler without the cut: ship the values back and forth (no lineage), slowly
+            shipped = iter(self.client.scatter(self.client.gather(flat)))
+            kept = [_nest_like(k, shipped) for k in kept]
+        it = iter(copied)
+        return values, kept, [next(it) if c else None for c in copies]
+
+    def _wait(self, futures):
+        """Waits for `futures`. A run in which nothing happens for `stall_timeout` seconds (no task
+        changed state and no worker is running one: every worker paused at its memory limit, or
+        none left) is cancelled with a ResourceExhaustedError saying why."""
         from distributed import wait
 
-        new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
-        with self._traced(trace):
-            futures, kept = self.client.get(new, [new_keys, new_keep], sync=False)
-            values = self.client.gather(futures)  # raises the first task error
-            flat = list(flatten(kept))
-            if flat:
-                wait(flat)
-                for f in flat:
-                    if f.status == "error":
-                        f.result()  # raises the task's exception
-        return values, kept
+        flat = list(flatten(futures))
+        if not flat:
+            return
+        last, since = None, time.monotonic()
+        while True:
+            try:
+                wait(flat, timeout=self.poll_interval)  # an error ends every future it reaches
+                return
+            except TimeoutError:
+                pass
+            progress = self.client.run_on_scheduler(_progress)
+            now = time.monotonic()
+            if progress["transitions"] != last or progress["busy"]:
+                last, since = progress["transitions"], now
+            elif now - since > self.stall_timeout:
+                paused = progress["paused"]
+                why = (f"{len(paused)} of {progress['workers']} workers paused at their memory limit "
+                       f"({', '.join(paused)}): the run's tasks need more memory than a worker's limit "
+                       "leaves (smaller chunks, or a larger memory_limit)") if paused else \
+                      ("the cluster has no worker" if not progress["workers"] else "no worker runs its tasks")
+                raise ResourceExhaustedError(None, None, f"The run stalled on the cluster: {why}; nothing "
+                                             f"progressed in {self.stall_timeout:g} s. The run was cancelled "
+                                             "and nothing was committed.")
 
     @contextlib.contextmanager
     def _traced(self, trace):
@@ -203,6 +429,116 @@ class DistributedExecutor(Executor):
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
+
+
+# on workers with little memory (a limit under REREAD_TASKS of the plan's largest task), a source
+# task read by up to SOURCE_READERS tasks is read again by each of them instead of being held
+SOURCE_READERS = 2
+REREAD_TASKS = 8
+
+
+def _sources_inlined(graph, outputs, max_readers=SOURCE_READERS):
+    """The graph with each source task (a task without dependencies: a chunk read, a random draw;
+    not a value shipped in the graph) run inside the tasks reading it when there are at most
+    `max_readers` of them (one, for a task whose function has effects): a worker then never holds
+    a source chunk between tasks, waiting for its readers (on workers with small memory limits,
+    chunks read ahead and held that way pause them). A source read by two tasks is then read
+    twice, as stages re-read their large inputs. Then,
+    repeatedly, a task that became a source (a transpose of a read chunk) goes into its one reader
+    when that reader has no other source to take in (a reduction of many chunks stays parallel)."""
+    graph = _inline_pass(graph, outputs, max_readers, any_sources=True)
+    while True:
+        new = _inline_pass(graph, outputs, 1, any_sources=False)
+        if new is graph:
+            return graph
+        graph = new
+
+
+def _inline_pass(graph, outputs, max_readers, any_sources):
+    readers = {}
+    for key, node in graph.items():
+        for dep in node.dependencies:
+            readers.setdefault(dep, []).append(key)
+    inline = {k for k, node in graph.items()
+              if isinstance(node, Task) and not node.dependencies and k not in outputs
+              and 0 < len(readers.get(k, ())) <= (max_readers if _rereadable(node) else 1)}
+    out, changed = {}, False
+    for key, node in graph.items():
+        sources = [graph[d] for d in node.dependencies if d in inline]
+        if not any_sources and len(sources) > 1:
+            sources = []
+        if key in inline and (any_sources or _taken(key, graph, readers, inline)):
+            continue
+        if sources:
+            out[key] = GraphNode.fuse(*sources, node, key=key)
+            changed = True
+        else:
+            out[key] = node
+    return out if changed else graph
+
+
+def _rereadable(task):
+    """Whether a source task may run once per reader: not a function with effects (a py_func's
+    task says so with `rereadable = False`)."""
+    return getattr(task.func, "rereadable", True)
+
+
+def _taken(key, graph, readers, inline):
+    """Whether the single-source pass folds source `key` into its reader."""
+    (reader,) = readers[key]
+    return sum(d in inline for d in graph[reader].dependencies) == 1
+
+
+def _run_graph(graph, out_keys, external_keys, *external_values):
+    """A small plan's whole graph, run in one task (on a worker) with the sync scheduler; the
+    values of `out_keys` as a tuple."""
+    dsk = dict(graph)
+    for k, v in zip(external_keys, external_values):
+        dsk[k] = DataNode(k, v)
+    with np.errstate(all="ignore"):  # see quiet_numpy
+        return tuple(dask.local.get_sync(dsk, out_keys))
+
+
+def _pick(values, indices):
+    return [values[i] for i in indices]
+
+
+def _nest_like(keys, it):
+    """Values from the iterator `it` in the nesting of `keys` (lists of keys)."""
+    if isinstance(keys, list):
+        return [_nest_like(k, it) for k in keys]
+    return next(it)
+
+
+def _progress(dask_scheduler):
+    """What the stall check asks the scheduler: task transitions so far, workers, paused workers,
+    and whether a running worker is executing a task (a long task is not a stall)."""
+    workers = list(dask_scheduler.workers.values())
+    paused = [ws.address for ws in workers if getattr(ws.status, "name", str(ws.status)) == "paused"]
+    busy = any(ws.processing for ws in workers if ws.address not in paused)
+    return {"transitions": dask_scheduler.transition_counter, "workers": len(workers), "paused": paused,
+            "busy": busy}
+
+
+def _cluster_error(e):
+    """A dask.distributed failure as a dflow error (a kernel's own error passes as it is)."""
+    import concurrent.futures
+
+    from distributed import KilledWorker
+
+    if isinstance(e, OpError) or not isinstance(e, Exception):
+        return e
+    if isinstance(e, KilledWorker):
+        return UnavailableError(None, None, f"A task of the run ({e.task!r}) was running on workers that died "
+                                f"repeatedly (the last: {e.last_worker.address if e.last_worker else '?'}); a task "
+                                "that needs more memory than a worker's limit is the usual cause. Nothing was "
+                                "committed.")
+    if isinstance(e, (concurrent.futures.CancelledError, asyncio.CancelledError)):
+        return ClusterDataLost(None, None, f"The cluster lost data the run needed (a worker died): {e}. "
+                               "Nothing was committed.")
+    if isinstance(e, (OSError, TimeoutError)) and "comm" in type(e).__module__ + str(e).lower():
+        return UnavailableError(None, None, f"The Dask scheduler is unreachable: {e}")
+    return e
 
 
 def local_cluster(num_workers=None, memory_budget=None):

@@ -29,11 +29,12 @@ def flatten_fetches(fetches, graph):
         if f is None:
             raise FetchError(None, None, "Fetch argument None has invalid type <class 'NoneType'>")
         try:
+            if isinstance(f, (set, frozenset)):  # unordered: no structure to return the values in
+                raise TypeError(f)
             el = graph.as_graph_element(f)
         except TypeError:
             raise FetchError(None, None, f"Fetch argument {f!r} has invalid type {type(f)}, must be a string "
-                             "or Tensor. (Can not convert a {0} into a Tensor or Operation.)".format(
-                                 type(f).__name__)) from None
+                             f"or Tensor. (Can not convert a {type(f).__name__} into a Tensor or Operation.)") from None
         except (ValueError, KeyError) as e:
             msg = e.args[0] if e.args else str(e)
             raise ForeignFetchError(None, None, f"Fetch argument {f!r} cannot be interpreted as a Tensor. "

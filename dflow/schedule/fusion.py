@@ -343,3 +343,72 @@ def fusion_groups(program):
         for s in order:
             groups[s.op] = group
     return groups
+
+
+# ---- epilogues: a chain run inside its producer's kernel, slab by slab (in-process plans) ------
+
+
+def epilogue_producers(program, groups):
+    """({chain root op: (producer step, leaf slot, op after which the fused step runs)}, {producer
+    output: chain result}) for the fused chains of `fusion_groups` that run inside their
+    producer's kernel on row slabs of its output while they are in cache (OpDef `epilogue`:
+    Conv2D + BiasAdd + Relu).
+
+    The chain must read the producer's single output, which nothing else reads, fetches or
+    commits, except ops reading only its shape (OpDef `shape_only`: the Shape of a gradient's
+    unbroadcast): they read the chain's result instead (the second map), which has the same shape
+    and dtype. The chain's other leaves must broadcast into that output without growing it and
+    without spanning its rows (lower rank: a bias, a scalar), so a slab of rows gives the same
+    slab of the chain's result, which is written back into the producer's buffer. The fused step
+    runs as soon as its inputs are ready (after the producer and the other leaves' ops), so before
+    the root's consumers; the shape readers must come after that point."""
+    producer_of = {s.outputs[0]: s for s in program.steps
+                   if s.opdef.epilogue and len(s.outputs) == 1 and not s.select and not s.opdef.run_state}
+    position = {s.op: i for i, s in enumerate(program.steps)}
+    shape_readers = {}
+    for i, step in enumerate(program.steps):
+        for t in step.inputs:
+            if t in producer_of and step.opdef.shape_only:
+                shape_readers.setdefault(t, []).append(i)
+    fused, reroute = {}, {}
+    for group in {id(g): g for g in groups.values()}.values():
+        found = [(i, t) for i, t in enumerate(group.leaves) if t in producer_of]
+        if len(found) != 1:
+            continue
+        slot, t = found[0]
+        result, readers = group.root.outputs[0], shape_readers.get(t, [])
+        others = [leaf for leaf in group.leaves if leaf is not t]
+        if t in program.kept or program.reads.get(t, 0) != 1 + len(readers) or result.dtype != t.dtype or \
+                not _same_shape(result.shape, t.shape) or \
+                not all(leaf is not None and _broadcasts_into(leaf.shape, t.shape) for leaf in others):
+            continue
+        ready = max([position[producer_of[t].op]] + [position.get(leaf.op, -1) for leaf in others])
+        if all(i > ready for i in readers):
+            fused[group.root.op] = (producer_of[t], slot, program.steps[ready].op)
+            reroute[t] = result
+    return fused, reroute
+
+
+def _same_shape(a, b):
+    return a.ndims is not None and a.ndims == b.ndims and a.as_list() == b.as_list()
+
+
+def _broadcasts_into(leaf, out):
+    """A leaf of known, lower rank whose every dim is 1 or the (known) dim of `out` it meets."""
+    if leaf.ndims is None or out.ndims is None or leaf.ndims >= out.ndims or not leaf.is_fully_defined():
+        return False
+    tail = out.as_list()[out.ndims - leaf.ndims:]
+    return all(d == 1 or d == o for d, o in zip(leaf.as_list(), tail))
+
+
+def run_with_epilogue(eager, n_inputs, kernel, slot, xp, *args, **attrs):
+    """The producer's kernel `eager` on args[:n_inputs], running the chain `kernel` (a FusedKernel)
+    on each row slab of its output: the chain's leaves are args[n_inputs:] with the slab at `slot`."""
+    others = args[n_inputs:]
+
+    def epilogue(slab):
+        leaves = list(others)
+        leaves.insert(slot, slab)
+        return kernel.eager(xp, *leaves)
+
+    return eager(xp, *args[:n_inputs], epilogue=epilogue, **attrs)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnimplementedError
+from ..errors import InvalidArgumentError, OpError, UnimplementedError, raise_kernel_failure
 from ..graph.registry import def_host
 from ..kernels import control_flow_ops  # noqa: F401 - registers Cond, While, WhileGrad (hooked below)
 from ..kernels.common import convert_to_tensor
@@ -97,7 +97,10 @@ class HostRun:
     def settle(self, decision):
         """Settles one HostDecision, updating feeds, values or decisions."""
         if decision.op is not None:
-            decision.op._opdef.host(self, decision.op)
+            try:
+                decision.op._opdef.host(self, decision.op)
+            except OpError as e:  # a hook's own error (an iterator not initialized) names its op
+                raise_kernel_failure(decision.op, e)
             return
         known = [t for t in decision.tensors if t in self.decisions or not decision.constant and t in self.feeds]
         if known:  # already settled, and the lowering still cannot go on: a limitation, not a loop
@@ -148,7 +151,16 @@ def decision_key(decisions):
 @def_host("Cond")
 def _decide_cond(h, op):
     (choice,) = h.evaluate([op.inputs[0]])
-    h.decisions[op] = bool(choice)
+    h.decisions[op] = _predicate(op, op.inputs[0], choice)
+
+
+def _predicate(op, t, value):
+    """A cond's or loop's predicate value as a bool; anything but a scalar is refused (TF1)."""
+    value = np.asarray(value)
+    if value.shape != ():
+        raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r}: the predicate {t.name!r} must be a "
+                                   f"scalar, but it has shape {list(value.shape)}")
+    return bool(value)
 
 
 @def_host("While")

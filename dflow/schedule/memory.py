@@ -9,6 +9,26 @@ with scratch = one more output chunk (a kernel builds its result while its input
 fused chain frees each intermediate after its last use, so two are alive at a time). The plan's
 projected peak is `workers × largest task` (tasks running at once) plus the small results that
 stages hand on. Chunks of unknown size (data-dependent shapes) are left out of the projection.
+
+What cannot exist is refused before anything runs or is allocated (the limits, and why):
+
+- a shape of more than 2**63 - 1 elements: TensorFlow counts elements in an int64, and TF1 fails
+  such a Fill/Tile/Reshape when it runs (InvalidArgumentError "Shape [...] would have more than
+  2**63 - 1 elements"). Here the compiler refuses it with that error, naming the op, from static
+  shapes before lowering and from run-time shapes before dask sizes chunks for it (dask's chunk
+  tuples of such a shape alone would fill the memory). Placeholders and variables, whose shapes
+  are attrs, are refused when built (ValueError, as TF1).
+- a tensor this process must hold whole (a fetched value, a variable's new value kept in memory)
+  larger than `memory_budget`, or without one than half this machine's physical memory (its
+  chunks and the assembled value are alive at once): it could never be allocated (TF1's
+  ResourceExhaustedError "OOM when allocating tensor with shape[...]").
+  Lazy values are not refused for their size: a slice of a huge `zeros` builds and reads only the
+  chunks it touches.
+- a task larger than the budget (`compiler._apply_budget`), or than the machine without one.
+- a lazy value whose chunk grid has more than MAX_CHUNKS_PER_AXIS chunks along an axis: dask
+  keeps one entry per chunk along each axis (and tokenizes them), ~1 s and ~150 MB per million,
+  before a single chunk is touched (`zeros([10**12])` in chunks of 2). ResourceExhaustedError
+  naming the op and asking for larger chunks.
 """
 
 from __future__ import annotations
@@ -17,6 +37,53 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..errors import InvalidArgumentError, ResourceExhaustedError
+from ..graph.shape import too_many_elements
+
+
+def _dims_text(shape):
+    return ",".join(str(int(d)) for d in shape)
+
+
+def check_elements(op, shape):
+    """InvalidArgumentError naming `op` if `shape` (ints) has more than 2**63 - 1 elements."""
+    if too_many_elements(shape):
+        raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r}: Shape [{_dims_text(shape)}] would have "
+                                   "more than 2**63 - 1 elements")
+
+
+MAX_CHUNKS_PER_AXIS = 1 << 22  # ~4 s and ~600 MB of dask bookkeeping
+
+
+def check_chunk_grid(op, shape, counts):
+    """ResourceExhaustedError naming `op` if `counts` (chunks along each axis, or None) has an axis
+    of more than MAX_CHUNKS_PER_AXIS chunks."""
+    for axis, n in enumerate(counts or ()):
+        if n > MAX_CHUNKS_PER_AXIS:
+            raise ResourceExhaustedError(
+                None, op, f"{op.type} op {op.name!r}: shape [{_dims_text(shape)}] makes {n} chunks along axis "
+                f"{axis}, more than the {MAX_CHUNKS_PER_AXIS} a plan can track; use larger chunks "
+                "(Session(chunks=...)) or a smaller shape")
+
+
+def check_held(op, what, shape, dtype, budget, machine):
+    """ResourceExhaustedError naming `op` if a value of `shape` and `dtype` that this process must
+    hold whole (`what`: "fetched", "the new value of variable 'v'") exceeds `budget`, or without a
+    budget half of `machine` (bytes; None: unknown): its chunks and the assembled value are alive
+    at once."""
+    limit = budget or (machine // 2 if machine else None)
+    if not limit:
+        return
+    nbytes = math.prod(int(d) for d in shape) * np.dtype(dtype).itemsize
+    if nbytes <= limit:
+        return
+    where = (f"over the memory budget of {format_bytes(budget)}" if budget else
+             f"more than this machine's memory ({format_bytes(machine)}) can hold with its chunks")
+    raise ResourceExhaustedError(
+        None, op, f"OOM when allocating tensor with shape[{_dims_text(shape)}] and type {np.dtype(dtype).name}: "
+        f"{op.type} op {op.name!r} ({what}) needs {format_bytes(nbytes)} held whole in this process, {where}. "
+        "Fetch a slice or a reduction of it, or write it to Zarr (dflow.io.write_zarr).")
 
 
 def max_chunk_bytes(arr):
@@ -86,8 +153,8 @@ def suggest_chunks(task, budget):
 
 
 def format_bytes(n):
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"):
+        if abs(n) < 1024 or unit == "EiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"

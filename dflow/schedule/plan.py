@@ -14,6 +14,8 @@ number, per-run values, the scratch store), never the Session.
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,13 +23,30 @@ import array_api_compat
 import array_api_compat.numpy as np_xp
 import dask.array as da
 import numpy as np
-from dask.highlevelgraph import HighLevelGraph
 
-from ..dask_compat import alias, count_tasks, cull, flatten, gather_blocks
-from ..errors import OpError, raise_kernel_failure
+from ..dask_compat import (
+    Task,
+    TaskRef,
+    alias,
+    count_tasks,
+    cull,
+    culled_graph,
+    downstream,
+    flatten,
+    gather_blocks,
+    key_name,
+)
+from ..errors import OpError, UnavailableError, kernel_failure
 from ..storage.files import publish
-from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
-from .fusion import fusion_groups
+from ..storage.values import (
+    HOST_COPY_BYTES,
+    Part,
+    RemoteValue,
+    StoredValue,
+    block_indices,
+    block_slices,
+)
+from .fusion import epilogue_producers, fusion_groups, run_with_epilogue
 
 
 @dataclass
@@ -96,9 +115,8 @@ class FeedSlot:
             value = value.to_host()
         if isinstance(value, RemoteValue):
             if value.chunks == self.spec.chunks:
-                futures = value.futures if isinstance(value.futures, list) else [value.futures]  # 0-d: one
-                return {(self.name,) + idx: f for idx, f in zip(block_indices(self.spec.chunks),
-                                                                flatten(futures))}
+                return {(self.name,) + idx: _block_ref((self.name,) + idx, b)
+                        for idx, b in zip(block_indices(self.spec.chunks), value.blocks())}
             value = value.to_host()
         if self.spec.kind == "numpy":
             if not self.spec.shape:
@@ -133,7 +151,15 @@ class EagerPlan:
         self.state = program.state
         consts = {}
         steps = []  # (op, fn, input tensors, output tensors, attrs, run_state)
+        labels = []  # what a traced run names each step (a fused chain: its last op, the chain in the label)
         groups = fusion_groups(program)
+        # chains run inside their producer's kernel (as soon as their inputs are ready); shape-only
+        # readers of the producer's output read the chain's result
+        epilogues, reroute = epilogue_producers(program, groups)
+        absorbed = {producer.op for producer, _, _ in epilogues.values()}
+        emit_after = {}
+        for root, (_, _, after) in epilogues.items():
+            emit_after.setdefault(after, []).append(root)
         for step in program.steps:
             op = step.op
             if op._type == "Const":  # preloaded: constants are not re-made every run
@@ -141,19 +167,31 @@ class EagerPlan:
                 # scalars: faster numpy ops (but a string stays a 0-d object array: numpy would make
                 # two bytes scalars an S array)
                 consts[op._outputs[0]] = value[()] if value.ndim == 0 and value.dtype != object else value
-                continue
-            if step.select:
-                steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
-                continue
-            group = groups.get(op)
-            if group is None:
-                steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs, step.opdef.run_state))
-            elif group.root is step:
-                steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
+            elif op not in absorbed and op not in epilogues:
+                group = groups.get(op)
+                if step.select:
+                    steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
+                elif group is None:
+                    steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
+                                  step.opdef.run_state))
+                elif group.root is step:
+                    steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
+                if len(labels) < len(steps):  # (not when inside a fused chain)
+                    labels.append((op._name, "fused: " + ", ".join(p[3] for p in group.kernel.program)
+                                   if group is not None else op._type))
+            for root in emit_after.get(op, ()):
+                group, (producer, slot, _) = groups[root], epilogues[root]
+                fn = functools.partial(run_with_epilogue, producer.opdef.eager, len(producer.inputs), group.kernel,
+                                       slot)
+                others = [t for i, t in enumerate(group.leaves) if i != slot]
+                steps.append((producer.op, fn, list(producer.inputs) + others, group.root.outputs, producer.op._attrs,
+                              False))
+                labels.append((root._name, "fused: " + ", ".join([producer.op._name] +
+                                                                [p[3] for p in group.kernel.program])))
+        if reroute:
+            steps = [(op, fn, [reroute.get(t, t) for t in inputs], *rest) for op, fn, inputs, *rest in steps]
         self.steps = steps
-        # what a traced run names each step (a fused chain: its last op, the chain in the label)
-        self.labels = [(op._name, "fused: " + ", ".join(p[3] for p in groups[op].kernel.program)
-                        if groups.get(op) is not None else op._type) for op, *_ in steps]
+        self.labels = labels
         self.consts = consts
         self._fetch_tensors = program.fetch_tensors
         self.commit_tensors = program.commit_tensors
@@ -199,10 +237,12 @@ class EagerPlan:
                     out = fn(xp, *args, ctx=rc.eager_ctx(op), **attrs)
                 else:
                     out = fn(xp, *args, **attrs)
-            except OpError:
-                raise
-            except Exception as e:
-                raise_kernel_failure(op, e)
+            except Exception as e:  # an OpError keeps its class, and gets its op named
+                err = input_failure(op, e, [value_shape(a) for a in args]) if len(args) == len(op._inputs) \
+                    else kernel_failure(op, e)
+                if err is e:
+                    raise
+                raise err from e
             del args
             if len(outputs) == 1:
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
@@ -215,6 +255,81 @@ class EagerPlan:
                 del env[t]
         if trace is not None:
             trace.check_deadline(" (when its last op finished)")
+
+
+def input_failure(op, exc, shapes, where=""):
+    """The error of `op` that raised `exc` on inputs of these run-time `shapes` (tuples, None where
+    unknown): the op's own shape rule, run again with the shapes it got, words a shape mismatch as
+    TF1 does at build time ("Dimensions must be equal, but are 3 and 4 for 'MatMul' with input
+    shapes: [2,3], [4,5]."); otherwise the kernel's error, with the shapes named."""
+    if not isinstance(exc, OpError) and len(shapes) == len(op.inputs) and all(s is not None for s in shapes):
+        try:
+            op._opdef.infer([_WithShape(t, s) for t, s in zip(op.inputs, shapes)], op._attrs)
+        except (ValueError, TypeError) as e:
+            return kernel_failure(op, e, where=where)
+        except Exception:  # noqa: BLE001 - a shape rule that cannot take stand-ins: the kernel's words
+            pass
+    return kernel_failure(op, exc, where=where, shapes=shapes if not isinstance(exc, OpError) else None)
+
+
+class _WithShape:
+    """A stand-in of tensor `t` with the run-time shape `shape` (for `input_failure`)."""
+
+    def __init__(self, t, shape):
+        from ..graph.shape import TensorShape
+
+        self._t = t
+        self.shape = TensorShape([None if d != d else int(d) for d in shape])
+
+    def get_shape(self):
+        return self.shape
+
+    def __getattr__(self, name):
+        return getattr(self._t, name)
+
+
+def value_shape(v):
+    """The shape of a value an op got (None when it has none)."""
+    shape = getattr(v, "shape", None)
+    if shape is None:
+        return None if v is None else tuple(np.shape(v))
+    if hasattr(shape, "as_list"):  # an unbuilt elementwise chain: its static shape
+        return tuple(shape.as_list()) if shape.ndims is not None else None
+    return tuple(shape)
+
+
+def _on_cluster(executor, slot, value, rc):
+    """A variable's committed value as this run reads it on a cluster: shipped there once per change
+    (a loaded value), re-shipped from the session's host copy when the cluster lost it, or, lost
+    without a copy, an UnavailableError naming the variable and how to recover."""
+    if isinstance(value, RemoteValue) and not value.available():
+        if value.host is None:
+            name = slot.tensor[1]
+            raise UnavailableError(None, None, f"The value of variable {name!r} was lost with a worker of the "
+                                   "cluster that held it (it is larger than the session keeps a copy of, "
+                                   f"{HOST_COPY_BYTES >> 20} MiB). Restore it from a checkpoint (Saver.restore) "
+                                   "or run its initializer again.")
+        value = value.host
+    if isinstance(value, np.ndarray):
+        value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
+        rc.remember(slot.tensor, value)
+    return value
+
+
+def _block_ref(key, block):
+    """A placeholder key's task reading a cluster-held block: the future itself (an alias), or
+    the item of a small plan's one result (`Part`)."""
+    if isinstance(block, Part):
+        return Task(key, operator.getitem, TaskRef(block.future.key), block.index)
+    return block
+
+
+def _host_copy(blocks):
+    if blocks is None:
+        return None
+    value = np.array(gather_blocks(blocks), copy=True)
+    value.setflags(write=False)
+    return value
 
 
 def _none(*_):
@@ -230,13 +345,11 @@ def _select(xp, *values):
 
 
 def _merged_culled(arrays, extra_keys=None):
-    """One dict graph holding what `arrays` need (plus `extra_keys` tasks), culled."""
-    dsk = dict(HighLevelGraph.merge(*[a.__dask_graph__() for a in arrays])) if arrays else {}
-    wanted = list(flatten([a.__dask_keys__() for a in arrays]))
-    for key, task in (extra_keys or {}).items():
-        dsk[key] = task
-        wanted.append(key)
-    return cull(dsk, wanted) if wanted else {}
+    """One dict graph holding what `arrays` need (plus `extra_keys` tasks, which read only keys of
+    `arrays`), culled before it is built: linear in the chunks the plan touches (`culled_graph`)."""
+    dsk = culled_graph([a.__dask_graph__() for a in arrays], [a.__dask_keys__() for a in arrays]) if arrays else {}
+    dsk.update(extra_keys or {})
+    return dsk
 
 
 class Stage:
@@ -269,6 +382,8 @@ class DaskPlan:
     kind = "dask"
     num_workers = None
     memory = None
+    owners = {}  # dask array name -> op (set by the compiler): a failing task names its op
+    small = False  # small enough to run as one task on a cluster (compiler.is_small)
 
     def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None,
                  boundaries=(), stored=None):
@@ -305,6 +420,7 @@ class DaskPlan:
         self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
         self.commit_chunks = [a.chunks for a in commit_arrays]
         self.commit_dtypes = [a.dtype for a in commit_arrays]
+        self.commit_copies = [RemoteValue.keeps_copy(a.shape, a.dtype) for a in commit_arrays]
         self.barrier_key = None
         barrier = {}
         if arrays_extra:
@@ -319,6 +435,10 @@ class DaskPlan:
         # the tasks a run executes (what a progress bar counts): placeholders filled per run are data
         self.n_tasks = count_tasks(self.dsk) + sum(count_tasks(st.dsk) for st in self.stages)
 
+    def _largest_task(self):
+        largest = self.memory.largest if self.memory is not None else None
+        return largest.total if largest is not None else 0
+
     def _fill(self, dsk, names, rc, feed_values, stage_values):
         """Sets the placeholder keys `dsk` references: feeds, per-run values, earlier stages."""
         executor = rc.executor
@@ -331,15 +451,28 @@ class DaskPlan:
             if slot.name not in names:
                 continue
             value = rc.param(slot.tensor)
-            if not executor.is_local and slot.tensor[0] == "variable" and isinstance(value, np.ndarray):
-                # ship a variable's value to the cluster once per change, not on every run
-                value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
-                rc.remember(slot.tensor, value)
+            if not executor.is_local and slot.tensor[0] == "variable":
+                value = _on_cluster(executor, slot, value, rc)
             dsk.update(slot.pieces(value))
         for slot, value in stage_values.items():
             if slot.name in names:
                 dsk.update(slot.pieces(value))
         return dsk
+
+    def _task_failure(self, exc, dsk):
+        """The error naming the op whose task raised `exc` (the executors note the failing key:
+        `dflow_task_key`): the nearest op output at or downstream of the key is that op's. None
+        when `exc` is to be raised as it is (an OpError already naming its op, no key known)."""
+        key = getattr(exc, "dflow_task_key", None)
+        if key is None or isinstance(exc, OpError) and (exc.op is not None or exc.node_def is not None):
+            return None
+        op = None
+        if key in dsk:
+            op = next((self.owners[key_name(k)] for k in downstream(dsk, key) if key_name(k) in self.owners), None)
+        if op is None:
+            return None
+        err = kernel_failure(op, exc, where=" while running")
+        return None if err is exc else err
 
     def run(self, rc, feed_values):
         executor = rc.executor
@@ -347,6 +480,7 @@ class DaskPlan:
         for hook in self.hooks["before_run"]:
             hook(run)
         stored_values, spills = {}, {}
+        running = {}
         try:
             stage_values = {}
             for stage in self.stages:
@@ -361,12 +495,13 @@ class DaskPlan:
                         dsk.update(tasks)
                         k = list(tasks)
                     keys.append(k)
-                dsk = _culled_if_needed(dsk, keys)
+                dsk = running = _culled_if_needed(dsk, keys)
                 for slot, r in zip(stage.slots, executor.get(dsk, keys, num_workers=self.num_workers, trace=rc.trace)):
                     stage_values[slot] = spills[slot] if slot in spills else gather_blocks(r)
             keys = list(self.out_keys)
             if self.barrier_key is not None:
                 keys.append(self.barrier_key)
+            copies = []
             if not keys and not self.commit_keys and not self.stored:
                 results, kept = [], []
             else:
@@ -377,9 +512,15 @@ class DaskPlan:
                     tasks = value.write_tasks(block_keys)
                     dsk.update(tasks)
                     writes.extend(tasks)
-                dsk = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
-                results, kept = executor.compute(dsk, keys + writes, self.commit_keys, num_workers=self.num_workers,
-                                                 trace=rc.trace)
+                dsk = running = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
+                if executor.is_local:
+                    results, kept = executor.compute(dsk, keys + writes, self.commit_keys,
+                                                     num_workers=self.num_workers, trace=rc.trace)
+                else:  # small committed values also come back, in the same gather, as host copies
+                    results, kept, copies = executor.compute(dsk, keys + writes, self.commit_keys,
+                                                             num_workers=self.num_workers, trace=rc.trace,
+                                                             copies=self.commit_copies, one_task=self.small,
+                                                             task_bytes=self._largest_task())
                 results = results[:len(keys)]
             if rc.trace is not None:  # before any success hook publishes a write
                 rc.trace.check_deadline(" (when its last task finished)")
@@ -387,7 +528,8 @@ class DaskPlan:
                 hook(run)
             if self.hooks["publish"]:  # the run's outputs (Zarr arrays) go in place together or not at all
                 publish([make(run) for make in self.hooks["publish"]])
-        except BaseException:
+        except BaseException as e:
+            failure = self._task_failure(e, running)
             for value in stored_values.values():
                 value.discard()
             for value in spills.values():
@@ -397,13 +539,16 @@ class DaskPlan:
                     hook(run)
                 except Exception:  # noqa: BLE001 - clean-up must not mask the run's error
                     pass
+            if failure is not None:
+                raise failure from e
             raise
         for value in spills.values():
             value.discard()
         commits = dict(stored_values)
-        for var, r, arr_chunks, dtype in zip(self.commit_vars, kept, self.commit_chunks, self.commit_dtypes):
+        for i, (var, r, arr_chunks, dtype) in enumerate(zip(self.commit_vars, kept, self.commit_chunks,
+                                                            self.commit_dtypes)):
             if not executor.is_local:
-                commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype)
+                commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype, _host_copy(copies[i]))
             else:
                 commits[var] = gather_blocks(r)
         out = []

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import secrets
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import dask.array as da
 import numpy as np
 
 from ..config import default_session_settings
-from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
+from ..devices import machine_memory
+from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, UnknownError, attach_op
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
@@ -21,7 +24,7 @@ from ..kernels.sparse_ops import SparseTensor
 from ..run_options import RunOptions
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
-from .executors import make_executor
+from .executors import ClusterDataLost, make_executor
 from .fetches import flatten_fetches
 from .host import HostRun, RunTransaction, decision_key
 from .plan import FeedSpec, RunContext
@@ -42,7 +45,8 @@ class FeedError(InvalidArgumentError, ValueError):
 
 
 class FeedKeyError(InvalidArgumentError, TypeError):
-    """A feed_dict key that is not a tensor of the session's graph (TypeError, as TF1)."""
+    """A feed_dict that is not a mapping, or a key that is not a tensor of the session's graph
+    (TypeError, as TF1)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class Options:
     storage: StoragePolicy = StoragePolicy()  # which variables live on disk between runs (StoredValue)
     chunk_limit: int | None = None  # bytes per "auto" chunk (None: dask's default, 128 MiB)
     spill: bool = False  # costly large values two stages read are written to local disk once
+    machine_memory: int | None = None  # bytes of this machine: what no fetched value may exceed
+    local: bool = True  # tasks run on this machine (then no task may exceed machine_memory either)
 
 
 _FORCED = []  # stack of session_defaults() settings
@@ -104,6 +110,12 @@ class Session:
         memory_budget = process.get("memory_budget") if memory_budget is None else memory_budget
         num_workers = process.get("num_workers") if num_workers is None else num_workers
         budget = _parse_bytes(memory_budget)
+        if num_workers is not None and (isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer))
+                                        or num_workers < 1):
+            raise ValueError(f"Session: num_workers must be a positive int (None: one per core), got {num_workers!r}")
+        if small_plan_bytes is not None and (isinstance(small_plan_bytes, bool) or
+                                             not isinstance(small_plan_bytes, (int, np.integer)) or small_plan_bytes < 0):
+            raise ValueError(f"Session: small_plan_bytes must be an int >= 0 (0: always Dask), got {small_plan_bytes!r}")
         self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
             self._executor.num_workers = num_workers
@@ -120,7 +132,8 @@ class Session:
         storage = StoragePolicy.for_budget(budget, self._executor.is_local)
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
                                 memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus,
-                                storage=storage, spill=self._executor.is_local,
+                                storage=storage, spill=self._executor.is_local, machine_memory=machine_memory(),
+                                local=self._executor.is_local,
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
         self._plans = {}
         self._chunk_cache = {}
@@ -129,7 +142,12 @@ class Session:
         # host state of host ops, outside variables (dataset iterators, dflow/data); changed only
         # through a run's RunTransaction, so a failed run leaves it as it was
         self.resources = {}
-        self._run_count = 0
+        self._run_count = 0  # runs started (nested plan runs included)
+        self._run_numbers = itertools.count(1)
+        # Session.run from several threads (TF1): per-run values are the run's own, and a run that
+        # commits variables holds their locks from its snapshot to its commit (no lost updates)
+        self._lock = threading.Lock()
+        self._var_locks = {}
         self._run_id_base = secrets.randbits(40) << 20
         self._session_seed = secrets.randbits(31)
         self._closed = False
@@ -189,9 +207,9 @@ class Session:
         if not self._closed:
             self._closed = True
             self._plans.clear()
-            self._executor.close()
-            if self.variables is not None:
+            if self.variables is not None:  # first: a cluster's values are released through its client
                 self.variables.close()
+            self._executor.close()
             for r in list(self.resources.values()):
                 if hasattr(r, "close"):
                     r.close()
@@ -237,31 +255,30 @@ class Session:
         feeds, values = self._normalize_feeds(feed_dict)
         trace = _run_trace(options, run_metadata)
         if trace is None:
-            results, commits = self._execute(elements, feeds, values)
+            results, _ = self._execute(elements, feeds, values)
         else:
             self._tracing.trace = trace  # every plan of this run (nested host runs too) sees it
             try:
-                results, commits = self._execute(elements, feeds, values)
+                results, _ = self._execute(elements, feeds, values)
             finally:
                 self._tracing.trace = None
             if run_metadata is not None and trace.trace:
                 trace.step_stats_into(run_metadata)
-        fed = sum(spec.nbytes for spec in feeds.values() if spec.kind == "numpy")
-        for var, value in commits.items():  # only a run that succeeded gets here
-            self.variables.commit(var, value, fed)
         return rebuild([to_host(r) for r in results])
 
-    def _execute(self, elements, feeds, values, decisions=None, txn=None):
+    def _execute(self, elements, feeds, values, decisions=None, txn=None, commit=None):
         """Plans and runs `elements`; (values, variable commits). What the compiler cannot decide
         (a cond's branch, a while loop, a value a lowering needs on the host) is settled first by
         the run's HostRun, through nested runs whose commits are dropped: only the outermost run
         commits. Host state the run's hooks change (an iterator's position) goes through its
         RunTransaction (`txn`, shared by nested runs): kept if the outermost run succeeds, undone
-        otherwise."""
+        otherwise. The outermost run's final plan commits its variables (`commit`: bytes fed, for
+        the store) and returns no commits."""
         if txn is None:  # the outermost run
             txn = RunTransaction()
+            fed = sum(spec.nbytes for spec in feeds.values() if spec.kind == "numpy")
             try:
-                out = self._execute(elements, feeds, values, decisions, txn)
+                out = self._execute(elements, feeds, values, decisions, txn, commit=fed)
             except BaseException:
                 txn.finish(False)
                 raise
@@ -285,22 +302,73 @@ class Session:
             constants = {t: v for t, v in h.decisions.items() if isinstance(t, Tensor)}
             if constants:
                 values = {**values, **constants}
-        return self._run_plan(plan, elements, values)
+        return self._run_plan(plan, elements, values, commit=commit)
 
-    def _run_plan(self, plan, elements, values, fast=False):
-        if not fast:
-            self._check_initialized(plan.state)
-        self._run_count += 1
-        rc = RunContext(self._executor, self._run_count, self._run_id_base + self._run_count, self._param_value,
-                        lambda spec, v: self.variables.set(spec[1], v), self.variables.new_stored,
-                        getattr(self._tracing, "trace", None))
+    def _run_plan(self, plan, elements, values, fast=False, commit=None):
+        """Runs one plan. With `commit` (the outermost run's final plan), the variables it assigns are
+        locked from the snapshot of the values it reads to the commit of its new values, so two
+        threads' `assign_add`s both land; runs that commit other variables (or none) go on."""
+        locks = self._variable_locks(plan.state.commits) if commit is not None else ()
+        for lock in locks:
+            lock.acquire()
         try:
-            return plan.run(rc, values)
-        except OpError:
+            if not fast:
+                self._check_initialized(plan.state)
+            snapshot = self.variables.snapshot(plan.state.start_vars)
+            try:
+                out, commits = self._run_with_context(plan, elements, values, snapshot)
+            finally:
+                self.variables.release(snapshot)
+            if commit is not None and commits:
+                self.variables.commit_all(commits, commit)  # only a run that succeeded gets here
+                commits = {}
+            return out, commits
+        finally:
+            for lock in reversed(locks):
+                lock.release()
+
+    def _variable_locks(self, names):
+        if not names:
+            return ()
+        with self._lock:
+            return [self._var_locks.setdefault(n, threading.Lock()) for n in sorted(names)]
+
+    def _run_with_context(self, plan, elements, values, snapshot, retried=False):
+        number = next(self._run_numbers)
+        self._run_count = max(self._run_count, number)
+        token = self._run_id_base + number
+        memo = {}
+
+        def param(spec):  # one value per spec per run, whatever stage asks (a random op's counter)
+            try:
+                return memo[spec]
+            except KeyError:
+                value = memo[spec] = self._param_value(spec, token, snapshot)
+                return value
+            except TypeError:  # an unhashable spec
+                return self._param_value(spec, token, snapshot)
+
+        rc = RunContext(self._executor, number, token, param, lambda spec, v: self.variables.set(spec[1], v),
+                        self.variables.new_stored, getattr(self._tracing, "trace", None))
+        try:
+            try:
+                return plan.run(rc, values)
+            except ClusterDataLost:
+                if retried:
+                    raise
+            # a worker died holding data the run read (nothing was committed): the variables it lost
+            # are re-shipped from the session's copies, or named in an UnavailableError
+            return self._run_with_context(plan, elements, values, snapshot, retried=True)
+        except OpError as e:
+            attach_op(e, self._graph)  # an error from a worker process names its op, not the op itself
             raise
-        except (ValueError, TypeError, IndexError, ArithmeticError) as e:
+        except Exception as e:  # noqa: BLE001 - never a bare numpy/dask/Python error from a run
             names = ", ".join(getattr(e_, "name", "?") for e_ in elements)
-            raise InvalidArgumentError(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
+            # an input the kernels refused is InvalidArgument; anything else (a file the run could
+            # not write, a failure of dflow itself) has no better class than TF1's UnknownError
+            cls = InvalidArgumentError if isinstance(e, (ValueError, TypeError, IndexError, ArithmeticError)) \
+                else UnknownError
+            raise cls(None, None, f"Running [{names}] failed: {type(e).__name__}: {e}") from e
 
     def _check_initialized(self, state):
         missing = [v for v in state.start_vars if v not in self.variables]
@@ -350,6 +418,9 @@ class Session:
 
     # ---- feeds -------------------------------------------------------------------------------
     def _normalize_feeds(self, feed_dict):
+        if feed_dict is not None and type(feed_dict) is not dict and not isinstance(feed_dict, Mapping):
+            raise FeedKeyError(None, None, "feed_dict must be a dictionary or collections.abc.Mapping of "
+                               f"tensors to values, instead of {type(feed_dict).__name__!r}.")
         if not feed_dict:
             return {}, {}
         feeds, values = {}, {}
@@ -436,18 +507,21 @@ class Session:
                 from None
 
     # ---- per-run parameters ------------------------------------------------------------------
-    def _param_value(self, spec):
+    def _param_value(self, spec, token, snapshot):
+        """A per-run value of the run with `token`, reading variables from its `snapshot`."""
         kind = spec[0]
         if kind == "counter":
-            v = self._counters.get(spec[1], 0)
-            self._counters[spec[1]] = v + 1
+            with self._lock:
+                v = self._counters.get(spec[1], 0)
+                self._counters[spec[1]] = v + 1
             return np.int64(v)
         if kind == "run_token":
-            return np.int64(self._run_id_base + self._run_count)
+            return np.int64(token)
         if kind == "session_seed":
             return np.int64(self._session_seed)
         if kind == "variable":
-            return self.variables.get(spec[1])
+            value = snapshot.get(spec[1])
+            return value if value is not None else self.variables.get(spec[1])
         if kind == "initialized":
             return np.bool_(spec[1] in self.variables)
         raise InvalidArgumentError(None, None, f"Unknown run parameter {spec!r}")
@@ -459,14 +533,25 @@ class Session:
         self.variables.load(var_name, value)
 
 
-def _parse_bytes(value):
+def _parse_bytes(value, what="memory_budget"):
+    """A byte count from an int or a string such as "512MB" (None: unlimited); ValueError naming
+    the argument for zero, negative, non-finite or unparsable values, when the Session is made."""
     if value is None:
         return None
+    n = None
     if isinstance(value, str):
         from dask.utils import parse_bytes
 
-        return int(parse_bytes(value))
-    return int(value)
+        try:
+            n = parse_bytes(value) if value.strip() else None
+        except (ValueError, TypeError, KeyError):
+            n = None
+    elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        n = value
+    if n is None or n != n or n in (float("inf"), float("-inf")) or int(n) <= 0:
+        raise ValueError(f"Session: {what} must be a positive number of bytes or a string such as '512MB' "
+                         f"(None: no budget), got {value!r}")
+    return int(n)
 
 
 def _run_trace(options, run_metadata):

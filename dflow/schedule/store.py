@@ -8,22 +8,25 @@ see it only through their RunContext.
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
-from ..errors import FailedPreconditionError
+from ..errors import FailedPreconditionError, UnavailableError
 from ..storage import files
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 
 
 class VariableStore:
-    LINEAGE_LIMIT = 64
-
     def __init__(self, policy):
         self.policy = policy  # storage.layout.StoragePolicy: which variables live on disk
         self.values = {}  # variable op name -> committed value
-        self._remote_age = {}  # variable op name -> (commits, bytes fed) since it was last shipped whole
         self._dir = None  # scratch directory of stored variables and spills, made on first use
+        # runs on several threads: a run's commits land together, a run reads one consistent view,
+        # and a StoredValue a run still reads is deleted only when that run ends
+        self._lock = threading.RLock()
+        self._pins = {}  # id(StoredValue) -> runs reading it
+        self._retired = {}  # id(StoredValue) -> one replaced while runs read it
 
     @property
     def directory(self):
@@ -42,12 +45,14 @@ class VariableStore:
     def host_value(self, name):
         """A variable's committed value as a numpy array (gathered from a cluster, or read from disk)."""
         value = self.get(name)
-        return value.to_host() if isinstance(value, (RemoteValue, StoredValue)) else value
+        if isinstance(value, RemoteValue):
+            return remote_to_host(name, value)
+        return value.to_host() if isinstance(value, StoredValue) else value
 
     def saved_value(self, name):
         """A variable's committed value for a Saver: numpy, or the StoredValue itself (streamed)."""
         value = self.get(name)
-        return value.to_host() if isinstance(value, RemoteValue) else value
+        return remote_to_host(name, value) if isinstance(value, RemoteValue) else value
 
     def stores(self, shape, dtype):
         """Whether a variable of this shape and dtype is held on disk between runs."""
@@ -73,33 +78,57 @@ class VariableStore:
                 value = committed(value)
         self.set(name, value)
 
-    def commit(self, name, value, fed_bytes=0):
-        """A run's new value of a variable, as the session keeps it."""
-        if isinstance(value, RemoteValue):
-            value = self._remote_commit(name, value, fed_bytes)
-        elif not isinstance(value, StoredValue):
+    def commit(self, name, value):
+        """A run's new value of a variable, as the session keeps it (a RemoteValue as it is: held
+        by the cluster as data, its lineage cut when it was computed)."""
+        if not isinstance(value, (RemoteValue, StoredValue)):
             value = committed(value)
         self.set(name, value)
 
-    def set(self, name, value):
-        old = self.values.get(name)
-        self.values[name] = value
-        if isinstance(old, StoredValue) and old is not value:
-            old.discard()
+    def commit_all(self, values, fed_bytes=0):
+        """A run's new values, committed together: a concurrent run's snapshot sees all or none.
+        (`fed_bytes` is unused: cluster values have their lineage cut when computed.)"""
+        with self._lock:
+            for name, value in values.items():
+                self.commit(name, value)
 
-    def _remote_commit(self, name, value, fed_bytes):
-        """A value kept on the cluster depends on the previous run's value, and the scheduler keeps
-        that whole history, fed data included; every LINEAGE_LIMIT commits, or once the data fed
-        since the last cut outweighs the variable, the value is re-shipped (gather and scatter: no
-        history) so the scheduler's state stays bounded."""
-        age, fed = self._remote_age.get(name, (0, 0))
-        age, fed = age + 1, fed + fed_bytes
-        size = int(np.prod(value.shape, dtype=np.int64)) * np.dtype(value.dtype or np.float64).itemsize
-        if age >= self.LINEAGE_LIMIT or fed > size:
-            value = RemoteValue.scatter(value.client, value.to_host(), value.chunks)
-            age, fed = 0, 0
-        self._remote_age[name] = (age, fed)
-        return value
+    def snapshot(self, names):
+        """The committed values of `names` (those initialized) as one consistent view; a StoredValue
+        among them stays on disk, even if a concurrent run replaces it, until `release`."""
+        with self._lock:
+            snap = {}
+            for name in names:
+                value = self.values.get(name)
+                if value is None:
+                    continue
+                snap[name] = value
+                if isinstance(value, StoredValue):
+                    self._pins[id(value)] = self._pins.get(id(value), 0) + 1
+            return snap
+
+    def release(self, snap):
+        """Ends a run's `snapshot`: a StoredValue replaced meanwhile is deleted by its last reader."""
+        with self._lock:
+            for value in snap.values():
+                if not isinstance(value, StoredValue):
+                    continue
+                left = self._pins.pop(id(value)) - 1
+                if left:
+                    self._pins[id(value)] = left
+                else:
+                    old = self._retired.pop(id(value), None)
+                    if old is not None:
+                        old.discard()
+
+    def set(self, name, value):
+        with self._lock:
+            old = self.values.get(name)
+            self.values[name] = value
+            if old is not value:
+                if isinstance(old, StoredValue) and id(old) in self._pins:
+                    self._retired[id(old)] = old  # a run still reads it
+                else:
+                    _discard(old)
 
     def _path(self, name):
         import tempfile
@@ -115,12 +144,32 @@ class VariableStore:
         return os.path.join(self._dir, f"{name.replace('/', '.')}-{uuid.uuid4().hex}.zarr")
 
     def close(self):
+        """Drops every value: a cluster's are released there now, a disk's deleted."""
+        for value in self.values.values():
+            _discard(value)
         self.values.clear()
         if self._dir is not None:
             import shutil
 
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+
+def _discard(value):
+    if isinstance(value, StoredValue):
+        value.discard()
+    elif isinstance(value, RemoteValue):
+        value.release()
+
+
+def remote_to_host(name, value):
+    """A cluster-held variable value on the host; lost without a host copy, an UnavailableError
+    naming the variable and how to recover (never a bare FutureCancelledError)."""
+    if value.host is None and not value.available():
+        raise UnavailableError(None, None, f"The value of variable {name!r} was lost with a worker of the cluster "
+                               "that held it (the session keeps no copy of values that large). Restore it "
+                               "from a checkpoint (Saver.restore) or run its initializer again.")
+    return value.to_host()
 
 
 def to_host(v):

@@ -12,7 +12,7 @@ from ..errors import DeadlineExceededError
 from ..run_options import DeviceStepStats, NodeExecStats
 
 _DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
-_RUN_SUFFIX = re.compile(r"-r\d+$")  # the per-run suffix the distributed executor gives each key
+_RUN_SUFFIX = re.compile(r"-(?:[0-9a-f]{8}-)?r\d+$")  # the per-run suffix the distributed executor gives each key
 
 
 def _now_us():

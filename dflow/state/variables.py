@@ -23,6 +23,10 @@ __all__ = [
 ]
 
 
+class LoadError(InvalidArgumentError, ValueError):
+    """`Variable.load` of a value of the wrong shape (ValueError, as TF1's feed of the initializer)."""
+
+
 class Variable:
     """A value kept by the session across runs (TF1's `tf.Variable`).
 
@@ -141,8 +145,8 @@ class Variable:
                                            f"{self.name!r} of dtype {self.dtype.name}")
             arr = arr.astype(self.dtype.np_dtype)
         if not self.shape.is_compatible_with(arr.shape):
-            raise InvalidArgumentError(None, self.op, f"load: value of shape {arr.shape} for variable "
-                                       f"{self.name!r} of shape {self.shape}")
+            raise LoadError(None, self.op, f"load: value of shape {arr.shape} for variable "
+                            f"{self.name!r} of shape {self.shape}")
         session.load_variable(self.op.name, arr)
 
     # ---- writing -----------------------------------------------------------------------------

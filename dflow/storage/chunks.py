@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..dask_compat import task
 from ..errors import DataLossError
 
 _READ_SIZE = 1 << 20  # bytes read from a chunk file per step while decompressing
@@ -284,6 +285,9 @@ def dask_array(arr, name=None):
     if cio is None or not arr.ndim or 0 in arr.shape:
         return da.from_zarr(arr, name=name), False
     sizes = block_sizes(cio)
-    layer = {(name,) + coords: (cio.read, coords) for coords in itertools.product(*[range(len(b)) for b in sizes])}
+    layer = {}
+    for coords in itertools.product(*[range(len(b)) for b in sizes]):
+        key = (name,) + coords
+        layer[key] = task(key, cio.read, coords)
     return da.Array(HighLevelGraph.from_collections(name, layer, dependencies=()), name, sizes,
                     dtype=cio.dtype, meta=np.empty((0,) * len(sizes), dtype=cio.dtype)), True

@@ -7,34 +7,91 @@ import itertools
 
 import numpy as np
 
-from ..dask_compat import flatten, gather_blocks
+from ..dask_compat import flatten, future_lost, gather_blocks
 from .chunks import create_local, dask_chunks
+
+# variables up to this size also keep a host copy of their committed value (gathered in the run
+# that computed it, with its fetches): a worker loss then costs a re-ship, not the value
+HOST_COPY_BYTES = 16 << 20
+
+
+class Part:
+    """Block `index` of the tuple a small plan's one task returns (`future`: that task's result).
+    The variables a small plan commits share the run's one result instead of one task each."""
+
+    __slots__ = ("future", "index")
+
+    def __init__(self, future, index):
+        self.future = future
+        self.index = index
 
 
 class RemoteValue:
-    """A value kept on a distributed cluster between runs (a variable): one future per chunk."""
+    """A value kept on a distributed cluster between runs (a variable): one future per chunk (or a
+    `Part` of a small plan's one result), each held as data (the scheduler forgot how it was
+    computed: `dask_compat.cut_lineage`), and, for values up to HOST_COPY_BYTES, a read-only host
+    copy (`host`) to recover it from when the cluster loses it."""
 
-    def __init__(self, client, futures, chunks, dtype):
+    def __init__(self, client, futures, chunks, dtype, host=None):
         self.client = client
         self.futures = futures
         self.chunks = chunks
         self.dtype = dtype
+        self.host = host
 
     @property
     def shape(self):
         return tuple(int(sum(c)) for c in self.chunks)
 
+    @staticmethod
+    def keeps_copy(shape, dtype):
+        """Whether a value of this shape and dtype keeps a host copy."""
+        return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype or np.float64).itemsize <= HOST_COPY_BYTES
+
+    def blocks(self):
+        """The chunks' futures or Parts, in block order."""
+        return list(flatten(self.futures if isinstance(self.futures, list) else [self.futures]))
+
+    def held(self):
+        """The distinct futures holding this value."""
+        return list({id(f): f for f in (b.future if isinstance(b, Part) else b for b in self.blocks())}.values())
+
+    def keys(self):
+        return [f.key for f in self.held()]
+
+    def available(self):
+        """Whether every chunk is still held by the cluster (the client's own view: no message)."""
+        return not any(future_lost(f) for f in self.held())
+
     def to_host(self):
-        parts = self.client.gather(self.futures)
-        return gather_blocks(parts)
+        """The value as a numpy array: the host copy, or gathered. Raises distributed's
+        CancelledError when the cluster lost it and there is no copy."""
+        if self.host is not None:
+            return self.host
+        blocks = self.blocks()
+        if any(isinstance(b, Part) for b in blocks):
+            held = self.held()
+            got = dict(zip((id(f) for f in held), self.client.gather(held)))
+            parts = iter([got[id(b.future)][b.index] if isinstance(b, Part) else got[id(b)] for b in blocks])
+            return gather_blocks(_renest(self.futures, parts))
+        return gather_blocks(self.client.gather(self.futures))
+
+    def release(self):
+        """Lets the cluster drop the value now (not when the futures are garbage collected)."""
+        for f in self.held():
+            f.release()
 
     @classmethod
     def scatter(cls, client, value, chunks):
-        """Ships `value` to the cluster once, cut into `chunks`."""
+        """Ships `value` to the cluster once, cut into `chunks` (data without lineage)."""
+        host = value if cls.keeps_copy(value.shape, value.dtype) else None
+        if host is not None and host.flags.writeable:
+            host = host.copy()
+            host.setflags(write=False)
         if not chunks:
-            return cls(client, client.scatter(value), chunks, value.dtype)
+            return cls(client, client.scatter(value), chunks, value.dtype, host)
         futs = client.scatter([np.ascontiguousarray(value[s]) for s in block_slices(chunks)])
-        return cls(client, nest(futs, [len(c) for c in chunks]), chunks, value.dtype)
+        return cls(client, nest(futs, [len(c) for c in chunks]), chunks, value.dtype, host)
 
 
 class StoredValue:
@@ -76,6 +133,12 @@ class StoredValue:
         import shutil
 
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _renest(structure, it):
+    if isinstance(structure, list):
+        return [_renest(x, it) for x in structure]
+    return next(it)
 
 
 def nest(flat, counts):

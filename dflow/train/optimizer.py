@@ -21,7 +21,7 @@ from ..kernels.manip_ops import ones_like, zeros_like
 from ..state.variables import Variable, trainable_variables
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
-           "AdagradOptimizer", "RMSPropOptimizer"]
+           "AdagradOptimizer", "RMSPropOptimizer", "FtrlOptimizer"]
 
 
 class Optimizer:
@@ -47,6 +47,9 @@ class Optimizer:
         if callable(loss):
             loss = loss()
         loss = convert_to_tensor(loss)
+        if loss.dtype.base_dtype.name not in ("float16", "bfloat16", "float32", "float64"):
+            raise ValueError(f"Invalid type tf.{loss.dtype.name} for {loss.name}, expected: [tf.float32, "
+                             "tf.float64, tf.float16, tf.bfloat16].")  # TF1's words
         if var_list is None:
             var_list = trainable_variables() + get_default_graph().get_collection(
                 GraphKeys.TRAINABLE_RESOURCE_VARIABLES)
@@ -266,3 +269,45 @@ class RMSPropOptimizer(Optimizer):
             denom = ms_t - m.square(mg_t)
         mom_t = state_ops.assign(mom, mu * mom + lr * grad / m.sqrt(denom + eps))
         return state_ops.assign_sub(var, mom_t).op
+
+
+class FtrlOptimizer(Optimizer):
+    """FTRL-Proximal (McMahan et al. 2013) with TF1's dense update: accum' = accum + g²;
+    linear += g - (accum'^-p - accum^-p)/lr · var; var = (l1·sign(linear) - linear)/(accum'^-p/lr + 2·l2)
+    where |linear| > l1, else 0 (p = learning_rate_power). Slots `var/Ftrl` (accum), `var/Ftrl_1` (linear)."""
+
+    def __init__(self, learning_rate, learning_rate_power=-0.5, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0, use_locking=False, name="Ftrl",
+                 accum_name=None, linear_name=None, l2_shrinkage_regularization_strength=0.0):
+        if initial_accumulator_value < 0.0:
+            raise ValueError(f"initial_accumulator_value {initial_accumulator_value} needs to be positive or zero")
+        if learning_rate_power > 0.0:
+            raise ValueError(f"learning_rate_power {learning_rate_power} needs to be negative or zero")
+        if l1_regularization_strength < 0.0 or l2_regularization_strength < 0.0:
+            raise ValueError("l1_regularization_strength and l2_regularization_strength need to be positive or zero")
+        if l2_shrinkage_regularization_strength:
+            raise NotImplementedError("FtrlOptimizer: l2_shrinkage_regularization_strength is not supported")
+        super().__init__(use_locking, name)
+        self._learning_rate, self._power = learning_rate, learning_rate_power
+        self._initial, self._l1, self._l2 = initial_accumulator_value, l1_regularization_strength, \
+            l2_regularization_strength
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._slot(v, "accum", init="value", value=self._initial)
+            self._slot(v, "linear")
+
+    def _apply_dense(self, grad, var):
+        dt = var.dtype
+        lr, power = self._lr(self._learning_rate, dt), self._lr(-self._power, dt)
+        l1, l2 = self._lr(self._l1, dt), self._lr(self._l2, dt)
+        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
+        new_accum = accum + m.square(grad)
+        sigma = (m.pow(new_accum, power) - m.pow(accum, power)) / lr
+        new_linear = state_ops.assign(linear, linear + grad - sigma * var)
+        quadratic = m.pow(new_accum, power) / lr + 2.0 * l2
+        shrunk = (l1 * m.sign(new_linear) - new_linear) / quadratic
+        new_var = m.where(m.greater(m.abs(new_linear), l1), shrunk, zeros_like(shrunk))
+        with control_dependencies([new_linear]):
+            update_accum = state_ops.assign(accum, new_accum)
+        return group(state_ops.assign(var, new_var).op, update_accum.op)

@@ -214,3 +214,33 @@ def test_batch_norm_with_a_fed_is_training(updates_collections):
         np.testing.assert_allclose(train_out, (xv - xv.mean(0)) / np.sqrt(xv.var(0) + 1e-3), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(s.run(mm), 0.5 * xv.mean(0), rtol=1e-5)
         np.testing.assert_allclose(s.run(mv), 0.5 + 0.5 * xv.var(0, ddof=1), rtol=1e-5)  # rank 2: fused, unbiased
+
+
+def test_optimize_loss_writes_tf1_summaries():
+    """TF 1.15's default summaries (loss, global gradient norm; learning_rate only with a decay
+    function), tagged under the OptimizeLoss scope, and the optional per-variable ones."""
+    from dflow.summary import Summary
+
+    with tf.Graph().as_default():
+        x = tf.constant(np.ones((4, 3), np.float32))
+        w = tf.get_variable("w", [3, 1], initializer=tf.ones_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w)))
+        step = tf.train.get_or_create_global_step()
+        tf.contrib.layers.optimize_loss(loss, step, 0.1, "SGD", clip_gradients=1.0,
+                                        summaries=["loss", "gradients", "gradient_norm", "global_gradient_norm"])
+        merged = tf.summary.merge_all()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            values = {v.tag: v for v in Summary.FromString(sess.run(merged)).value}
+    assert set(values) == {"OptimizeLoss/loss", "OptimizeLoss/global_norm/gradient_norm",
+                           "OptimizeLoss/gradients/w_0", "OptimizeLoss/gradient_norm/w_0",
+                           "OptimizeLoss/global_norm/clipped_gradient_norm"}
+    grad = 2 * np.ones((4, 3)).T @ (np.ones((4, 3)) @ np.ones((3, 1))) / 4  # d mean((xw)^2) / dw
+    assert values["OptimizeLoss/loss"].simple_value == pytest.approx(9.0)
+    assert values["OptimizeLoss/global_norm/gradient_norm"].simple_value == pytest.approx(np.linalg.norm(grad))
+    assert values["OptimizeLoss/global_norm/clipped_gradient_norm"].simple_value == pytest.approx(1.0, rel=1e-5)
+    with tf.Graph().as_default():
+        loss = tf.reduce_sum(tf.get_variable("v", [2]))
+        tf.contrib.layers.optimize_loss(loss, tf.train.get_or_create_global_step(), 0.1, "SGD")
+        tags = [t.op.name for t in tf.get_collection(tf.GraphKeys.SUMMARIES)]
+    assert tags == ["OptimizeLoss/global_norm/gradient_norm", "OptimizeLoss/loss"]

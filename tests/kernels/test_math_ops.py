@@ -198,6 +198,9 @@ BINARY = {
     "floor_div": (np.floor_divide, FLOATS + INTS, "nonzero"),
     "floormod": (np.remainder, FLOATS + INTS, "nonzero"),
     "mod": (np.remainder, FLOATS + INTS, "nonzero"),
+    "truncatediv": (lambda x, y: (np.abs(x) // np.abs(y) * np.sign(x) * np.sign(y)).astype(x.dtype), INTS,
+                    "nonzero"),
+    "truncatemod": (np.fmod, FLOATS + INTS, "nonzero"),
     "pow": (_pow_ref, FLOATS + INTS, "small"),
     "maximum": (np.maximum, FLOATS + INTS, "any"),
     "minimum": (np.minimum, FLOATS + INTS, "any"),
@@ -504,3 +507,41 @@ def test_scalar_placeholder_with_python_scalar():
     got = run_modes([x * 2.0, tf.maximum(x, 0.0), tf.cast(x, tf.int32) + 1], {x: np.float32(-1.5)})
     assert got[0] == np.float32(-3.0) and np.ndim(got[0]) == 0
     assert np.ndim(got[1]) == 0 and np.ndim(got[2]) == 0
+
+
+# ---- ReluGrad: Relu's gradient, one op (TF1's gen_nn_ops.relu_grad) ----------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_relu_gradient_is_one_relu_grad_op_matching_numpy(dtype):
+    x0 = rand((6, 5), dtype, seed=3)
+    x0[0, :3] = 0  # relu'(0) = 0, as TF
+    g0 = rand((6, 5), dtype, seed=4)
+    x = tf.placeholder(dtype, [None, 5])
+    g = tf.placeholder(dtype, [None, 5])
+    (dx,) = tf.gradients(tf.nn.relu(x), x, grad_ys=g)
+    assert dx.op.type == "ReluGrad" and dx.op.inputs[1].op.type == "Relu"
+    got = run_modes(dx, {x: x0, g: g0})
+    assert_matches(got, g0 * (x0 > 0))
+
+
+def test_relu_grad_of_an_infinite_gradient_is_nan_where_relu_is_flat():
+    # TF's ReluGrad multiplies by the mask: inf * 0 is nan, not 0 (as a where() would give)
+    y = tf.placeholder(tf.float32, [3])
+    g = tf.placeholder(tf.float32, [3])
+    out = math_ops.apply_op("ReluGrad", [g, y])
+    got = run_modes(out, {y: np.array([-1, 0, 2], np.float32), g: np.array([np.inf, 1, -np.inf], np.float32)})
+    np.testing.assert_array_equal(got, np.array([np.nan, 0, -np.inf], np.float32))
+
+
+def test_relu_second_order_and_central_differences():
+    x0 = rand((4, 3), np.float64, seed=5)
+    x0[np.abs(x0) < 0.1] = 0.5  # away from the kink, where differences are smooth
+    x = tf.constant(x0)
+    y = tf.nn.relu(x) ** 3
+    (dx,) = tf.gradients(tf.reduce_sum(y), x)
+    (ddx,) = tf.gradients(tf.reduce_sum(dx), x)
+    with tf.Session():
+        assert tf.test.compute_gradient_error(x, [4, 3], y, [4, 3], x_init_value=x0) < 1e-5  # O(delta**2) for a cubic
+        assert tf.test.compute_gradient_error(x, [4, 3], dx, [4, 3], x_init_value=x0) < 1e-5  # O(delta**2) for a cubic
+    got = run_modes(ddx)
+    np.testing.assert_allclose(got, 6 * np.maximum(x0, 0), rtol=1e-12)

@@ -12,6 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import dflow as tf
+from dflow.kernels.common import apply_op
 from tests.conftest import ALL_MODES
 
 SETTINGS = settings(max_examples=25, deadline=None)
@@ -266,7 +267,7 @@ def test_kernels_on_array_api_strict(device):
     a = tf.nn.avg_pool(x, [1, 3, 2, 1], [1, 2, 1, 1], "SAME")
     ops = [y.op, a.op, tf.nn.max_pool_with_argmax(x, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")[0].op,
            tf.gradients(tf.reduce_sum(y * y), x)[0].op, tf.gradients(tf.reduce_sum(a * a), x)[0].op]
-    ops.append(tf.gradients(tf.reduce_sum(ops[3].outputs[0] ** 2), ops[3].inputs[1])[0].op)  # MaxPoolGradGrad
+    ops.append(tf.gradients(tf.reduce_sum(ops[3].outputs[0] ** 2), ops[3].inputs[2])[0].op)  # MaxPoolGradGrad
     assert [op.type for op in ops] == ["MaxPool", "AvgPool", "MaxPoolWithArgmax", "MaxPoolGrad", "AvgPoolGrad",
                                        "MaxPoolGradGrad"]
     with tf.Session() as s:
@@ -310,3 +311,17 @@ def test_max_pool_gradient_with_ties_goes_to_first_max(h, w, k, s, padding, seed
     rdx, rarg = run([dx, arg])
     np.testing.assert_allclose(rdx, ref_max_pool_grad(x0, g0, (k, k), (s, s), padding), rtol=1e-6, atol=1e-6)
     np.testing.assert_array_equal(rarg, ref_argmax(x0, (k, k), (s, s), padding))
+
+
+def test_max_pool_grad_takes_tf1s_orig_input_orig_output_grad():
+    x = tf.placeholder(tf.float32, [None, 6, 6, 2])
+    y = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    (dx,) = tf.gradients(tf.reduce_sum(y * y), x)
+    assert dx.op.type == "MaxPoolGrad" and [t.op.type for t in dx.op.inputs[:2]] == ["Placeholder", "MaxPool"]
+    (ddy,) = tf.gradients(tf.reduce_sum(dx * dx), dx.op.inputs[2])
+    assert ddy.op.type == "MaxPoolGradGrad" and ddy.op.inputs[1] is y
+    attrs = {k: dx.op.get_attr(k) for k in ("ksize", "strides", "padding", "data_format")}
+    with pytest.raises(ValueError, match="orig_output has shape"):
+        apply_op("MaxPoolGrad", [x, tf.zeros([1, 2, 2, 2]), tf.zeros([1, 3, 3, 2])], attrs)
+    with pytest.raises(TypeError, match="one dtype"):
+        apply_op("MaxPoolGrad", [x, tf.zeros([1, 3, 3, 2], tf.float64), tf.zeros([1, 3, 3, 2])], attrs)

@@ -184,9 +184,6 @@ def test_assign_build_time_errors():
         tf.assign_add(tf.constant([1.0]), [2.0])
 
 
-@pytest.mark.xfail(strict=True, reason="TF1 raises TypeError (\"Input 'value' of 'Assign' Op has type int32 that "
-                   "does not match type float32\"); dflow's convert_to_tensor(value, dtype=ref.dtype) raises "
-                   "ValueError first")
 def test_assign_dtype_mismatch_is_a_type_error():
     v = tf.Variable([1.0, 2.0, 3.0], name="v")
     with pytest.raises(TypeError):
@@ -225,8 +222,6 @@ def test_load_and_eval():
     other.close()
 
 
-@pytest.mark.xfail(strict=True, reason="TF1's Variable.load raises ValueError for a value of the wrong shape; "
-                   "dflow raises InvalidArgumentError (not a ValueError)")
 def test_load_wrong_shape_is_a_value_error():
     v = tf.Variable([1.0, 2.0, 3.0], name="v")
     with tf.Session() as s, pytest.raises(ValueError):

@@ -165,23 +165,23 @@ def test_summaries_and_step_counter_are_written(tmp_path):
 
 
 def test_recovers_from_unavailable_by_restoring_the_checkpoint(tmp_path):
-    failures = []
+    marker = tmp_path / "failed"  # on disk: the function may run in a worker process
 
     def flaky(v):
-        if len(failures) == 0 and v >= 3:
-            failures.append(v)
+        if not marker.exists() and v >= 3:
+            marker.write_text(str(int(v)))
             raise tf.errors.UnavailableError(None, None, "the workers holding 'w' were lost")
         return v
 
     with tf.Graph().as_default():
         x, y, w, loss, step, train = _model()
         check = tf.py_func(flaky, [step], tf.int64, stateful=True)
-        with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path), save_checkpoint_steps=2,
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path / "ckpt"), save_checkpoint_steps=2,
                                                hooks=[tf.train.StopAtStepHook(last_step=6)]) as sess:
             while not sess.should_stop():
                 sess.run([train, check], feed_dict={x: X_DATA, y: Y_DATA})
-    assert failures == [3]  # failed once at step 3, restored step 2's checkpoint, then went on
-    np.testing.assert_allclose(tf.train.load_variable(str(tmp_path), "w"), _numpy_weights(6), rtol=1e-5)
+    assert marker.read_text() == "3"  # failed once at step 3, restored step 2's checkpoint, then went on
+    np.testing.assert_allclose(tf.train.load_variable(str(tmp_path / "ckpt"), "w"), _numpy_weights(6), rtol=1e-5)
 
 
 @pytest.mark.program(modes=["inprocess"])

@@ -1,0 +1,145 @@
+"""Epilogue fusion (schedule/fusion.py `epilogue_producers`): on the in-process path an elementwise
+chain that only reads a Conv2D's output (bias_add, relu) runs inside the convolution, on each slab
+of its rows, and is written back into its buffer. Each case compares the in-process answer with
+the Dask path (which never fuses so) and with numpy, and reads the traced step labels to see
+whether the chain was fused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dflow as tf
+from dflow.kernels import conv_kernels
+from tests.conftest import make_session
+
+
+@pytest.fixture(autouse=True, params=["slabs", "whole"])
+def epilogue_path(request, monkeypatch):
+    """Every case twice: the chain on slabs of a few output rows inside the conv (as for outputs of
+    32 MiB and more), and on the whole output after it (as for smaller ones)."""
+    if request.param == "slabs":
+        monkeypatch.setattr(conv_kernels, "_EPILOGUE_MIN_BYTES", 0)
+        monkeypatch.setattr(conv_kernels, "_EPILOGUE_BYTES", 2048)
+    return request.param
+
+
+def conv_ref(x, w, b):
+    """relu(conv2d(x, w, SAME, stride 1) + b) in NHWC, by loops over the taps (float64)."""
+    kh, kw = w.shape[:2]
+    xp = np.pad(x.astype(np.float64), [(0, 0), ((kh - 1) // 2, kh // 2), ((kw - 1) // 2, kw // 2), (0, 0)])
+    out = np.zeros(x.shape[:3] + (w.shape[3],))
+    for i in range(kh):
+        for j in range(kw):
+            out += xp[:, i:i + x.shape[1], j:j + x.shape[2], :] @ w[i, j].astype(np.float64)
+    return np.maximum(out + b, 0)
+
+
+def traced(sess, fetches, feed):
+    """(values, the labels of the run's steps)."""
+    md = tf.RunMetadata()
+    out = sess.run(fetches, feed, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE), run_metadata=md)
+    return out, [n.timeline_label for d in md.step_stats.dev_stats for n in d.node_stats]
+
+
+def data(n=5, h=9, w=7, c=3, o=4, dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((n, h, w, c)).astype(dtype), rng.standard_normal((3, 3, c, o)).astype(dtype),
+            rng.standard_normal(o).astype(dtype))
+
+
+def both_paths(fetches, feed):
+    """(in-process values, their step labels, the Dask path's values)."""
+    with make_session("eager") as s:
+        got, labels = traced(s, fetches, feed)
+    with make_session("sync", chunks=2) as s:
+        want = s.run(fetches, feed)
+    return got, labels, want
+
+
+def test_conv_bias_relu_runs_as_one_step_with_the_unfused_answer():
+    x0, w0, b0 = data()
+    x = tf.placeholder(tf.float32, [None, 9, 7, 3])
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME"), b0))
+    got, labels, want = both_paths(y, {x: x0})
+    assert "fused: Conv2D, BiasAdd, Relu" in labels
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got, conv_ref(x0, w0, b0), rtol=1e-4, atol=1e-4)
+
+
+def test_one_channel_input_and_nchw():
+    # one input channel: the tap-major im2col path; NCHW: the chain sees its rows transposed
+    rng = np.random.default_rng(1)
+    x0 = rng.standard_normal((12, 1, 28, 28)).astype(np.float32)
+    w0 = rng.standard_normal((5, 5, 1, 8)).astype(np.float32)
+    b0 = rng.standard_normal(8).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 1, 28, 28])
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME", data_format="NCHW"), b0,
+                                  data_format="NCHW"))
+    got, labels, want = both_paths(y, {x: x0})
+    assert any(lab.startswith("fused: Conv2D,") for lab in labels)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    ref = conv_ref(x0.transpose(0, 2, 3, 1), w0, b0).transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_float16_chain_sees_float16_values():
+    x0, w0, b0 = data(dtype=np.float16)
+    x = tf.placeholder(tf.float16, [None, 9, 7, 3])
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME"), b0))
+    got, labels, want = both_paths(y, {x: x0})
+    assert "fused: Conv2D, BiasAdd, Relu" in labels and got.dtype == np.float16
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("case", ["conv fetched", "row-spanning leaf", "dtype changes", "grows the output"])
+def test_chains_that_cannot_run_inside_the_conv_are_left_alone(case):
+    x0, w0, b0 = data(o=1)
+    x = tf.placeholder(tf.float32, [None, 9, 7, 3])
+    conv = tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME")
+    if case == "conv fetched":
+        fetches = [tf.nn.relu(conv + b0), conv]
+    elif case == "row-spanning leaf":  # its rows would have to be sliced with the conv's slabs
+        fetches = tf.nn.relu(conv + x[:, :, :, :1])
+    elif case == "dtype changes":
+        fetches = tf.cast(tf.nn.relu(conv), tf.float64) * 2.0
+    else:  # [n, 9, 7, 1] + [4]: the chain's result is wider than the conv's buffer
+        fetches = tf.nn.relu(conv + np.arange(4, dtype=np.float32))
+    got, labels, want = both_paths(fetches, {x: x0})
+    assert not any(lab.startswith("fused: Conv2D") for lab in labels), labels
+    for g, w in zip(got if isinstance(got, list) else [got], want if isinstance(want, list) else [want]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_training_through_the_fused_chain_matches_the_dask_path():
+    # bias_add's gradient reads the shape of the conv's output (Shape, rerouted to the chain's
+    # result); Relu's gradient reads the chain's result
+    x0, w0, b0 = data(n=6)
+    t0 = np.random.default_rng(2).standard_normal((6, 9, 7, 4)).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 9, 7, 3])
+    w, b = tf.Variable(w0), tf.Variable(b0)
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), b))
+    loss = tf.reduce_mean(tf.square(y - t0))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    results = []
+    for mode in ("eager", "sync"):
+        with make_session(mode, chunks=3) as s:
+            s.run(tf.global_variables_initializer())
+            _, labels = traced(s, train, {x: x0})
+            losses = [s.run([train, loss], {x: x0})[1] for _ in range(3)]
+            results.append((labels, losses, s.run([w, b])))
+    assert "fused: Conv2D, BiasAdd, Relu" in results[0][0]
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-5)
+    for a, b_ in zip(results[0][2], results[1][2]):
+        np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-6)
+
+
+def test_shape_of_the_conv_output_read_by_the_user():
+    x0, w0, b0 = data()
+    x = tf.placeholder(tf.float32, [None, 9, 7, 3])
+    conv = tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME")
+    y = tf.nn.relu(conv + b0)
+    got, _, want = both_paths([y, tf.shape(conv), tf.zeros_like(conv)], {x: x0})
+    np.testing.assert_array_equal(got[1], [5, 9, 7, 4])
+    np.testing.assert_array_equal(got[2], np.zeros((5, 9, 7, 4), np.float32))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
