@@ -70,6 +70,16 @@ def _global_step_tensor(hook):
     return step
 
 
+def _due_step(timer, step_tensor, run_context, run_values, steps_per_run):
+    """The global step when `timer` fires after this run, else None: the step value the run saw
+    (its start) says whether it may; only then is the step read again, as TF1's hooks do."""
+    if timer.should_trigger_for_step(int(run_values.results) + steps_per_run):
+        step = int(run_context.session.run(step_tensor))
+        if timer.should_trigger_for_step(step):
+            return step
+    return None
+
+
 def _as_graph_element(obj):
     """A tensor, op or tensor name (`"loss"` means `"loss:0"`) as the graph's element."""
     graph = get_default_graph()
@@ -164,12 +174,11 @@ class CheckpointSaverHook(SessionRunHook):
         return SessionRunArgs(self._step)
 
     def after_run(self, run_context, run_values):
-        if self._timer.should_trigger_for_step(int(run_values.results) + self._steps_per_run):
-            step = int(run_context.session.run(self._step))
-            if self._timer.should_trigger_for_step(step):
-                self._timer.update_last_triggered_step(step)
-                if self._save(run_context.session, step):
-                    run_context.request_stop()
+        step = _due_step(self._timer, self._step, run_context, run_values, self._steps_per_run)
+        if step is not None:
+            self._timer.update_last_triggered_step(step)
+            if self._save(run_context.session, step):
+                run_context.request_stop()
 
     def end(self, session):
         step = int(session.run(self._step))
@@ -314,16 +323,15 @@ class StepCounterHook(SessionRunHook):
         return SessionRunArgs(self._step)
 
     def after_run(self, run_context, run_values):
-        if self._timer.should_trigger_for_step(int(run_values.results) + self._steps_per_run):
-            step = int(run_context.session.run(self._step))
-            if self._timer.should_trigger_for_step(step):
-                elapsed_time, elapsed_steps = self._timer.update_last_triggered_step(step)
-                if elapsed_time is not None and elapsed_time > 0:
-                    rate = elapsed_steps / elapsed_time
-                    if self._writer is not None:
-                        self._writer.add_summary(Summary(value=[Summary.Value(tag=self._tag, simple_value=rate)]),
-                                                 step)
-                    _log.info("%s: %g", self._tag, rate)
+        step = _due_step(self._timer, self._step, run_context, run_values, self._steps_per_run)
+        if step is None:
+            return
+        elapsed_time, elapsed_steps = self._timer.update_last_triggered_step(step)
+        if elapsed_time is not None and elapsed_time > 0:
+            rate = elapsed_steps / elapsed_time
+            if self._writer is not None:
+                self._writer.add_summary(Summary(value=[Summary.Value(tag=self._tag, simple_value=rate)]), step)
+            _log.info("%s: %g", self._tag, rate)
 
 
 class SummarySaverHook(SessionRunHook):
