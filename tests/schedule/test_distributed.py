@@ -302,7 +302,14 @@ def test_committed_values_are_held_without_lineage(client, monkeypatch, cut):
         for _ in range(3):
             s.run(inc)
         value = s.variables.get("v")
-        assert all(client.run_on_scheduler(_no_dependencies, keys=[f.key for f in _flat_futures(value)]))
+        keys = [f.key for f in _flat_futures(value)]
+        # the cut is a one-way message on the client's batched stream; this query is an RPC on
+        # another connection that can overtake it, so it waits for the cut to land (a later graph,
+        # sent on the same stream, always sees it)
+        deadline = time.monotonic() + 10
+        while not all(client.run_on_scheduler(_no_dependencies, keys=keys)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(client.run_on_scheduler(_no_dependencies, keys=keys))
         np.testing.assert_array_equal(s.run(v), np.full((4, 2), 3.0))
 
 
