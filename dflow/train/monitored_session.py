@@ -234,7 +234,8 @@ class SessionManager:
         """A session on a model another process initialized. dflow's variables live in each session,
         so nothing else can make this one ready: FailedPreconditionError when it is not."""
         sess = Session(master, graph=self._graph, config=config)
-        self._local_init(sess) if not _uninitialized(sess, self._ready_for_local_init_op) else None
+        if not _uninitialized(sess, self._ready_for_local_init_op):
+            self._local_init(sess)
         missing = _uninitialized(sess, self._ready_op)
         if missing:
             sess.close()
