@@ -228,3 +228,14 @@ def test_coordinator_joins_and_reraises():
     clean.request_stop(tf.errors.OutOfRangeError(None, None, "end"))
     clean.join([])  # OutOfRangeError is a clean stop
     assert tf.train.start_queue_runners() == []
+
+
+@pytest.mark.program(modes=["inprocess"])
+def test_a_non_chief_session_says_it_has_no_chief():
+    """dflow's variables live in each session: a non-chief MonitoredTrainingSession, which
+    initializes nothing, is refused at once (TF1 would wait for a chief up to max_wait_secs)."""
+    with tf.Graph().as_default():
+        tf.Variable(1.0, name="v")
+        tf.train.get_or_create_global_step()
+        with pytest.raises(tf.errors.FailedPreconditionError, match="is_chief=True"):
+            tf.train.MonitoredTrainingSession(is_chief=False)
