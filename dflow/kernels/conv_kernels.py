@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cores import intra_op_parts, run_parts
 from .creation_ops import _ints
-from .intra_op import intra_op_parts, run_parts
 
 # im2col columns held at once by a kernel: a few MiB stay in cache between their copy and the
 # matmul (LeNet's conv2 at 1 BLAS thread: 16 MiB 37 ms, 8 MiB 30 ms, 4 MiB 30 ms), but each slab is
@@ -162,7 +162,7 @@ def _compute_dtype(xp, *arrays):
 def _conv_fwd(xp, x, w, g, epilogue=None):
     """x conv w; `epilogue(rows)`, if given, is called on each slab of the output's rows as soon as
     the matmul has written it (an in-place update of those rows, while they are in cache). A large
-    batch is split over the intra-op threads (`intra_op`), a part of the batch per thread."""
+    batch is split over the intra-op threads (`cores.py`), a part of the batch per thread."""
     n, c, (kh, kw, _, o) = x.shape[0], x.shape[3], w.shape
     w2 = xp.reshape(w, (kh * kw * c, o))
     out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)

@@ -31,8 +31,8 @@ from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
 from .array_ops import shape as _shape
 from .common import apply_op, convert_to_tensor
+from .cores import intra_op_parts, run_parts
 from .creation_ops import _ints, _partial_shape
-from .intra_op import intra_op_parts, run_parts
 from .pool_windows import (
     _add,
     _argmax,

@@ -37,7 +37,7 @@ from ..dask_compat import (
     key_name,
 )
 from ..errors import OpError, UnavailableError, kernel_failure
-from ..kernels.intra_op import intra_op_threads
+from ..kernels.cores import intra_op_threads
 from ..storage.files import publish
 from ..storage.values import (
     HOST_COPY_BYTES,

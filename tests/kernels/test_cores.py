@@ -1,5 +1,6 @@
-"""Intra-op parallelism (dflow/kernels/intra_op.py): a large convolution or pool split over the batch
-gives the serial kernel's values, errors and silence, in the kernel and through a Session."""
+"""The cores of a process (dflow/kernels/cores.py): a large convolution or pool split over the batch
+gives the serial kernel's values, errors and silence; BLAS runs one thread per part and gives
+pipeline threads their cores."""
 
 import warnings
 
@@ -7,13 +8,13 @@ import numpy as np
 import pytest
 
 import dflow as tf
-from dflow.kernels import conv_kernels, intra_op
+from dflow.kernels import conv_kernels, cores
 
 
 @pytest.fixture
 def split_small(monkeypatch):
     """Every kernel splits, however small (the threshold keeps real ones from splitting tiny work)."""
-    monkeypatch.setattr(intra_op, "_MIN_PART_FLOPS", 1)
+    monkeypatch.setattr(cores, "_MIN_PART_FLOPS", 1)
     monkeypatch.setattr(conv_kernels, "_EPILOGUE_MIN_BYTES", 0)  # the fused chain runs in the parts too
 
 
@@ -44,15 +45,15 @@ def test_split_kernels_equal_serial(split_small, fmt):
 
 
 def test_parts_cover_the_batch_once():
-    with intra_op.intra_op_threads(3):
-        parts = intra_op.intra_op_parts(np, 10, 1e12)
+    with cores.intra_op_threads(3):
+        parts = cores.intra_op_parts(np, 10, 1e12)
     assert len(parts) == 3 and parts[0].start == 0 and parts[-1].stop == 10
     assert all(a.stop == b.start for a, b in zip(parts, parts[1:]))
     # outside an in-process run, for small work, or a batch of one: the whole axis
-    assert intra_op.intra_op_parts(np, 10, 1e12) == [slice(0, 10)]
-    with intra_op.intra_op_threads(3):
-        assert intra_op.intra_op_parts(np, 10, 1.0) == [slice(0, 10)]
-        assert intra_op.intra_op_parts(np, 1, 1e12) == [slice(0, 1)]
+    assert cores.intra_op_parts(np, 10, 1e12) == [slice(0, 10)]
+    with cores.intra_op_threads(3):
+        assert cores.intra_op_parts(np, 10, 1.0) == [slice(0, 10)]
+        assert cores.intra_op_parts(np, 1, 1e12) == [slice(0, 1)]
 
 
 def test_a_failing_part_raises_its_error_and_the_others_finish():
@@ -64,12 +65,12 @@ def test_a_failing_part_raises_its_error_and_the_others_finish():
         done.append(part)
         return part.stop
 
-    with intra_op.intra_op_threads(2), pytest.raises(ValueError, match="part zero"):
-        intra_op.run_parts(fn, intra_op.intra_op_parts(np, 4, 1e12))
+    with cores.intra_op_threads(2), pytest.raises(ValueError, match="part zero"):
+        cores.run_parts(fn, cores.intra_op_parts(np, 4, 1e12))
     assert done == [slice(2, 4)]
     # a part never splits again
-    with intra_op.intra_op_threads(2):
-        inner = intra_op.run_parts(lambda p: intra_op.intra_op_parts(np, 4, 1e12), [slice(0, 2), slice(2, 4)])
+    with cores.intra_op_threads(2):
+        inner = cores.run_parts(lambda p: cores.intra_op_parts(np, 4, 1e12), [slice(0, 2), slice(2, 4)])
     assert inner == [[slice(0, 4)], [slice(0, 4)]]
 
 
@@ -83,3 +84,23 @@ def test_split_epilogue_stays_silent(split_small):
             warnings.simplefilter("error")
             out = sess.run(y, {x: xv})
     assert np.isneginf(out).all()
+
+
+def test_blas_runs_one_thread_per_part_and_gets_its_count_back():
+    own = cores.blas_threads()
+    if own is None:
+        pytest.skip("numpy's BLAS is not found by threadpoolctl")
+    with cores.intra_op_threads(2):
+        seen = cores.run_parts(lambda p: cores.blas_threads(), [slice(0, 1), slice(1, 2)])
+    assert seen == [1, 1]
+    assert cores.blas_threads() == own
+
+
+def test_pipeline_threads_take_cores_from_blas_and_from_splits():
+    own = cores.blas_threads()
+    with cores.busy_thread():
+        if own is not None:
+            assert cores.blas_threads() == max(1, min(own, cores.cpu_count() - 1))
+        with cores.intra_op_threads(0):
+            assert len(cores.intra_op_parts(np, 100, 1e12)) == max(1, cores.cpu_count() - 1)
+    assert cores.blas_threads() == own
