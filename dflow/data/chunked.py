@@ -20,6 +20,7 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..graph.dtypes import as_dtype
 from ..graph.shape import TensorShape
 from ..storage.chunks import chunk_io
+from .cores import busy_thread
 from .node import Node, rng
 from .structure import ElementSpec
 
@@ -137,7 +138,7 @@ class ChunkedNode(Node):
             for i in order:
                 yield tuple(self.read_block(i))
             return
-        with ThreadPoolExecutor(1, thread_name_prefix="dflow-data-read") as pool:
+        with ThreadPoolExecutor(1, thread_name_prefix="dflow-data-read") as pool, busy_thread():
             pending = [pool.submit(self.read_block, i) for i in order[:self.read_ahead]]
             nxt = self.read_ahead
             try:
