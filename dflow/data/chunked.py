@@ -4,7 +4,9 @@ dimension, such as X and y) read one block of rows at a time, never whole.
 Blocks are the first array's row chunks. A local Zarr array whose chunks span whole rows is read
 with dflow's chunk reader (storage/chunks.py: the chunk file streamed into the block's buffer);
 other Zarr arrays through zarr-python, dask arrays by computing the block's slice. The next
-`read_ahead` blocks are read on a background thread while the current one is consumed. A shuffle
+`read_ahead` blocks (default 2) are read on background threads, one each up to the number of
+cores, while the current one is consumed: decompressing is most of an epoch's work
+(benchmarks/bench_data.py), and one thread alone falls behind the shuffle and the steps. A shuffle
 over the source (`with_shuffled_blocks`) reads the blocks in a random order, each once an epoch.
 Memory: the blocks in flight (1 + read_ahead) plus what downstream buffers hold; each row is
 copied out of its block, so a row held in a shuffle buffer never pins the whole block.
@@ -20,7 +22,7 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..graph.dtypes import as_dtype
 from ..graph.shape import TensorShape
 from ..storage.chunks import chunk_io
-from .cores import busy_thread
+from .cores import busy_thread, cpu_count
 from .node import Node, rng
 from .structure import ElementSpec
 
@@ -79,7 +81,7 @@ class ChunkedNode(Node):
 
     row_blocks = True
 
-    def __init__(self, arrays, template, read_ahead=1, seeds=None, reshuffle=True):
+    def __init__(self, arrays, template, read_ahead=2, seeds=None, reshuffle=True):
         self.arrays = list(arrays)
         if not self.arrays:
             raise ValueError("from_zarr/from_dask: no arrays given")
@@ -138,7 +140,8 @@ class ChunkedNode(Node):
             for i in order:
                 yield tuple(self.read_block(i))
             return
-        with ThreadPoolExecutor(1, thread_name_prefix="dflow-data-read") as pool, busy_thread():
+        threads = max(1, min(self.read_ahead, cpu_count()))  # blocks decompress side by side
+        with ThreadPoolExecutor(threads, thread_name_prefix="dflow-data-read") as pool, busy_thread(threads):
             pending = [pool.submit(self.read_block, i) for i in order[:self.read_ahead]]
             nxt = self.read_ahead
             try:
