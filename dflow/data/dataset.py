@@ -87,8 +87,8 @@ class Dataset:
     def from_zarr(arrays, read_ahead=2):
         """Rows of Zarr arrays (paths or zarr arrays; a tuple or dict of them gives aligned
         components, e.g. (X, y)), read a row chunk at a time (dflow extension). `read_ahead`:
-        blocks read ahead of the one being consumed, on background threads (one per block, up to
-        the number of cores)."""
+        blocks read at once, each streamed by its own background thread (0: read when asked, on
+        the consuming thread)."""
         return Dataset(_chunked(arrays, read_ahead))
 
     @staticmethod
