@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from .cores import busy_thread
 from .node import Node, element_bytes, int_arg, int_value, rng, rows_of
 from .transforms import AUTOTUNE
 
@@ -164,15 +165,16 @@ class PrefetchNode(Node):
                 put((2, ex))
 
         t = threading.Thread(target=fill, name="dflow-data-prefetch", daemon=True)
-        t.start()
-        try:
-            while True:
-                kind, v = q.get()
-                if kind == 0:
-                    yield v
-                elif kind == 1:
-                    return
-                else:
-                    raise v
-        finally:
-            stop.set()
+        with busy_thread():  # its core is not BLAS's (cores.py)
+            t.start()
+            try:
+                while True:
+                    kind, v = q.get()
+                    if kind == 0:
+                        yield v
+                    elif kind == 1:
+                        return
+                    else:
+                        raise v
+            finally:
+                stop.set()

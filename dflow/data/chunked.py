@@ -1,18 +1,23 @@
 """Chunked sources: rows of aligned arrays (Zarr arrays or dask arrays with the same first
 dimension, such as X and y) read one block of rows at a time, never whole.
 
-Blocks are the first array's row chunks. A local Zarr array whose chunks span whole rows is read
-with dflow's chunk reader (storage/chunks.py: the chunk file streamed into the block's buffer);
-other Zarr arrays through zarr-python, dask arrays by computing the block's slice. The next
-`read_ahead` blocks are read on a background thread while the current one is consumed. A shuffle
-over the source (`with_shuffled_blocks`) reads the blocks in a random order, each once an epoch.
-Memory: the blocks in flight (1 + read_ahead) plus what downstream buffers hold; each row is
-copied out of its block, so a row held in a shuffle buffer never pins the whole block.
+Blocks are the first array's row chunks, handed on as slabs of ~8 MiB of rows. A local Zarr
+array whose chunks span whole rows is read with dflow's chunk reader (storage/chunks.py: the
+chunk file decoded slab by slab as the slabs are asked for); other Zarr arrays through
+zarr-python, dask arrays by computing the block's slice, then sliced. `read_ahead` blocks
+(default 2) are read at once, each by its own thread streaming slabs into a small queue:
+decompressing is most of an epoch's work (benchmarks/bench_data.py), and one thread alone falls
+behind the shuffle and the steps. A shuffle over the source (`with_shuffled_blocks`) reads the
+blocks in a random order, each once an epoch, and takes the running blocks' slabs in turn.
+Memory: a few slabs per reading thread (never a whole chunk from dflow's reader) plus what
+downstream buffers hold; each row is copied out of its slab by a shuffle, so a row held in its
+buffer never pins a slab.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
 
 import numpy as np
 
@@ -20,6 +25,7 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..graph.dtypes import as_dtype
 from ..graph.shape import TensorShape
 from ..storage.chunks import chunk_io
+from .cores import busy_thread
 from .node import Node, rng
 from .structure import ElementSpec
 
@@ -57,6 +63,16 @@ class _Reader:
             return np.asarray(self.array[a:b].compute(scheduler="sync"))
         return np.asarray(self.array[a:b])
 
+    def slabs(self, a, b, rows):
+        """Rows [a, b) as consecutive arrays of up to `rows` rows: a whole chunk read by dflow's
+        chunk reader is decoded slab by slab, anything else read whole and sliced."""
+        if self.cio is not None and a % self.row_chunk == 0 and (b - a == self.row_chunk or b == self.cio.shape[0]):
+            yield from self.cio.read_slabs((a // self.row_chunk,) + (0,) * (len(self.cio.shape) - 1), rows)
+            return
+        block = self.read(a, b)
+        for j in range(0, b - a, rows):
+            yield block[j:j + rows]
+
 
 def row_blocks(array):
     """[(start, stop)] of the array's row chunks."""
@@ -73,12 +89,73 @@ def row_blocks(array):
     return out
 
 
+_SLAB_BYTES = 8 << 20  # bytes of rows (all arrays) handed on at a time
+_QUEUED = 3  # slabs a reading thread may be ahead of the consumer
+
+
+class _Lane:
+    """A thread reading its blocks one after the other, slab by slab, into a bounded queue."""
+
+    def __init__(self, node, blocks):
+        self.q = queue.Queue(maxsize=_QUEUED)
+        self.stop = threading.Event()
+        threading.Thread(target=self._run, args=(node, blocks), name="dflow-data-read", daemon=True).start()
+
+    def _put(self, item):
+        while not self.stop.is_set():
+            try:
+                self.q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self, node, blocks):
+        try:
+            for i in blocks:
+                slabs = node.read_block(i)
+                try:
+                    for slab in slabs:
+                        if not self._put((0, slab)):
+                            return
+                finally:
+                    slabs.close()
+                if not self._put((1, None)):  # the end of a block
+                    return
+            self._put((2, None))
+        except BaseException as ex:  # noqa: BLE001 - handed to the consumer, raised there
+            self._put((3, ex))
+
+    def _get(self):
+        kind, v = self.q.get()
+        if kind == 3:
+            raise v
+        return kind, v
+
+    def block(self):
+        """The slabs of this lane's next block."""
+        while True:
+            kind, v = self._get()
+            if kind != 0:
+                return
+            yield v
+
+    def next_slab(self):
+        """The next slab, across this lane's blocks; None at the end of its last block."""
+        while True:
+            kind, v = self._get()
+            if kind == 0:
+                return v
+            if kind == 2:
+                return None
+
+
 class ChunkedNode(Node):
     """Rows of aligned arrays; `seeds`/`reshuffle`: read blocks in a random order (a shuffle)."""
 
     row_blocks = True
 
-    def __init__(self, arrays, template, read_ahead=1, seeds=None, reshuffle=True):
+    def __init__(self, arrays, template, read_ahead=2, seeds=None, reshuffle=True):
         self.arrays = list(arrays)
         if not self.arrays:
             raise ValueError("from_zarr/from_dask: no arrays given")
@@ -100,13 +177,22 @@ class ChunkedNode(Node):
     def cardinality(self):
         return int(self.arrays[0].shape[0])
 
+    def slab_rows(self):
+        """Rows handed on at a time: about _SLAB_BYTES of all the arrays' rows, at most a block."""
+        longest = max((b - a for a, b in self.blocks), default=1)
+        return max(1, min(longest, _SLAB_BYTES // max(1, self.row_bytes())))
+
+    def row_bytes(self):
+        return sum(int(np.prod(a.shape[1:], dtype=np.int64)) * np.dtype(a.dtype).itemsize for a in self.arrays)
+
     def held_bytes(self):
-        rows = max(b - a for a, b in self.blocks) if self.blocks else 0
-        row = sum(int(np.prod(a.shape[1:], dtype=np.int64)) * np.dtype(a.dtype).itemsize for a in self.arrays)
-        return (1 + max(0, self.read_ahead)) * rows * row
+        slab = self.slab_rows() * self.row_bytes()
+        whole = 0 if all(r.cio is not None for r in self.readers) else \
+            max((b - a for a, b in self.blocks), default=0) * self.row_bytes()  # read whole, then sliced
+        return max(1, self.read_ahead) * ((_QUEUED + 2) * slab + whole)
 
     def describe_buffer(self):
-        return f"{1 + max(0, self.read_ahead)} blocks of rows read"
+        return f"{max(1, self.read_ahead)} blocks read side by side, {_QUEUED} slabs of {self.slab_rows()} rows queued each"
 
     def with_shuffled_blocks(self, seeds, reshuffle):
         return ChunkedNode(self.arrays, self.template, self.read_ahead, seeds, reshuffle)
@@ -120,36 +206,54 @@ class ChunkedNode(Node):
         return r.permutation(order)
 
     def read_block(self, i):
+        """Block `i` as consecutive slabs of rows (tuples, one array per source array)."""
         a, b = self.blocks[i]
-        out = []
-        for r in self.readers:
-            try:
-                out.append(r.read(a, b))
-            except Exception as e:  # noqa: BLE001 - a storage failure names the block
-                raise InvalidArgumentError(None, None, f"from_zarr: reading rows [{a}, {b}) failed: "
-                                           f"{type(e).__name__}: {e}") from e
-        return out
+        rows = self.slab_rows()
+        its = [r.slabs(a, b, rows) for r in self.readers]
+        try:
+            while True:
+                try:
+                    slab = tuple([next(it) for it in its])  # a list: StopIteration ends the block
+                except StopIteration:
+                    return
+                except Exception as e:  # noqa: BLE001 - a storage failure names the block
+                    raise InvalidArgumentError(None, None, f"from_zarr: reading rows [{a}, {b}) failed: "
+                                               f"{type(e).__name__}: {e}") from e
+                yield slab
+        finally:
+            for it in its:
+                it.close()
 
     def iter_blocks(self, ctx):
-        """The blocks as lists of arrays, in this epoch's order, read ahead on a thread."""
-        order = list(self.block_order(ctx))
+        """This epoch's rows as slabs (tuples of arrays), `read_ahead` blocks read at once, each by
+        its own thread (a lane: blocks order[l::k]) streaming slabs into a small queue. In order,
+        the blocks come out whole one after the other; shuffled, the lanes' slabs come out in turn
+        (a slab of each running block, then the next of each), a fixed order whatever the threads'
+        timing, so that every thread decodes all the time and rows of k chunks mix."""
+        order = [int(i) for i in self.block_order(ctx)]
         if self.read_ahead < 1:
             for i in order:
-                yield tuple(self.read_block(i))
+                yield from self.read_block(i)
             return
-        with ThreadPoolExecutor(1, thread_name_prefix="dflow-data-read") as pool:
-            pending = [pool.submit(self.read_block, i) for i in order[:self.read_ahead]]
-            nxt = self.read_ahead
-            try:
-                while pending:
-                    block = pending.pop(0).result()
-                    if nxt < len(order):
-                        pending.append(pool.submit(self.read_block, order[nxt]))
-                        nxt += 1
-                    yield tuple(block)
-            finally:
-                for f in pending:
-                    f.cancel()
+        ways = max(1, min(self.read_ahead, len(order)))
+        lanes = [_Lane(self, order[k::ways]) for k in range(ways)]
+        try:
+            with busy_thread(ways):
+                if self.seeds is None:
+                    for k in range(len(order)):
+                        yield from lanes[k % ways].block()
+                    return
+                live = list(lanes)
+                while live:
+                    for lane in list(live):
+                        slab = lane.next_slab()
+                        if slab is None:
+                            live.remove(lane)
+                        else:
+                            yield slab
+        finally:
+            for lane in lanes:
+                lane.stop.set()
 
     def iterate_blocks(self, ctx):
         return self.iter_blocks(ctx)

@@ -84,14 +84,15 @@ class Dataset:
         return Dataset(sources.ZipNode(nodes, template))
 
     @staticmethod
-    def from_zarr(arrays, read_ahead=1):
+    def from_zarr(arrays, read_ahead=2):
         """Rows of Zarr arrays (paths or zarr arrays; a tuple or dict of them gives aligned
         components, e.g. (X, y)), read a row chunk at a time (dflow extension). `read_ahead`:
-        blocks read on a background thread ahead of the one being consumed."""
+        blocks read at once, each streamed by its own background thread (0: read when asked, on
+        the consuming thread)."""
         return Dataset(_chunked(arrays, read_ahead))
 
     @staticmethod
-    def from_dask(arrays, read_ahead=1):
+    def from_dask(arrays, read_ahead=2):
         """Rows of dask arrays (a tuple or dict of them: aligned components), computed a row chunk
         at a time (dflow extension)."""
         return Dataset(_chunked(arrays, read_ahead))

@@ -86,6 +86,60 @@ class ChunkIO:
             return np.ascontiguousarray(buf)
         return buf
 
+    def read_slabs(self, coords, rows):
+        """Chunk `coords` as consecutive arrays of up to `rows` rows (leading axis), each decoded
+        from the chunk file as it is asked for: one slab in memory, not the chunk. Only for
+        chunks spanning their trailing dimensions whole (rows are contiguous in the file);
+        DataLossError as `read` for a damaged file."""
+        shape = self.block_shape(coords)
+        if tuple(shape[1:]) != tuple(self.chunks[1:]):
+            raise ValueError(f"read_slabs: chunk {coords} of {self.root} is cut in a trailing dimension")
+        rows = max(1, int(rows))
+        fn = self.path(coords)
+        try:
+            f = open(fn, "rb")
+        except FileNotFoundError:  # never written: the fill value, as zarr reads it
+            for a in range(0, shape[0], rows):
+                yield np.full((min(rows, shape[0] - a),) + shape[1:], self.fill_value, dtype=self.dtype)
+            return
+        row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * self.dtype.itemsize
+        expected = self.chunks[0] * row_bytes
+        with f:
+            if self.level is None:
+                stream = f
+            else:
+                import zstandard
+
+                stream = zstandard.ZstdDecompressor().stream_reader(f, read_size=_READ_SIZE)
+            got = 0
+            try:
+                for a in range(0, shape[0], rows):
+                    slab = np.empty((min(rows, shape[0] - a),) + shape[1:], dtype=self.dtype)
+                    view = memoryview(slab.reshape(-1).view(np.uint8))
+                    n = _fill(stream, view)
+                    got += n
+                    if n != len(view):
+                        break
+                    yield slab
+                else:  # an edge chunk's padding, then the end of the data
+                    pad = np.empty(min(expected - got, 1 << 20), dtype=np.uint8)
+                    while got < expected:
+                        n = _fill(stream, memoryview(pad)[:min(len(pad), expected - got)])
+                        got += n
+                        if not n:
+                            break
+                    if got == expected and stream.read(1):
+                        got += 1
+            except Exception as e:
+                if type(e).__name__ == "ZstdError":
+                    raise DataLossError(None, None, f"Zarr chunk file {fn} is not valid zstd data "
+                                        f"({e}): the file is damaged.") from None
+                raise
+        if got != expected:
+            raise DataLossError(None, None, f"Zarr chunk file {fn} decodes to {'more' if got > expected else got} "
+                                f"bytes; a chunk of shape {tuple(self.chunks)} and dtype {self.dtype} has "
+                                f"{expected}: the file is damaged or was written with other settings.")
+
     def write_slabs(self, coords, slabs, block_shape):
         """Writes chunk `coords` (of edge-clipped `block_shape`) from an iterator of consecutive
         row slabs, each streamed through the encoder as it comes: the caller never holds the whole

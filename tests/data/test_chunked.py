@@ -158,3 +158,67 @@ def test_logistic_regression_epoch_from_zarr_with_bounded_memory(tmp_path):
     np.testing.assert_allclose(w_fit, wr, rtol=1e-3, atol=1e-4)
     acc = np.mean(((zx[...] @ w_fit + b_fit) > 0) == zy[...])
     assert acc > 0.9
+
+
+@pytest.mark.parametrize("read_ahead", [0, 1, 2, 3])
+def test_blocks_stream_in_slabs_in_a_fixed_interleaved_order(xy, monkeypatch, read_ahead):
+    """Shuffled, `read_ahead` blocks are read at once and their slabs come out in turn (lane k
+    reads blocks order[k::read_ahead]); in order, block after block. Whatever the threads' timing."""
+    from dflow.data import chunked
+
+    X, y, xpath, zy = xy
+    monkeypatch.setattr(chunked, "_SLAB_BYTES", 32 * 20)  # 20 rows of X (6 float32) + y (int64)
+    plain = tf.data.Dataset.from_zarr((xpath, zy), read_ahead=read_ahead)
+    source = plain.shuffle(100, seed=4)._node.inputs[0]
+    assert source.slab_rows() == 20
+
+    def rows(node):
+        return np.concatenate([s[1] for s in node.iter_blocks(IterContext({}, 0))])
+
+    np.testing.assert_array_equal(rows(plain._node), y)
+    order = [int(i) for i in source.block_order(IterContext({}, 0))]
+    lanes = [[np.arange(a, b)[j:j + 20] for i in order[k::max(1, read_ahead)] for a, b in [source.blocks[i]]
+              for j in range(0, b - a, 20)] for k in range(max(1, read_ahead))]
+    expected = []
+    while any(lanes):
+        for lane in lanes:
+            if lane:
+                expected.append(lane.pop(0))
+    got = rows(source)
+    np.testing.assert_array_equal(got, np.concatenate(expected))
+    np.testing.assert_array_equal(rows(source), got)  # the same again
+    for s in source.iter_blocks(IterContext({}, 0)):
+        np.testing.assert_array_equal(s[0], X[s[1]])
+
+
+def test_a_damaged_chunk_fails_the_run_naming_its_rows(xy):
+    X, y, xpath, zy = xy
+    ds = tf.data.Dataset.from_zarr((xpath, zy)).shuffle(10, seed=1).batch(50)
+    source = ds._node.inputs[0].inputs[0]
+    with open(source.readers[0].cio.path((3, 0)), "wb") as f:
+        f.write(b"not zstd at all")
+    nxt = ds.make_one_shot_iterator().get_next()
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"rows \[192, 256\).*not valid zstd"):
+            drain(sess, nxt)
+
+
+def test_abandoned_chunked_iterator_stops_its_reading_threads(xy):
+    import threading
+    import time
+
+    def live():
+        return [t for t in threading.enumerate() if t.name.startswith("dflow-data-read")]
+
+    X, y, xpath, zy = xy
+    before = set(live())
+    nxt = tf.data.Dataset.from_zarr((xpath, zy), read_ahead=3).shuffle(10, seed=1).make_one_shot_iterator().get_next()
+    sess = tf.Session()
+    sess.run(nxt)
+    assert len(set(live()) - before) == 3  # one per block read at once
+    sess.close()
+    for _ in range(100):
+        if not set(live()) - before:
+            break
+        time.sleep(0.05)
+    assert not set(live()) - before

@@ -61,6 +61,39 @@ def test_missing_chunk_reads_the_fill_value(tmp_path):
     np.testing.assert_array_equal(chunk_io(z).read((2, 0)), np.full((2, 4), 2.5))
 
 
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("rows", [1, 3, 10, 64])
+def test_read_slabs_gives_the_chunk_a_few_rows_at_a_time(tmp_path, layout, rows):
+    z, value = _make(tmp_path, layout, (37, 2, 3), (10, 2, 3))
+    cio = chunk_io(z)
+    for i, start in enumerate(range(0, 37, 10)):  # the last chunk is an edge chunk (7 rows, padded in the file)
+        slabs = list(cio.read_slabs((i, 0, 0), rows))
+        assert [len(s) for s in slabs[:-1]] == [rows] * (len(slabs) - 1) and 0 < len(slabs[-1]) <= rows
+        np.testing.assert_array_equal(np.concatenate(slabs), value[start:start + 10])
+
+
+def test_read_slabs_fill_value_damage_and_cut_rows(tmp_path):
+    z = zarr.create_array(str(tmp_path / "f.zarr"), shape=(10, 4), chunks=(4, 4), dtype="float64", fill_value=2.5)
+    z[4:8] = 1.0
+    np.testing.assert_array_equal(np.concatenate(list(chunk_io(z).read_slabs((2, 0), 1))), np.full((2, 4), 2.5))
+    z, _ = _make(tmp_path, "v3-zstd", (20, 5), (10, 5))
+    cio = chunk_io(z)
+    path = cio.path((1, 0))
+    data = open(path, "rb").read()
+    import zstandard
+
+    for damaged, match in [(zstandard.ZstdCompressor().compress(data[:10]), "decodes to"),
+                           (b"not zstd at all", "not valid zstd")]:
+        with open(path, "wb") as f:
+            f.write(damaged)
+        with pytest.raises(DataLossError, match=match):
+            list(cio.read_slabs((1, 0), 3))
+    cut, value = _make(tmp_path, "v3-zstd", (6, 3), (3, 2), name="cut.zarr")
+    np.testing.assert_array_equal(np.concatenate(list(chunk_io(cut).read_slabs((1, 0), 2))), value[3:, :2])
+    with pytest.raises(ValueError, match="trailing dimension"):  # padded along axis 1 in the file
+        next(chunk_io(cut).read_slabs((0, 1), 1))
+
+
 def test_damaged_chunk_is_data_loss(tmp_path):
     z, _ = _make(tmp_path, "v3-zstd", (20, 5), (10, 5))
     cio = chunk_io(z)
