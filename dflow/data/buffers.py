@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from .cores import busy_thread
+from ..kernels.cores import busy_thread
 from .node import Node, element_bytes, int_arg, int_value, rng, rows_of
 from .transforms import AUTOTUNE
 

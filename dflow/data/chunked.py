@@ -25,7 +25,7 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..graph.dtypes import as_dtype
 from ..graph.shape import TensorShape
 from ..storage.chunks import chunk_io
-from .cores import busy_thread
+from ..kernels.cores import busy_thread
 from .node import Node, rng
 from .structure import ElementSpec
 

@@ -89,17 +89,17 @@ def _apply():
 
 
 @contextlib.contextmanager
-def busy_thread():
-    """Counts a pipeline thread as taking a core for the duration (enter where it starts)."""
+def busy_thread(n=1):
+    """Counts `n` pipeline threads as taking a core each for the duration (enter where they start)."""
     global _busy
     with _lock:
-        _busy += 1
+        _busy += n
         _apply()
     try:
         yield
     finally:
         with _lock:
-            _busy -= 1
+            _busy -= n
             _apply()
 
 

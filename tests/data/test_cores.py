@@ -1,4 +1,4 @@
-"""While a pipeline's background threads run, numpy's BLAS keeps off their cores (data/cores.py)."""
+"""While a pipeline's background threads run, numpy's BLAS keeps off their cores (kernels/cores.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import zarr
 
 import dflow as tf
-from dflow.data import cores
+from dflow.kernels import cores
 from dflow.data.node import IterContext
 
 
