@@ -24,8 +24,8 @@ import numpy as np
 from ..errors import InvalidArgumentError, NotFoundError
 from ..graph.dtypes import as_dtype
 from ..graph.shape import TensorShape
-from ..storage.chunks import chunk_io
 from ..kernels.cores import busy_thread
+from ..storage.chunks import chunk_io
 from .node import Node, rng
 from .structure import ElementSpec
 

@@ -7,8 +7,8 @@ import pytest
 import zarr
 
 import dflow as tf
-from dflow.kernels import cores
 from dflow.data.node import IterContext
+from dflow.kernels import cores
 
 
 @pytest.fixture
