@@ -83,6 +83,19 @@ def case_read():
     return {"time": time.perf_counter() - t0, "bytes": total}
 
 
+def case_read_pipeline():
+    """Every row of X and y once through the input pipeline's own reader (from_zarr, unshuffled,
+    its read-ahead threads), iterated without a Session or any compute."""
+    import dflow as tf
+    from dflow.data.node import IterContext
+
+    xp, yp = _paths()
+    total, t0 = 0, time.perf_counter()
+    for block in tf.data.Dataset.from_zarr((xp, yp))._node.iterate(IterContext({}, 0)):
+        total += sum(b.nbytes for b in block)
+    return {"time": time.perf_counter() - t0, "bytes": total}
+
+
 def _model(tf, x, y, d):
     w = tf.Variable(tf.zeros([d, 1]), name="w")
     b = tf.Variable(tf.zeros([1]), name="b")
@@ -188,7 +201,7 @@ def case_generate():
     return generate(os.environ["BENCH_DIR"], float(os.environ["BENCH_GB"]))
 
 
-CASES = {"generate": case_generate, "read": case_read, "dflow": case_dflow, "hand": case_hand, "tf1": case_tf1}
+CASES = {"generate": case_generate, "read": case_read, "read_pipeline": case_read_pipeline, "dflow": case_dflow, "hand": case_hand, "tf1": case_tf1}
 
 
 def _run(name, python=None):
@@ -225,7 +238,9 @@ def main(argv):
                           BENCH_SMALL_PLAN_MB=str(args.small_plan_mb))
         report = Report()
         report(machine_line())
-        results = {"read (dflow chunk reader)": _run("read"), "dflow tf.data": _run("dflow"),
+        results = {"read (dflow chunk reader)": _run("read"),
+                   "read (the pipeline's reader, read-ahead threads)": _run("read_pipeline"),
+                   "dflow tf.data": _run("dflow"),
                    "hand loop (zarr-python + feed_dict)": _run("hand")}
         tfpy = tf_python()
         results["TF1 from_generator"] = _run("tf1", python=tfpy) if tfpy else {"error": "no TF_PYTHON"}
@@ -239,7 +254,10 @@ def main(argv):
                          fmt_ratio(r.get("time"), d.get("time")), r.get("steps", "-"), f"{r['loss']:.4f}" if "loss" in r else "-",
                          f"{r.get('peak_rss_mb', 0):.0f}", r.get("error", "")[:80]])
         report(table(["peer", "epoch", "MB/s", "time ÷ dflow", "steps", "last loss", "peak RSS MiB", ""], rows))
-        read, hand = results["read (dflow chunk reader)"], results["hand loop (zarr-python + feed_dict)"]
+        # the faster of the two reads: the chunk reader on one thread, or the pipeline's own reader
+        reads = [r for k, r in results.items() if k.startswith("read") and "time" in r]
+        read = min(reads, key=lambda r: r["time"]) if reads else {}
+        hand = results["hand loop (zarr-python + feed_dict)"]
 
         def target(what, ok):
             report(f"  target {what}: " + ("not measured" if ok is None else "met" if ok else "MISSED"))
@@ -247,7 +265,7 @@ def main(argv):
         both = "time" in d
         target(f"dflow peak RSS ≤ {RSS_TARGET_MB} MiB (got {d.get('peak_rss_mb', 0):.0f})",
                d["peak_rss_mb"] <= RSS_TARGET_MB if both else None)
-        target(f"dflow throughput ≥ {READ_RATIO}× the read's (got {fmt_ratio(read.get('time'), d.get('time'))})",
+        target(f"dflow throughput ≥ {READ_RATIO}× the faster read's (got {fmt_ratio(read.get('time'), d.get('time'))})",
                read["time"] / d["time"] >= READ_RATIO if both and "time" in read else None)
         target(f"dflow throughput ≥ {HAND_RATIO}× the hand loop's (got {fmt_ratio(hand.get('time'), d.get('time'))})",
                hand["time"] / d["time"] >= HAND_RATIO if both and "time" in hand else None)
