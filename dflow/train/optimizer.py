@@ -11,12 +11,16 @@ from __future__ import annotations
 from .. import kernels as _k  # noqa: F401 - registers ops
 from ..graph.gradients import gradients
 from ..graph.graph import control_dependencies, get_default_graph, name_scope
+from ..graph.indexed_slices import IndexedSlices
 from ..graph.keys import GraphKeys
 from ..graph.ops import Tensor
 from ..kernels import math_ops as m
 from ..kernels import state_ops
-from ..kernels.common import convert_to_tensor
+from ..kernels.common import apply_op, convert_to_tensor
 from ..kernels.control_ops import group
+from ..kernels.data_dependent_ops import unique
+from ..kernels.gather_ops import gather
+from ..kernels.scatter_ops import unsorted_segment_sum
 from ..kernels.manip_ops import ones_like, zeros_like
 from ..state.variables import Variable, trainable_variables
 
@@ -80,11 +84,13 @@ class Optimizer:
             updates = []
             for g, v in with_grad:
                 with name_scope("update_" + v.op.name):
-                    g = convert_to_tensor(g)
+                    sparse = isinstance(g, IndexedSlices)
+                    if not sparse:
+                        g = convert_to_tensor(g)
                     if g.dtype != v.dtype:
                         raise TypeError(f"Gradient for {v.name!r} has dtype {g.dtype.name}, the variable "
                                         f"{v.dtype.name}")
-                    updates.append(self._apply_dense(g, v))
+                    updates.append(self._apply_sparse_duplicate_indices(g, v) if sparse else self._apply_dense(g, v))
             if global_step is None:
                 return self._finish(updates, scope)
             finish = self._finish(updates, "update")  # TF1: the step increment takes the scope's name
@@ -146,11 +152,28 @@ class Optimizer:
     def _create_slots(self, var_list):
         pass
 
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        """A sparse gradient (IndexedSlices) with its repeated indices summed, then `_apply_sparse`
+        (TF1's default)."""
+        values, indices = _deduplicate(grad)
+        return self._apply_sparse(IndexedSlices(values, indices, grad.dense_shape), var)
+
+    def _apply_sparse(self, grad, var):
+        """The update of the rows `grad.indices` (unique) only; optimizers without a sparse rule
+        apply the densified gradient."""
+        return self._apply_dense(convert_to_tensor(grad), var)
+
     def _prepare(self):
         pass
 
     def _finish(self, update_ops, name_scope_str):
         return group(*update_ops, name=name_scope_str)
+
+
+def _deduplicate(grad):
+    """(values summed per index, unique indices) of an IndexedSlices (TF1's `_deduplicate_indexed_slices`)."""
+    uniq, pos = unique(grad.indices)
+    return unsorted_segment_sum(grad.values, pos, apply_op("Size", [uniq], {"out_type": pos.dtype})), uniq
 
 
 class GradientDescentOptimizer(Optimizer):
@@ -162,6 +185,10 @@ class GradientDescentOptimizer(Optimizer):
 
     def _apply_dense(self, grad, var):
         return state_ops.assign_sub(var, self._lr(self._learning_rate, var.dtype) * grad).op
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        # repeated rows add up in the scatter itself (TF1: no deduplication)
+        return state_ops.scatter_sub(var, grad.indices, self._lr(self._learning_rate, var.dtype) * grad.values).op
 
 
 class MomentumOptimizer(Optimizer):
@@ -182,6 +209,16 @@ class MomentumOptimizer(Optimizer):
         new_accum = state_ops.assign(accum, accum * mom + grad)
         step = grad + mom * new_accum if self._use_nesterov else new_accum
         return state_ops.assign_sub(var, lr * step).op
+
+    def _apply_sparse(self, grad, var):
+        # TF1's SparseApplyMomentum: only the rows at grad.indices (unique) change
+        lr = self._lr(self._learning_rate, var.dtype)
+        mom = self._lr(self._momentum, var.dtype)
+        accum = self.get_slot(var, "momentum")
+        g, idx = grad.values, grad.indices
+        new_accum = gather(accum, idx) * mom + g
+        step = g + mom * new_accum if self._use_nesterov else new_accum
+        return group(state_ops.scatter_update(accum, idx, new_accum).op, state_ops.scatter_sub(var, idx, lr * step).op)
 
 
 class AdamOptimizer(Optimizer):
@@ -213,6 +250,25 @@ class AdamOptimizer(Optimizer):
         v_t = state_ops.assign(vs, vs * b2 + (1.0 - b2) * m.square(grad))
         return state_ops.assign_sub(var, lr_t * m_t / (m.sqrt(v_t) + eps)).op
 
+    def _apply_sparse(self, grad, var):
+        # TF1's Adam._apply_sparse: the slots decay everywhere (dense), the gradient is scattered
+        # into them, and the whole variable moves (TF1's non-lazy semantics)
+        dt = var.dtype
+        b1p, b2p = (self._non_slot[n] if self._non_slot[n].dtype == dt else m.cast(self._non_slot[n], dt)
+                    for n in ("beta1_power", "beta2_power"))
+        lr = self._lr(self._lr_value, dt)
+        b1, b2, eps = self._lr(self._beta1, dt), self._lr(self._beta2, dt), self._lr(self._epsilon, dt)
+        lr_t = lr * m.sqrt(1.0 - b2p) / (1.0 - b1p)
+        ms, vs = self.get_slot(var, "m"), self.get_slot(var, "v")
+        m_t = state_ops.assign(ms, ms * b1)
+        with control_dependencies([m_t]):
+            m_t = state_ops.scatter_add(ms, grad.indices, grad.values * (1.0 - b1))
+        v_t = state_ops.assign(vs, vs * b2)
+        with control_dependencies([v_t]):
+            v_t = state_ops.scatter_add(vs, grad.indices, m.square(grad.values) * (1.0 - b2))
+        var_update = state_ops.assign_sub(var, lr_t * m_t / (m.sqrt(v_t) + eps))
+        return group(var_update.op, m_t.op, v_t.op)
+
     def _finish(self, update_ops, name_scope_str):
         b1p, b2p = self._non_slot["beta1_power"], self._non_slot["beta2_power"]
         with control_dependencies(update_ops):
@@ -238,6 +294,14 @@ class AdagradOptimizer(Optimizer):
         acc = self.get_slot(var, "accumulator")
         new_acc = state_ops.assign_add(acc, m.square(grad))
         return state_ops.assign_sub(var, self._lr(self._learning_rate, var.dtype) * grad / m.sqrt(new_acc)).op
+
+    def _apply_sparse(self, grad, var):
+        # TF1's SparseApplyAdagrad: only the rows at grad.indices (unique) change
+        acc = self.get_slot(var, "accumulator")
+        g, idx = grad.values, grad.indices
+        new_acc = gather(acc, idx) + m.square(g)
+        step = self._lr(self._learning_rate, var.dtype) * g / m.sqrt(new_acc)
+        return group(state_ops.scatter_update(acc, idx, new_acc).op, state_ops.scatter_sub(var, idx, step).op)
 
 
 class RMSPropOptimizer(Optimizer):
@@ -269,6 +333,26 @@ class RMSPropOptimizer(Optimizer):
             denom = ms_t - m.square(mg_t)
         mom_t = state_ops.assign(mom, mu * mom + lr * grad / m.sqrt(denom + eps))
         return state_ops.assign_sub(var, mom_t).op
+
+    def _apply_sparse(self, grad, var):
+        # TF1's SparseApply(Centered)RMSProp: only the rows at grad.indices (unique) change
+        dt = var.dtype
+        lr, rho = self._lr(self._learning_rate, dt), self._lr(self._decay, dt)
+        mu, eps = self._lr(self._momentum, dt), self._lr(self._epsilon, dt)
+        rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
+        g, idx = grad.values, grad.indices
+        ms_t = rho * gather(rms, idx) + (1.0 - rho) * m.square(g)
+        updates = [state_ops.scatter_update(rms, idx, ms_t).op]
+        denom = ms_t
+        if self._centered:
+            mg = self.get_slot(var, "mg")
+            mg_t = rho * gather(mg, idx) + (1.0 - rho) * g
+            updates.append(state_ops.scatter_update(mg, idx, mg_t).op)
+            denom = ms_t - m.square(mg_t)
+        mom_t = mu * gather(mom, idx) + lr * g / m.sqrt(denom + eps)
+        updates.append(state_ops.scatter_update(mom, idx, mom_t).op)
+        updates.append(state_ops.scatter_sub(var, idx, mom_t).op)
+        return group(*updates)
 
 
 class FtrlOptimizer(Optimizer):
