@@ -68,6 +68,7 @@ from .graph.graph import (
     reset_default_graph,
     set_random_seed,
 )
+from .graph.indexed_slices import IndexedSlices
 from .graph.keys import GraphKeys
 from .graph.ops import Operation, Tensor
 from .graph.registry import RegisterGradient, def_grad, not_differentiable
