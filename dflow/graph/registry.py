@@ -58,6 +58,7 @@ class OpDef:
     epilogue: bool = False  # its eager kernel takes `epilogue=` (see the module doc)
     sparse_grad: bool = False  # its gradient rule takes an IndexedSlices output gradient (Identity)
     row_patch: bool = False  # a row scatter into a variable: its eager value may be a RowPatch (state_ops)
+    reads_rows: bool = False  # may read only some rows of input 0 (a gather along axis 0)
 
 
 _REGISTRY: dict[str, OpDef] = {}

@@ -13,6 +13,7 @@ The op runs in one task (it is small). The numbers are not TF's stream.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -28,11 +29,17 @@ __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "fixed_
 
 
 def _probabilities(kind, range_max, unigrams, distortion, num_reserved_ids):
+    """p(k) for an array of classes k (computed for the classes asked, not the whole range)."""
     if kind == "log_uniform":
-        k = np.arange(range_max, dtype=np.float64)
-        return (np.log(k + 2.0) - np.log(k + 1.0)) / math.log(range_max + 1.0)
+        return lambda k: (np.log(k + 2.0) - np.log(k + 1.0)) / math.log(range_max + 1.0)
     if kind == "uniform":
-        return np.full(range_max, 1.0 / range_max)
+        return lambda k: np.full(np.shape(k), 1.0 / range_max)
+    table = _unigram_table(unigrams, distortion, num_reserved_ids)
+    return lambda k: table[k]
+
+
+@functools.lru_cache(maxsize=8)
+def _unigram_table(unigrams, distortion, num_reserved_ids):
     weights = np.concatenate([np.zeros(num_reserved_ids), np.power(np.asarray(unigrams, np.float64), distortion)])
     return weights / weights.sum()
 
@@ -42,7 +49,8 @@ def _draw(rng, kind, n, range_max, probs):
         return (np.exp(rng.random(n) * math.log(range_max + 1.0)).astype(np.int64) - 1) % range_max
     if kind == "uniform":
         return rng.integers(0, range_max, n, dtype=np.int64)
-    return np.searchsorted(np.cumsum(probs), rng.random(n) * np.cumsum(probs)[-1], side="right").astype(np.int64)
+    cdf = np.cumsum(probs(np.arange(range_max)))
+    return np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), range_max - 1).astype(np.int64)
 
 
 def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique, range_max, seed, seed2, op_name,
@@ -77,7 +85,7 @@ def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique,
     if true.size and (true.min() < 0 or true.max() >= range_max):
         bad = true[(true < 0) | (true >= range_max)][0]
         raise ValueError(f"{op_name}: true class {int(bad)} is not in [0, {range_max})")
-    out = (sampled, expected(probs[true]).reshape(true.shape), expected(probs[sampled]))
+    out = (sampled, expected(probs(true)).reshape(true.shape), expected(probs(sampled)))
     return out if output is None else out[output]
 
 

@@ -127,7 +127,9 @@ EAGER_STORAGE_READ_BYTES = 1 << 20
 
 def _use_eager(program, feeds, options):
     """Whether the plan runs in this process: numpy feeds of at most `small_plan_bytes` in all, no
-    tensor of known size above it, no sink, and no storage read above EAGER_STORAGE_READ_BYTES."""
+    tensor of known size above it (a variable kept in memory and read only by row gathers and
+    scatters is not counted, nor a scatter's value), no sink, and no storage read above
+    EAGER_STORAGE_READ_BYTES."""
     limit = options.small_plan_bytes
     if not limit or any(op._opdef.state == "sink" for op in program.ops):
         return False
@@ -138,7 +140,18 @@ def _use_eager(program, feeds, options):
         total += spec.nbytes
     if total > limit:
         return False
+    in_program = None
     for op in program.ops:
+        if op._opdef.row_patch:
+            continue  # a row scatter's value is its rows (storage/patch.py); a reader's output is counted
+        if op._opdef.state == "variable":
+            # an embedding read only by row gathers and scatters stays in memory: the plan touches rows
+            in_program = in_program or set(program.ops)
+            t = op._outputs[0]
+            if options.storage.layout(t.shape.as_list(), t.dtype.np_dtype) is None and all(
+                    (c._opdef.reads_rows or c._opdef.row_patch) and c._inputs[0] is t
+                    for c in t.consumers() if c in in_program):
+                continue
         reads_storage = op._opdef.stateful and op._opdef.cheap_source
         cap = min(limit, EAGER_STORAGE_READ_BYTES) if reads_storage else limit
         for t in op._outputs:

@@ -50,7 +50,8 @@ class RowPatch:
         """Writes the patch into `target` (an array of the base's shape) in place."""
         if self.add:
             if isinstance(target, np.ndarray):
-                np.add.at(target, self.indices, self.rows)
+                idx, rows = _summed(np.asarray(self.indices), self.rows)
+                target[idx] += rows
             else:  # cupy
                 target.scatter_add(self.indices, self.rows)
         else:
@@ -79,6 +80,19 @@ class RowPatch:
     def __array__(self, dtype=None, copy=None):
         out = self.materialize()
         return out if dtype is None else out.astype(dtype, copy=False)
+
+
+def _summed(idx, rows):
+    """(unique indices, rows summed per index): repeated rows added in index order (np.add.at's
+    order), by one sort and np.add.reduceat instead of np.add.at's slow unbuffered loop."""
+    if idx.size < 2:
+        return idx, rows
+    order = np.argsort(idx, kind="stable")
+    sorted_idx = idx[order]
+    starts = np.concatenate([[0], np.nonzero(sorted_idx[1:] != sorted_idx[:-1])[0] + 1])
+    if starts.size == idx.size:
+        return idx, rows
+    return sorted_idx[starts], np.add.reduceat(rows[order], starts, axis=0)
 
 
 def materialized(v):
