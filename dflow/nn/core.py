@@ -12,7 +12,7 @@ from ..graph.ops import Tensor
 from ..kernels.array_ops import identity, reshape, shape, size
 from ..kernels.creation_ops import range as tf_range
 from ..kernels.data_dependent_ops import dynamic_partition, dynamic_stitch, unique
-from ..kernels.manip_ops import ones_like
+from ..kernels.manip_ops import ones_like, zeros_like
 from ..kernels.reduction_ops import reduce_max
 from ..kernels.scatter_ops import unsorted_segment_sum
 from ..kernels.sparse_ops import SparseTensor
@@ -189,9 +189,11 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy="mod"
         denom = unsorted_segment_sum(weights if combiner == "mean" else square(weights), segment_ids, num)
         if combiner == "sqrtn":
             denom = sqrt(denom)
-        if sp_weights is None:  # TF1's sparse_segment_mean/sqrt_n: a row without ids is zeros
-            denom = maximum(denom, _like(denom, 1))
-        return realdiv(total, reshape(denom, [-1] + [1] * (rows.shape.ndims - 1)), name=scope)
+        denom = reshape(denom, [-1] + [1] * (rows.shape.ndims - 1))
+        # a row without ids (or weights summing to 0) is zeros (TF1's div_no_nan)
+        positive = greater(denom, _like(denom, 0))
+        safe = where(positive, denom, _like(denom, 1))
+        return where(positive, realdiv(total, safe), zeros_like(total), name=scope)
 
 
 # ---- dropout -----------------------------------------------------------------------------------

@@ -20,7 +20,10 @@ from ..kernels.data_dependent_ops import where_coordinates as coordinates
 from ..kernels.index_ops import slice as tf_slice
 from ..kernels.linalg_ops import matmul
 from ..kernels.manip_ops import concat, expand_dims, ones_like, zeros_like
-from ..kernels.math_ops import cast, equal, log, multiply, subtract, where
+from ..kernels.array_ops import size
+from ..kernels.common import constant
+from ..kernels.creation_ops import range as tf_range
+from ..kernels.math_ops import cast, equal, greater, log, logical_and, logical_not, multiply, subtract, where
 from ..kernels.reduction_ops import reduce_any, reduce_sum
 from .classification import sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits_v2
 from .core import embedding_lookup
@@ -29,14 +32,20 @@ __all__ = ["nce_loss", "sampled_softmax_loss", "compute_accidental_hits"]
 
 
 def _hits(true_classes, sampled):
-    """[batch, num_true, num_sampled] bool: sampled[j] == true_classes[i, k]."""
-    return equal(expand_dims(true_classes, 2), reshape(sampled, [1, 1, -1]))
+    """[batch, num_true, num_sampled] bool: sampled[j] == true_classes[i, k], counting only the last
+    position of a class sampled twice (TF1's kernel maps each sampled class to one position)."""
+    same = equal(expand_dims(sampled, 1), expand_dims(sampled, 0))  # [S, S]
+    n = sampled.shape[0].value
+    later = constant(np.triu(np.ones((n, n), bool), 1)) if n is not None else \
+        greater(expand_dims(tf_range(size(sampled)), 0), expand_dims(tf_range(size(sampled)), 1))
+    last = logical_not(reduce_any(logical_and(same, later), 1))
+    return logical_and(equal(expand_dims(true_classes, 2), reshape(sampled, [1, 1, -1])), reshape(last, [1, 1, -1]))
 
 
 def compute_accidental_hits(true_classes, sampled_candidates, num_true, seed=None, name=None):
     """(indices int32, ids int64, weights float32 = -FLT_MAX) of the sampled candidates that equal
-    a true class: row i of the batch, position j of the sample (TF1's order: by row, true class,
-    position)."""
+    a true class: row i of the batch, position j of the sample (TF1's order: by row, then true
+    class; a class sampled twice counts at its last position only, as TF1's kernel)."""
     del seed
     with name_scope(name, "ComputeAccidentalHits", [true_classes, sampled_candidates]):
         true_classes = cast(convert_to_tensor(true_classes), dtypes.int64)
