@@ -101,6 +101,7 @@ from .kernels.sparse_ops import (
     sparse_to_dense,
 )
 from .kernels.state_ops import *  # noqa: F403
+from .sparse import sparse_add, sparse_reduce_sum, sparse_tensor_dense_matmul
 from .kernels.string_ops import as_string, string_join, string_to_number
 from .kernels.tensor_array_ops import *  # noqa: F403
 from .platform import app, flags, gfile
