@@ -381,17 +381,32 @@ class FtrlOptimizer(Optimizer):
             self._slot(v, "accum", init="value", value=self._initial)
             self._slot(v, "linear")
 
-    def _apply_dense(self, grad, var):
+    def _rows(self, grad, var, accum, linear, var_value):
+        """(new accum, new linear, new var) of the FTRL step on these values (whole or rows)."""
         dt = var.dtype
         lr, power = self._lr(self._learning_rate, dt), self._lr(-self._power, dt)
         l1, l2 = self._lr(self._l1, dt), self._lr(self._l2, dt)
-        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
         new_accum = accum + m.square(grad)
         sigma = (m.pow(new_accum, power) - m.pow(accum, power)) / lr
-        new_linear = state_ops.assign(linear, linear + grad - sigma * var)
+        new_linear = linear + grad - sigma * var_value
         quadratic = m.pow(new_accum, power) / lr + 2.0 * l2
         shrunk = (l1 * m.sign(new_linear) - new_linear) / quadratic
-        new_var = m.where(m.greater(m.abs(new_linear), l1), shrunk, zeros_like(shrunk))
+        return new_accum, new_linear, m.where(m.greater(m.abs(new_linear), l1), shrunk, zeros_like(shrunk))
+
+    def _apply_dense(self, grad, var):
+        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
+        new_accum, new_linear, new_var = self._rows(grad, var, accum, linear, var)
+        new_linear = state_ops.assign(linear, new_linear)
         with control_dependencies([new_linear]):
             update_accum = state_ops.assign(accum, new_accum)
         return group(state_ops.assign(var, new_var).op, update_accum.op)
+
+    def _apply_sparse(self, grad, var):
+        # TF1's SparseApplyFtrl: only the rows at grad.indices (unique) change
+        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
+        idx = grad.indices
+        new_accum, new_linear, new_var = self._rows(grad.values, var, gather(accum, idx), gather(linear, idx),
+                                                    gather(var, idx))
+        return group(state_ops.scatter_update(var, idx, new_var).op,
+                     state_ops.scatter_update(linear, idx, new_linear).op,
+                     state_ops.scatter_update(accum, idx, new_accum).op)
