@@ -162,3 +162,17 @@ def test_sparse_updates_give_tf1s_rows(name):
     if name != "adam":
         untouched = [0, 1, 2, 4, 5, 6, 8, 9, 10]
         assert np.array_equal(got[untouched], init[untouched])
+
+
+def test_sparse_training_on_a_cluster(sess_factory):
+    """On a distributed cluster the scatter commits the whole new value (not in place), same answer."""
+    g = tf.Graph()
+    with g.as_default():
+        emb = tf.Variable(INIT, name="emb")
+        train = OPTIMIZERS["adagrad"]().minimize(tf.reduce_sum(tf.square(tf.gather(emb, IDS) - 1.0)))
+        init = tf.global_variables_initializer()
+    s = sess_factory("distributed", graph=g)
+    s.run(init)
+    for _ in range(3):
+        s.run(train)
+    np.testing.assert_allclose(s.run(emb), _train(OPTIMIZERS["adagrad"], True), rtol=1e-6)
