@@ -209,3 +209,22 @@ def test_word2vec_steps_are_deterministic_sparse_and_in_place_on_every_path():
         after = s.run(emb)
     changed = np.nonzero((after != before).any(axis=1))[0].tolist()
     assert set(changed) <= {10, 20, 30} and changed
+
+
+@pytest.mark.parametrize("what", ["max_norm", "sparse_mean", "sparse_sqrtn_weighted", "partitioned_div"])
+def test_embedding_gradients_match_differences(what):
+    params0 = np.random.default_rng(4).standard_normal((6, 3))
+    params = tf.placeholder(tf.float64, [6, 3])
+    sp = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [1, 1]], tf.constant([1, 4, 4, 5], tf.int64), [2, 2])
+    w = tf.SparseTensor([[0, 0], [0, 1], [1, 0], [1, 1]], tf.constant([2.0, 0.5, 1.0, 3.0], tf.float64), [2, 2])
+    if what == "max_norm":
+        out = tf.nn.embedding_lookup(params, [[0, 2], [2, 5]], max_norm=1.5)
+    elif what == "sparse_mean":
+        out = tf.nn.embedding_lookup_sparse(params, sp, None, combiner="mean")
+    elif what == "sparse_sqrtn_weighted":
+        out = tf.nn.embedding_lookup_sparse(params, sp, w, combiner="sqrtn")
+    else:
+        out = tf.nn.embedding_lookup([params[:2], params[2:4], params[4:]], [5, 0, 3, 3], partition_strategy="div")
+    with tf.Session():
+        err = tf.test.compute_gradient_error(params, [6, 3], out, out.shape.as_list(), x_init_value=params0)
+    assert err < 1e-6
