@@ -66,3 +66,9 @@ def test_densifying_a_huge_one_warns_as_tf1():
         warnings.simplefilter("error")
         tf.convert_to_tensor(h)
     assert isinstance(-h, tf.IndexedSlices)
+
+
+def test_identity_passes_indexed_slices_through():
+    v = tf.Variable(P)
+    (g,) = tf.gradients(tf.reduce_sum(tf.gather(tf.identity(v), [2])), [v])
+    assert isinstance(g, tf.IndexedSlices)
