@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cores import intra_op_parts, run_parts
 from .creation_ops import _ints
 
 # im2col columns held at once by a kernel: a few MiB stay in cache between their copy and the
@@ -160,16 +161,23 @@ def _compute_dtype(xp, *arrays):
 
 def _conv_fwd(xp, x, w, g, epilogue=None):
     """x conv w; `epilogue(rows)`, if given, is called on each slab of the output's rows as soon as
-    the matmul has written it (an in-place update of those rows, while they are in cache)."""
+    the matmul has written it (an in-place update of those rows, while they are in cache). A large
+    batch is split over the intra-op threads (`cores.py`), a part of the batch per thread."""
     n, c, (kh, kw, _, o) = x.shape[0], x.shape[3], w.shape
     w2 = xp.reshape(w, (kh * kw * c, o))
     out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)
+    parts = intra_op_parts(xp, n, 2.0 * n * g.oh * g.ow * kh * kw * c * o)
+    run_parts(lambda p: _conv_fwd_into(xp, x[p, ...], w2, (kh, kw), g, out[p, ...], epilogue), parts)
+    return out
+
+
+def _conv_fwd_into(xp, x, w2, k_hw, g, out, epilogue):
+    o = w2.shape[1]
     rows = max(1, _EPILOGUE_BYTES // max(1, g.oh * g.ow * o * x.dtype.itemsize))
-    for s, cols in _im2col_slabs(xp, x, g, kh, kw):
+    for s, cols in _im2col_slabs(xp, x, g, *k_hw):
         _matmul_into(xp, cols, w2, xp.reshape(out[s, ...], (-1, o)))
         for i in range(s.start, s.stop, rows) if epilogue is not None else ():
             epilogue(out[i:min(i + rows, s.stop), ...])
-    return out
 
 
 def _matmul_into(xp, a, b, out):
@@ -227,11 +235,22 @@ def _conv_backprop_input_by_taps(xp, dy, w, g, in_nhwc):
 
 def _conv_backprop_filter(xp, x, dy, g, kshape):
     kh, kw, c, o = kshape
+    n = x.shape[0]
+    parts = intra_op_parts(xp, n, 2.0 * n * g.oh * g.ow * kh * kw * c * o)
+    dws = run_parts(lambda p: _filter_grad_part(xp, x[p, ...], dy[p, ...], g, kshape), parts)
+    dw = dws[0]
+    for part in dws[1:]:
+        dw = _add_into(dw, part)
+    return xp.reshape(dw, kshape)
+
+
+def _filter_grad_part(xp, x, dy, g, kshape):
+    kh, kw, c, o = kshape
     dw = None
     for s, cols in _im2col_slabs(xp, x, g, kh, kw):
         part = xp.matmul(xp.matrix_transpose(cols), xp.reshape(dy[s, ...], (-1, o)))
         dw = part if dw is None else _add_into(dw, part)
-    return xp.reshape(dw, kshape)
+    return dw
 
 
 # The eager kernels in the value's data_format; `op_type` names the op in errors. Module-level

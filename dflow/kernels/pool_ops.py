@@ -31,6 +31,7 @@ from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
 from .array_ops import shape as _shape
 from .common import apply_op, convert_to_tensor
+from .cores import intra_op_parts, run_parts
 from .creation_ops import _ints, _partial_shape
 from .pool_windows import (
     _add,
@@ -171,13 +172,19 @@ def _max_pool(xp, x, **attrs):
     geo = _geometry(x.shape, attrs, "MaxPool")
     n = int(x.shape[0])
     step = max(1, _BLOCK_CELLS // max(1, x.size // max(n, 1)))  # (array_api_strict dtypes have no itemsize)
-    if n <= 4 * step:
+    parts = intra_op_parts(xp, n, 8.0 * x.size)  # memory-bound: a few ns a cell
+    if n <= 4 * step and len(parts) == 1:
         return _max_pool_walk(xp, x, geo)
     # the walk reads and writes its output once per window offset: by blocks, in cache (LeNet's
-    # first pool at batch 1024: 28 -> 20 ms)
+    # first pool at batch 1024: 28 -> 20 ms); the blocks of a large batch on the intra-op threads
     out = xp.empty(_out_shape(x.shape, geo), dtype=x.dtype, device=_device(x))
-    for i in range(0, n, step):
-        out[i:i + step, ...] = _max_pool_walk(xp, x[i:i + step, ...], geo)
+
+    def blocks(part):
+        for i in range(part.start, part.stop, step):
+            j = min(i + step, part.stop)
+            out[i:j, ...] = _max_pool_walk(xp, x[i:j, ...], geo)
+
+    run_parts(blocks, parts)
     return out
 
 

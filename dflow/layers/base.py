@@ -205,12 +205,11 @@ class Layer:
                    aggregation=None, getter=None, **kwargs):
         """A variable `<scope>/<name>` made (or reused) through `get_variable`.
 
-        The regularizer's loss goes to REGULARIZATION_LOSSES only when the variable is new.
-        NotImplementedError for `constraint` (dflow applies no variable constraints yet).
+        The regularizer's loss goes to REGULARIZATION_LOSSES only when the variable is new; a
+        `constraint` is the variable's (optimizers apply it after each update, as TF1's).
         """
         if constraint is not None:
-            raise NotImplementedError(f"Layer {self._name!r}: dflow does not apply variable constraints yet "
-                                      f"(constraint for {name!r})")
+            kwargs["constraint"] = constraint
         trainable = True if trainable is None else bool(trainable)
         dtype = as_dtype(dtype if dtype is not None else (self._dtype or float32))
         self._set_scope(None)

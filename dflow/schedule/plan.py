@@ -37,6 +37,7 @@ from ..dask_compat import (
     key_name,
 )
 from ..errors import OpError, UnavailableError, kernel_failure
+from ..kernels.cores import intra_op_threads
 from ..storage.files import publish
 from ..storage.patch import RowPatch, materialized
 from ..storage.values import (
@@ -66,6 +67,7 @@ class RunContext:
     remember: Callable
     new_stored: Callable
     trace: object = None  # a tracing.RunTrace when the run is traced or has a deadline
+    intra_op_threads: int = 0  # threads one in-process kernel may split over (ConfigProto's; 0: per core)
 
     def eager_ctx(self, op):
         return _EagerCtx(self, op)
@@ -227,7 +229,8 @@ class EagerPlan:
                 except TypeError:
                     xp = np_xp
                 break
-        with np.errstate(all="ignore"):  # kernels are silent where TF1 is (executors.quiet_numpy)
+        # kernels are silent where TF1 is (executors.quiet_numpy); large ones split over the cores
+        with np.errstate(all="ignore"), intra_op_threads(rc.intra_op_threads):
             self._run_steps(rc, env, xp)
         values = [env[e] if e is not None else None for e in self._fetch_tensors]
         if self._patched_fetches is not None:

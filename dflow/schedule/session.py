@@ -350,7 +350,8 @@ class Session:
                 return self._param_value(spec, token, snapshot)
 
         rc = RunContext(self._executor, number, token, param, lambda spec, v: self.variables.set(spec[1], v),
-                        self.variables.new_stored, getattr(self._tracing, "trace", None))
+                        self.variables.new_stored, getattr(self._tracing, "trace", None),
+                        getattr(self._config, "intra_op_parallelism_threads", 0) or 0)
         try:
             try:
                 return plan.run(rc, values)

@@ -35,8 +35,9 @@ class VariableScope:
     """The settings `get_variable` uses: name prefix, reuse, default initializer/regularizer/dtype."""
 
     def __init__(self, reuse, name="", initializer=None, regularizer=None, dtype=dtypes.float32,
-                 name_scope=""):
+                 name_scope="", constraint=None):
         self._name = name
+        self._constraint = constraint
         self._reuse = reuse
         self._initializer = initializer
         self._regularizer = regularizer
@@ -67,6 +68,10 @@ class VariableScope:
     def dtype(self):
         return self._dtype
 
+    @property
+    def constraint(self):
+        return self._constraint
+
     def reuse_variables(self):
         self._reuse = True
 
@@ -83,6 +88,8 @@ class VariableScope:
                      trainable=True, collections=None, **kwargs):
         full = f"{self._name}/{name}" if self._name else name
         reuse = self._reuse if reuse is None else reuse
+        if kwargs.get("constraint") is None and self._constraint is not None:
+            kwargs["constraint"] = self._constraint
         return _store(get_default_graph()).get(
             full, shape, dtype if dtype is not None else self._dtype,
             initializer if initializer is not None else self._initializer,
@@ -116,7 +123,7 @@ class _VariableStore:
         init_value = _initial_value(name, shape, dtype, initializer)
         with name_scope(None):  # get_variable ignores name scopes: the variable is named `name`
             v = Variable(init_value, trainable=trainable, collections=collections, name=name,
-                         dtype=dtype, chunks=kwargs.get("chunks"))
+                         dtype=dtype, chunks=kwargs.get("chunks"), constraint=kwargs.get("constraint"))
         self.vars[name] = v
         if regularizer is not None:
             with name_scope(None), name_scope(name + "/Regularizer/"):
@@ -170,6 +177,8 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     scope = get_variable_scope()
     if dtype is None:
         kwargs["_dtype_given"] = False
+    if constraint is not None:
+        kwargs["constraint"] = constraint
     return scope.get_variable(name, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
                               trainable=trainable, collections=collections, **kwargs)
 
@@ -236,7 +245,7 @@ def variable_scope(name_or_scope=None, default_name=None, values=None, initializ
             initializer=initializer if initializer is not None else defaults.initializer,
             regularizer=regularizer if regularizer is not None else defaults.regularizer,
             dtype=dtype if dtype is not None else defaults.dtype,
-            name_scope=ns)
+            name_scope=ns, constraint=constraint if constraint is not None else defaults.constraint)
         g._variable_scope_stack.append(scope)
         # TF1: leaving a scope opened by name resets the default-name counters of its sub-scopes, so
         # `variable_scope("gen", reuse=AUTO_REUSE)` entered again makes `gen/dense` again (not

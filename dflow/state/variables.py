@@ -41,6 +41,8 @@ class Variable:
                  aggregation=None, shape=None, chunks=None):
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        if constraint is not None and not callable(constraint):
+            raise ValueError(f"The `constraint` argument must be a callable, got {constraint!r}.")
         init_from_fn = callable(initial_value)
         if collections is None:
             collections = [GraphKeys.GLOBAL_VARIABLES]
@@ -66,6 +68,7 @@ class Variable:
                                                         validate_shape=validate_shape, name="Assign").op
                 self._snapshot = identity(self._handle, name="read")
         self._trainable = trainable
+        self._constraint = constraint
         self._graph = graph
         graph.add_to_collections(collections, self)
         graph._variables_by_handle = getattr(graph, "_variables_by_handle", {})
@@ -102,6 +105,11 @@ class Variable:
     @property
     def trainable(self):
         return self._trainable
+
+    @property
+    def constraint(self):
+        """The projection an optimizer applies to this variable after each update (or None)."""
+        return self._constraint
 
     @property
     def initializer(self):

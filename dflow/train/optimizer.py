@@ -90,7 +90,11 @@ class Optimizer:
                     if g.dtype != v.dtype:
                         raise TypeError(f"Gradient for {v.name!r} has dtype {g.dtype.name}, the variable "
                                         f"{v.dtype.name}")
-                    updates.append(self._apply_sparse_duplicate_indices(g, v) if sparse else self._apply_dense(g, v))
+                    update = self._apply_sparse_duplicate_indices(g, v) if sparse else self._apply_dense(g, v)
+                    if v.constraint is not None:  # TF1: the projection runs after the update
+                        with control_dependencies([update]):
+                            update = state_ops.assign(v, v.constraint(v)).op
+                    updates.append(update)
             if global_step is None:
                 return self._finish(updates, scope)
             finish = self._finish(updates, "update")  # TF1: the step increment takes the scope's name

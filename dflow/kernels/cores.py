@@ -1,0 +1,175 @@
+"""The cores of this process: intra-op splits of large kernels, BLAS's threads, pipeline threads.
+
+One place decides who computes on which core, so that numpy's BLAS, dflow's kernel splits and
+tf.data's background threads never fight over the same ones:
+
+- **Intra-op splits.** TF1 runs one op's kernel on several threads
+  (`ConfigProto.intra_op_parallelism_threads`, 0: one per core). dflow does the same for its own
+  large kernels on the in-process path (`schedule.plan.EagerPlan` sets `intra_op_threads(n)`): a
+  convolution, its filter gradient or a pool over a batch is cut into one part of the batch per
+  thread (`intra_op_parts`, `run_parts`), each part the serial kernel (im2col, matmul, fused
+  epilogue) on its own core with BLAS at one thread. Splitting the kernel rather than relying on
+  BLAS's threads parallelizes the copies around the matmul too, and leaves no BLAS thread spinning
+  between the many small matmuls of a slabbed convolution. Elsewhere (Dask tasks, whose scheduler
+  keeps every core busy; cupy; small work; the parts themselves) a kernel runs whole.
+- **Pipeline threads** (`busy_thread()`, entered by tf.data's prefetch and chunk read-ahead threads
+  while they run): each takes a core from BLAS and from intra-op splits. OpenBLAS splits even a
+  small matmul over every core and each call waits, spinning, until all its threads got one; with a
+  core busy decompressing chunks a 1024×1000 logistic step took ~30 ms instead of ~1 ms
+  (bench_data).
+- **BLAS** (numpy's, found and set by threadpoolctl): its thread count is 1 while a split kernel
+  runs, the cores left by pipeline threads while any runs (at least 1), and its own count otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
+
+import numpy as np
+from array_api_compat import is_numpy_namespace
+
+_THREADS = contextvars.ContextVar("dflow_intra_op_threads", default=1)
+_MIN_PART_FLOPS = 32e6  # a part does at least this much work (a hand-off costs ~20 µs)
+
+_lock = threading.Lock()  # guards the counts below and BLAS's thread count
+_split_lock = threading.Lock()  # one split kernel at a time
+_busy = 0  # pipeline threads running now
+_splitting = 0  # split kernels running now (0 or 1)
+_saved = None  # BLAS's own thread count while dflow holds it at another
+_blas = []  # [threadpoolctl controller of numpy's BLAS libraries], looked up once
+_pool = None
+
+
+def cpu_count():
+    """Cores this process may run on (its affinity mask, e.g. under taskset)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# ---- BLAS ----------------------------------------------------------------------------------------
+
+
+def _blas_libs():
+    if not _blas:
+        from threadpoolctl import ThreadpoolController
+
+        _blas.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+    return _blas[0]
+
+
+def blas_threads():
+    """BLAS's thread count now (None when numpy's BLAS is not found): for tests and benchmarks."""
+    libs = _blas_libs()
+    return int(libs[0].get_num_threads()) if libs else None
+
+
+def _apply():
+    """Sets BLAS's thread count from the counts (under _lock)."""
+    global _saved
+    libs = _blas_libs()
+    if not libs:
+        return
+    if _splitting or _busy:
+        if _saved is None:
+            _saved = [lib.get_num_threads() for lib in libs]
+        for lib, own in zip(libs, _saved):
+            want = 1 if _splitting else max(1, min(own, cpu_count() - _busy))
+            if lib.get_num_threads() != want:
+                lib.set_num_threads(want)
+    elif _saved is not None:
+        for lib, own in zip(libs, _saved):
+            lib.set_num_threads(own)
+        _saved = None
+
+
+@contextlib.contextmanager
+def busy_thread():
+    """Counts a pipeline thread as taking a core for the duration (enter where it starts)."""
+    global _busy
+    with _lock:
+        _busy += 1
+        _apply()
+    try:
+        yield
+    finally:
+        with _lock:
+            _busy -= 1
+            _apply()
+
+
+@contextlib.contextmanager
+def _splitting_kernel():
+    global _splitting
+    with _split_lock:
+        with _lock:
+            _splitting += 1
+            _apply()
+        try:
+            yield
+        finally:
+            with _lock:
+                _splitting -= 1
+                _apply()
+
+
+# ---- intra-op splits -----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def intra_op_threads(n):
+    """Kernels run in this context may split over `n` threads (0 or None: one per core)."""
+    token = _THREADS.set(cpu_count() if not n else max(1, int(n)))
+    try:
+        yield
+    finally:
+        _THREADS.reset(token)
+
+
+def intra_op_parts(xp, n, flops):
+    """Slices of a batch axis of `n` items, one per thread, for a kernel doing `flops` of work on
+    `xp` arrays: one slice (the whole axis) outside `intra_op_threads`, for a namespace other than
+    numpy, for work too small to gain from a split, or when pipeline threads hold the other cores."""
+    threads = _THREADS.get()
+    if threads > 1 and not is_numpy_namespace(xp):
+        threads = 1
+    if _busy:
+        threads = min(threads, cpu_count() - _busy)
+    threads = int(min(threads, n, max(1, flops // _MIN_PART_FLOPS)))
+    if threads <= 1:
+        return [slice(0, n)]
+    bounds = np.linspace(0, n, threads + 1).round().astype(int)
+    return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def run_parts(fn, parts):
+    """[fn(part) for part in parts], the parts on the intra-op threads (in order; the first runs
+    here). Each part runs in a copy of the caller's context (numpy's error state included) with
+    intra-op threads set to 1, and BLAS at one thread; a part's error is raised after all ended."""
+    if len(parts) <= 1:
+        return [fn(p) for p in parts]
+
+    def one(part):
+        _THREADS.set(1)
+        return fn(part)
+
+    with _splitting_kernel():
+        futures = [_get_pool().submit(contextvars.copy_context().run, one, p) for p in parts[1:]]
+        try:
+            first = contextvars.copy_context().run(one, parts[0])
+        finally:
+            wait(futures)
+        return [first] + [f.result() for f in futures]
+
+
+def _get_pool():
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=max(1, cpu_count() - 1), thread_name_prefix="dflow-intra-op")
+        return _pool

@@ -1,0 +1,106 @@
+"""The cores of a process (dflow/kernels/cores.py): a large convolution or pool split over the batch
+gives the serial kernel's values, errors and silence; BLAS runs one thread per part and gives
+pipeline threads their cores."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import dflow as tf
+from dflow.kernels import conv_kernels, cores
+
+
+@pytest.fixture
+def split_small(monkeypatch):
+    """Every kernel splits, however small (the threshold keeps real ones from splitting tiny work)."""
+    monkeypatch.setattr(cores, "_MIN_PART_FLOPS", 1)
+    monkeypatch.setattr(conv_kernels, "_EPILOGUE_MIN_BYTES", 0)  # the fused chain runs in the parts too
+
+
+def _conv_graph(rng, fmt="NHWC"):
+    x = tf.placeholder(tf.float32, [None, 9, 9, 3] if fmt == "NHWC" else [None, 3, 9, 9])
+    w = tf.constant(rng.standard_normal((3, 3, 3, 4)).astype(np.float32))
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", data_format=fmt),
+                                  tf.constant([0.1, -0.2, 0.3, 0.0]), data_format=fmt))
+    p = tf.nn.max_pool(y, [1, 2, 2, 1] if fmt == "NHWC" else [1, 1, 2, 2],
+                       [1, 2, 2, 1] if fmt == "NHWC" else [1, 1, 2, 2], "SAME", data_format=fmt)
+    loss = tf.reduce_sum(p * p)
+    return x, [y, p, loss] + tf.gradients(loss, [x, w])
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+def test_split_kernels_equal_serial(split_small, fmt):
+    rng = np.random.default_rng(0)
+    shape = (7, 9, 9, 3) if fmt == "NHWC" else (7, 3, 9, 9)
+    xv = rng.standard_normal(shape).astype(np.float32)
+    with tf.Graph().as_default():
+        x, fetches = _conv_graph(rng, fmt)
+        with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+            serial = sess.run(fetches, {x: xv})
+        with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=3)) as sess:
+            split = sess.run(fetches, {x: xv})
+    for a, b in zip(serial, split):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-3)  # float32 sums in another order
+
+
+def test_parts_cover_the_batch_once():
+    with cores.intra_op_threads(3):
+        parts = cores.intra_op_parts(np, 10, 1e12)
+    assert len(parts) == 3 and parts[0].start == 0 and parts[-1].stop == 10
+    assert all(a.stop == b.start for a, b in zip(parts, parts[1:]))
+    # outside an in-process run, for small work, or a batch of one: the whole axis
+    assert cores.intra_op_parts(np, 10, 1e12) == [slice(0, 10)]
+    with cores.intra_op_threads(3):
+        assert cores.intra_op_parts(np, 10, 1.0) == [slice(0, 10)]
+        assert cores.intra_op_parts(np, 1, 1e12) == [slice(0, 1)]
+
+
+def test_a_failing_part_raises_its_error_and_the_others_finish():
+    done = []
+
+    def fn(part):
+        if part.start == 0:
+            raise ValueError("part zero")
+        done.append(part)
+        return part.stop
+
+    with cores.intra_op_threads(2), pytest.raises(ValueError, match="part zero"):
+        cores.run_parts(fn, cores.intra_op_parts(np, 4, 1e12))
+    assert done == [slice(2, 4)]
+    # a part never splits again
+    with cores.intra_op_threads(2):
+        inner = cores.run_parts(lambda p: cores.intra_op_parts(np, 4, 1e12), [slice(0, 2), slice(2, 4)])
+    assert inner == [[slice(0, 4)], [slice(0, 4)]]
+
+
+def test_split_epilogue_stays_silent(split_small):
+    # log(0) in a chain fused into the convolution runs on the parts' threads: -inf, no RuntimeWarning
+    xv = np.zeros((6, 8, 8, 2), np.float32)
+    with tf.Graph().as_default():
+        x = tf.placeholder("float", [None, 8, 8, 2])
+        y = tf.log(tf.nn.conv2d(x, tf.ones([3, 3, 2, 2]), [1, 1, 1, 1], "SAME"))
+        with tf.Session() as sess, warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = sess.run(y, {x: xv})
+    assert np.isneginf(out).all()
+
+
+def test_blas_runs_one_thread_per_part_and_gets_its_count_back():
+    own = cores.blas_threads()
+    if own is None:
+        pytest.skip("numpy's BLAS is not found by threadpoolctl")
+    with cores.intra_op_threads(2):
+        seen = cores.run_parts(lambda p: cores.blas_threads(), [slice(0, 1), slice(1, 2)])
+    assert seen == [1, 1]
+    assert cores.blas_threads() == own
+
+
+def test_pipeline_threads_take_cores_from_blas_and_from_splits():
+    own = cores.blas_threads()
+    with cores.busy_thread():
+        if own is not None:
+            assert cores.blas_threads() == max(1, min(own, cores.cpu_count() - 1))
+        with cores.intra_op_threads(0):
+            assert len(cores.intra_op_parts(np, 100, 1e12)) == max(1, cores.cpu_count() - 1)
+    assert cores.blas_threads() == own
