@@ -101,7 +101,6 @@ from .kernels.sparse_ops import (
     sparse_to_dense,
 )
 from .kernels.state_ops import *  # noqa: F403
-from .sparse import sparse_add, sparse_reduce_sum, sparse_tensor_dense_matmul
 from .kernels.string_ops import as_string, string_join, string_to_number
 from .kernels.tensor_array_ops import *  # noqa: F403
 from .platform import app, flags, gfile
@@ -109,6 +108,7 @@ from .platform import tf_logging as logging
 from .platform.tf_logging import get_logger
 from .run_options import RunMetadata, RunOptions
 from .schedule.session import InteractiveSession, Session
+from .sparse import sparse_add, sparse_reduce_sum, sparse_tensor_dense_matmul
 from .state.initializers import *  # noqa: F403
 from .state.scope import *  # noqa: F403
 from .state.variables import *  # noqa: F403

@@ -25,7 +25,12 @@ from .kernels.math_ops import add as tf_add
 from .kernels.math_ops import greater_equal, multiply, negative
 from .kernels.reduction_ops import reduce_sum as dense_reduce_sum
 from .kernels.scatter_ops import unsorted_segment_sum
-from .kernels.sparse_ops import SparseTensor, SparseTensorValue, sparse_placeholder, sparse_tensor_to_dense
+from .kernels.sparse_ops import (
+    SparseTensor,
+    SparseTensorValue,
+    sparse_placeholder,
+    sparse_tensor_to_dense,
+)
 
 __all__ = ["SparseTensor", "placeholder", "to_dense", "sparse_dense_matmul", "reduce_sum", "add", "matmul"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from .graph.gradients import gradients
-from .graph.indexed_slices import IndexedSlices
 from .graph.graph import get_default_session
+from .graph.indexed_slices import IndexedSlices
 from .kernels.array_ops import placeholder
 from .kernels.common import convert_to_tensor
 

@@ -47,7 +47,7 @@ with graph.as_default():
 with tf.Session(graph=graph) as session:
     init.run()
     first = None
-    for step in range(300):
+    for _ in range(300):
         inputs, labels = generate_batch()
         _, loss_val = session.run([optimizer, loss], feed_dict={train_inputs: inputs, train_labels: labels})
         first = loss_val if first is None else first

@@ -14,8 +14,8 @@ from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.ops import Tensor
 from ..graph.registry import register_op, set_flags
-from ..storage.patch import materialized, patched
 from ..graph.shape import TensorShape, as_shape, broadcast_static_shape, check_static_size
+from ..storage.patch import materialized, patched
 from .common import apply_op, convert_to_tensor
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub",

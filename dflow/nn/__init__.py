@@ -5,6 +5,11 @@ dropout (`core.py`); pools and convolutions are ops of `kernels/pool_ops.py`, `c
 
 from __future__ import annotations
 
+from ..kernels.candidate_sampling_ops import (
+    fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
 from ..kernels.conv_ops import (
     atrous_conv2d,
     conv1d,
@@ -50,13 +55,7 @@ from .classification import (
     sparse_softmax_cross_entropy_with_logits,
     weighted_cross_entropy_with_logits,
 )
-from ..kernels.candidate_sampling_ops import (
-    fixed_unigram_candidate_sampler,
-    log_uniform_candidate_sampler,
-    uniform_candidate_sampler,
-)
 from .core import bias_add, dropout, embedding_lookup, embedding_lookup_sparse, xw_plus_b
-from .sampled import compute_accidental_hits, nce_loss, sampled_softmax_loss
 from .normalization import (
     batch_norm_with_global_normalization,
     batch_normalization,
@@ -67,6 +66,7 @@ from .normalization import (
     lrn,
     moments,
 )
+from .sampled import compute_accidental_hits, nce_loss, sampled_softmax_loss
 
 __all__ = [
     "relu", "relu6", "elu", "selu", "leaky_relu", "softplus", "softsign", "sigmoid", "tanh",

@@ -10,25 +10,20 @@ from ..graph import dtypes
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor
 from ..kernels.array_ops import identity, reshape, shape, size
+from ..kernels.common import convert_to_tensor
 from ..kernels.creation_ops import range as tf_range
 from ..kernels.data_dependent_ops import dynamic_partition, dynamic_stitch, unique
-from ..kernels.manip_ops import ones_like, zeros_like
-from ..kernels.reduction_ops import reduce_max
-from ..kernels.scatter_ops import unsorted_segment_sum
-from ..kernels.sparse_ops import SparseTensor
-from ..state.variables import Variable
-from ..kernels.common import convert_to_tensor
 from ..kernels.gather_ops import gather
 from ..kernels.linalg_ops import matmul
-from ..kernels.manip_ops import concat
+from ..kernels.manip_ops import concat, ones_like, zeros_like
 from ..kernels.math_ops import (
     add,
     cast,
     floordiv,
     floormod,
     greater,
-    less,
     greater_equal,
+    less,
     maximum,
     multiply,
     realdiv,
@@ -38,7 +33,10 @@ from ..kernels.math_ops import (
     where,
 )
 from ..kernels.random_ops import random_uniform
-from ..kernels.reduction_ops import reduce_sum
+from ..kernels.reduction_ops import reduce_max, reduce_sum
+from ..kernels.scatter_ops import unsorted_segment_sum
+from ..kernels.sparse_ops import SparseTensor
+from ..state.variables import Variable
 from ._common import (
     _like,
 )

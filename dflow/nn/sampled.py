@@ -13,17 +13,25 @@ import numpy as np
 
 from ..graph import dtypes
 from ..graph.graph import name_scope
-from ..kernels.array_ops import reshape, shape, stop_gradient
+from ..kernels.array_ops import reshape, shape, size, stop_gradient
 from ..kernels.candidate_sampling_ops import log_uniform_candidate_sampler
-from ..kernels.common import convert_to_tensor
+from ..kernels.common import constant, convert_to_tensor
+from ..kernels.creation_ops import range as tf_range
 from ..kernels.data_dependent_ops import where_coordinates as coordinates
 from ..kernels.index_ops import slice as tf_slice
 from ..kernels.linalg_ops import matmul
 from ..kernels.manip_ops import concat, expand_dims, ones_like, zeros_like
-from ..kernels.array_ops import size
-from ..kernels.common import constant
-from ..kernels.creation_ops import range as tf_range
-from ..kernels.math_ops import cast, equal, greater, log, logical_and, logical_not, multiply, subtract, where
+from ..kernels.math_ops import (
+    cast,
+    equal,
+    greater,
+    log,
+    logical_and,
+    logical_not,
+    multiply,
+    subtract,
+    where,
+)
 from ..kernels.reduction_ops import reduce_any, reduce_sum
 from .classification import sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits_v2
 from .core import embedding_lookup
