@@ -68,6 +68,7 @@ from .graph.graph import (
     reset_default_graph,
     set_random_seed,
 )
+from .graph.indexed_slices import IndexedSlices
 from .graph.keys import GraphKeys
 from .graph.ops import Operation, Tensor
 from .graph.registry import RegisterGradient, def_grad, not_differentiable
@@ -107,6 +108,7 @@ from .platform import tf_logging as logging
 from .platform.tf_logging import get_logger
 from .run_options import RunMetadata, RunOptions
 from .schedule.session import InteractiveSession, Session
+from .sparse import sparse_add, sparse_reduce_sum, sparse_tensor_dense_matmul
 from .state.initializers import *  # noqa: F403
 from .state.scope import *  # noqa: F403
 from .state.variables import *  # noqa: F403

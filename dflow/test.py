@@ -6,7 +6,9 @@ import numpy as np
 
 from .graph.gradients import gradients
 from .graph.graph import get_default_session
+from .graph.indexed_slices import IndexedSlices
 from .kernels.array_ops import placeholder
+from .kernels.common import convert_to_tensor
 
 __all__ = ["compute_gradient", "compute_gradient_error", "is_gpu_available", "is_built_with_cuda"]
 
@@ -29,6 +31,8 @@ def _jacobians(x, x_shape, y, y_shape, x_init_value, delta, extra_feed_dict):
     nx, ny = int(np.prod(x_shape)), int(np.prod(y_shape))
     dy = placeholder(y.dtype, y_shape)
     (dx,) = gradients(y, x, grad_ys=dy)
+    if isinstance(dx, IndexedSlices):  # a gather's sparse gradient: compared densified
+        dx = convert_to_tensor(dx)
     theoretical = np.zeros((nx, ny), dtype=xdt)
     if dx is not None:
         for j in range(ny):

@@ -12,6 +12,7 @@ import functools
 import numbers
 
 from ..graph.graph import control_dependencies, get_collection
+from ..graph.indexed_slices import IndexedSlices
 from ..graph.keys import GraphKeys
 from ..graph.ops import Tensor
 from ..kernels.array_ops import identity
@@ -100,8 +101,7 @@ def optimize_loss(loss, global_step, learning_rate, optimizer, gradient_noise_sc
             variables = trainable_variables()
         gradients = opt.compute_gradients(loss, variables)
         if gradient_noise_scale is not None:
-            gradients = [(None if g is None else g + truncated_normal(g.shape.as_list()) * gradient_noise_scale, v)
-                         for g, v in gradients]
+            gradients = [(None if g is None else _noisy(g, gradient_noise_scale), v) for g, v in gradients]
         if gradient_multipliers is not None:
             gradients = _multiply_gradients(gradients, gradient_multipliers)
             if not gradients:
@@ -166,14 +166,23 @@ def _make_optimizer(optimizer, lr, learning_rate):
                      f"Optimizer or function with one argument. Got {optimizer}.")
 
 
+def _noisy(g, scale):
+    """g plus truncated-normal noise of its dense shape (an IndexedSlices is densified, as TF1)."""
+    g = convert_to_tensor(g)
+    return g + truncated_normal(g.shape.as_list()) * scale
+
+
 def _multiply_gradients(grads_and_vars, multipliers):
     out = []
     for grad, var in grads_and_vars:
         key = var if var in multipliers else var.name if var.name in multipliers else None
         if grad is not None and key is not None:
             m = multipliers[key]
-            grad = grad * (cast(m, grad.dtype) if isinstance(m, Tensor) else
-                           convert_to_tensor(m, dtype=grad.dtype) if isinstance(m, numbers.Real) else m)
+            m = (cast(m, grad.dtype) if isinstance(m, Tensor) else
+                 convert_to_tensor(m, dtype=grad.dtype) if isinstance(m, numbers.Real) else m)
+            # an IndexedSlices (a gather's gradient) stays sparse: its values are scaled (TF1)
+            grad = IndexedSlices(grad.values * m, grad.indices, grad.dense_shape) if isinstance(grad, IndexedSlices) \
+                else grad * m
         out.append((grad, var))
     return out
 

@@ -9,6 +9,7 @@ sums, seeds and zeros through the registered op types `AddN`, `OnesLike` and `Ze
 
 from __future__ import annotations
 
+from .indexed_slices import IndexedSlices, densify
 from .ops import Operation, Tensor
 from .registry import get_opdef, get_registered_gradient
 
@@ -91,11 +92,42 @@ def _as_grad_y(graph, gy, y, i):
 
 
 def _aggregate(graph, grads):
+    """The sum of the gradients arriving at one tensor: AddN, or, when all are IndexedSlices, their
+    rows concatenated (TF1's aggregation, which keeps a sum of sparse gradients sparse)."""
     if not grads:
         return None
     if len(grads) == 1:
         return grads[0]
-    return _create(graph, "AddN", grads, "AddN")
+    sparse = [g for g in grads if isinstance(g, IndexedSlices)]
+    if not sparse:
+        return _create(graph, "AddN", grads, "AddN")
+    if len(sparse) < len(grads):
+        return _create(graph, "AddN", [densify(g, warn=False) if isinstance(g, IndexedSlices) else g
+                                       for g in grads], "AddN")
+    import numpy as np
+
+    axis = np.array(0, np.int32)
+    axis.setflags(write=False)
+    zero = graph.create_op("Const", [], {"value": axis, "dtype": _int32()}, name="axis").outputs[0]
+    idx = [g.indices for g in sparse]
+    if len({i.dtype for i in idx}) > 1:
+        idx = [i if i.dtype.name == "int64" else graph.create_op("Cast", [i], {"DstT": _int64()}, name="Cast").outputs[0]
+               for i in idx]
+    values = graph.create_op("ConcatV2", [g.values for g in sparse] + [zero], {}, name="concat").outputs[0]
+    indices = graph.create_op("ConcatV2", idx + [zero], {}, name="concat_indices").outputs[0]
+    return IndexedSlices(values, indices, sparse[0].dense_shape)
+
+
+def _int32():
+    from . import dtypes
+
+    return dtypes.int32
+
+
+def _int64():
+    from . import dtypes
+
+    return dtypes.int64
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
@@ -142,6 +174,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                          else _create(graph, "ZerosLike", [t], "zeros_like")
                          for t, g in zip(op.outputs, out_grads)]
             with graph.name_scope(op.name + "_grad"):
+                if not op._opdef.sparse_grad:  # a rule that needs dense gradients gets them densified
+                    out_grads = [densify(g, warn=False) if isinstance(g, IndexedSlices) else g for g in out_grads]
                 in_grads = fn(op, *out_grads)
             in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
             if len(in_grads) != len(op.inputs):

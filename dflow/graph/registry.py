@@ -56,6 +56,9 @@ class OpDef:
     takes_whole: bool = False  # takes inputs of unknown rank as whole values (py_func, identity)
     takes_fused: bool = False  # its lowering may take an elementwise chain unbuilt (`ctx.fused`)
     epilogue: bool = False  # its eager kernel takes `epilogue=` (see the module doc)
+    sparse_grad: bool = False  # its gradient rule takes an IndexedSlices output gradient (Identity)
+    row_patch: bool = False  # a row scatter into a variable: its eager value may be a RowPatch (state_ops)
+    reads_rows: bool = False  # may read only some rows of input 0 (a gather along axis 0)
 
 
 _REGISTRY: dict[str, OpDef] = {}

@@ -285,10 +285,11 @@ def stack(values, axis=0, name="stack"):
 
 # ---- gradient rules ----------------------------------------------------------------------------
 
-from ..graph.registry import def_grad, not_differentiable, shape_only  # noqa: E402
+from ..graph.registry import def_grad, not_differentiable, set_flags, shape_only  # noqa: E402
 
 def_grad("Identity", "PlaceholderWithDefault")(lambda op, g: [g])
 def_grad("IdentityN")(lambda op, *gs: list(gs))
+set_flags("Identity", "IdentityN", sparse_grad=True)  # an IndexedSlices passes through as it is (TF1)
 not_differentiable("StopGradient", "Shape", "Size", "Rank")
 shape_only("Shape", "Size", "Rank")
 def_grad("Reshape")(lambda op, g: [reshape(g, shape(op.inputs[0])) if not op.inputs[0].shape.is_fully_defined()

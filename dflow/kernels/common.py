@@ -10,6 +10,7 @@ import numpy as np
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
+from ..graph.indexed_slices import IndexedSlices, densify
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape, broadcast_static_shape
@@ -177,6 +178,8 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
     preferred_dtype = preferred_dtype or dtype_hint
     if hasattr(value, "_as_graph_element") and not isinstance(value, Tensor):
         value = value._as_graph_element()  # variables and other tensor-like objects
+    if isinstance(value, IndexedSlices):  # a sparse gradient: densified, as TF1 (warning when huge)
+        value = densify(value)
     if isinstance(value, Tensor):
         if dtype is not None and as_dtype(dtype) != value.dtype:
             raise ValueError(f"Tensor conversion requested dtype {as_dtype(dtype).name} for Tensor with "

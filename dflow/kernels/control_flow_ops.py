@@ -296,7 +296,8 @@ def _cond_grad(op, *grads):
             ys = [o for o, g in zip(outs, grads) if g is not None and differentiable(o.dtype)]
             gys = [g for o, g in zip(outs, grads) if g is not None and differentiable(o.dtype)]
             res = gradients(ys, diff_caps, grad_ys=gys) if ys else [None] * len(diff_caps)
-            return [r if r is not None else zeros_like(c) for r, c in zip(res, diff_caps)]
+            # a branch's outputs are tensors: an IndexedSlices (a gather's gradient) is densified
+            return [convert_to_tensor(r) if r is not None else zeros_like(c) for r, c in zip(res, diff_caps)]
         return fn
 
     dcaps = cond(pred, branch(op.get_attr("true_outputs")), branch(op.get_attr("false_outputs")))
@@ -329,7 +330,7 @@ def _while_grad(op, *grads):
     vjp = gradients([body[i] for i in idx], wrt, grad_ys=g_phs)
     from .creation_ops import zeros_like
 
-    vjp = [v if v is not None else zeros_like(w) for v, w in zip(vjp, wrt)]
+    vjp = [convert_to_tensor(v) if v is not None else zeros_like(w) for v, w in zip(vjp, wrt)]  # (IndexedSlices)
     out_grads = [grads[i] if grads[i] is not None else zeros_like(op.outputs[i]) for i in idx]
     specs = tuple((op.inputs[i].shape, op.inputs[i].dtype) for i in idx) + tuple(
         (caps[j].shape, caps[j].dtype) for j in cap_idx)

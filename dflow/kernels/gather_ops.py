@@ -16,8 +16,9 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.graph import name_scope
+from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import Tensor, constant_value
-from ..graph.registry import def_grad, register_op
+from ..graph.registry import def_grad, register_op, set_flags
 from ..graph.shape import TensorShape, unknown_shape
 from .array_ops import reshape, shape
 from .common import REAL, apply_op, check_dtype, constant, convert_to_tensor
@@ -95,6 +96,7 @@ def _gather_lower(ctx, params, indices, axis, batch_dims=0):
 
 
 register_op("GatherV2", _gather_infer, eager=_gather_eager, lower=_gather_lower)
+set_flags("GatherV2", reads_rows=True)  # an embedding read only by gathers keeps a plan in process
 
 
 @def_grad("GatherV2")
@@ -105,6 +107,9 @@ def _gather_grad(op, g):
     if params.shape.ndims is None or indices.shape.ndims is None:
         raise LookupError("The gradient of gather needs params and indices of known rank")
     axis = op.get_attr("axis") % params.shape.ndims
+    rows = _rows_gradient(params, indices, g) if axis == 0 else None
+    if rows is not None:
+        return [rows, None]
     p = params.shape.ndims
     q = indices.shape.ndims
     psize = params.shape[axis].value
@@ -124,6 +129,21 @@ def _gather_grad(op, g):
     if params.shape.is_fully_defined():
         dparams = reshape(dparams, params.shape.as_list())
     return [dparams, None]
+
+
+def _rows_gradient(params, indices, g):
+    """The gradient of rows gathered along axis 0: an IndexedSlices of g's rows at the flattened
+    indices (TF1's), so an optimizer touches only those rows of params. Needs params' trailing
+    dimensions known (None otherwise: the caller takes the dense rule)."""
+    rest = params.shape.as_list()[1:]
+    if None in rest:
+        return None
+    if indices.shape.ndims != 1:
+        g = reshape(g, [-1] + rest)
+        indices = reshape(indices, [-1])
+    dense_shape = constant(np.array(params.shape.as_list(), np.int32)) if params.shape.is_fully_defined() \
+        else shape(params)
+    return IndexedSlices(g, indices, dense_shape)
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):

@@ -6,7 +6,7 @@ int64 dense_shape [rank]); `Session.run` fetches it as a SparseTensorValue of th
 (schedule/fetches.py). Ops producing one (`parse_example`'s VarLenFeature) return the three
 outputs wrapped here; `tf.data` elements hold them as three components (data/structure.py). Only
 densifying is an op; `sparse_placeholder` is three placeholders, which a SparseTensorValue feeds
-(schedule/session.py). The other `tf.sparse` ops are not done.
+(schedule/session.py). The sparse products, sums and additions are composites in dflow/sparse.py.
 """
 
 from __future__ import annotations

@@ -13,11 +13,13 @@ import numpy as np
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.ops import Tensor
-from ..graph.registry import register_op
+from ..graph.registry import register_op, set_flags
 from ..graph.shape import TensorShape, as_shape, broadcast_static_shape, check_static_size
+from ..storage.patch import materialized, patched
 from .common import apply_op, convert_to_tensor
 
-__all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "is_variable_initialized"]
+__all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub",
+           "is_variable_initialized"]
 
 
 def _variable_infer(inputs, attrs):
@@ -163,46 +165,69 @@ def _scatter_infer(op_type):
     return infer
 
 
-def _scatter_kernel(add):
+def _scatter_rows(xp, old, indices, updates, sign):
+    """(flat indices, rows) of a scatter, checked: IndexError naming an index out of range."""
+    n = old.shape[0]
+    idx = np.asarray(indices).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = idx[(idx < 0) | (idx >= n)][0]
+        raise IndexError(f"index {int(bad)} is out of range [0, {n})")
+    rows = xp.reshape(xp.broadcast_to(updates, tuple(np.shape(indices)) + tuple(old.shape[1:])),
+                      (idx.size,) + tuple(old.shape[1:]))
+    return idx, (-rows if sign < 0 else rows)
+
+
+def _scatter_kernel(add, sign=1):
+    # The new value is the old one with rows changed: a RowPatch (storage/patch.py), which the
+    # session commits in place and any other reader gets materialized, so a sparse update never
+    # copies the whole variable.
     def kernel(xp, old, indices, updates):
-        n = old.shape[0]
-        idx = np.asarray(indices).reshape(-1)
-        if idx.size and (idx.min() < 0 or idx.max() >= n):
-            bad = idx[(idx < 0) | (idx >= n)][0]
-            raise IndexError(f"index {int(bad)} is out of range [0, {n})")
-        new = xp.asarray(old, copy=True)
-        upd = xp.reshape(xp.broadcast_to(updates, tuple(indices.shape) + tuple(old.shape[1:])),
-                         (idx.size,) + tuple(old.shape[1:]))
-        if add:
-            np.add.at(new, idx, upd) if isinstance(new, np.ndarray) else new.scatter_add(idx, upd)
-        else:
-            new[idx] = upd
-        return new
+        idx, rows = _scatter_rows(xp, materialized(old), indices, updates, sign)
+        return patched(old, idx, rows, add)
 
     return kernel
 
 
-def _scatter_lower(kernel):
+def _scatter_lower(add, sign=1):
     def lower(ctx, old, indices, updates):
-        # A scatter may touch any row: it runs on the whole variable in one task, then is
-        # re-chunked like the variable.
+        # The whole new value (only computed if something reads it as data) runs on the whole
+        # variable in one task, then is re-chunked like the variable; the commit takes the rows
+        # alone (`ctx.row_patch`) where the session can apply them in place.
         old = ctx.as_dask(old)
-        out = ctx.delayed(_scatter_task, kernel, old, ctx.as_dask(indices), ctx.as_dask(updates),
+        idx_rows = ctx.delayed(_rows_task, ctx.as_dask(indices), ctx.as_dask(updates), tuple(old.shape), sign,
+                               shape=(), dtype=object)
+        ctx.row_patch(idx_rows, add)
+        out = ctx.delayed(_scatter_task, add, sign, old, ctx.as_dask(indices), ctx.as_dask(updates),
                           shape=old.shape, dtype=old.dtype, meta=old._meta)
         return out.rechunk(old.chunks)
 
     return lower
 
 
-def _scatter_task(kernel, old, indices, updates):
+def _rows_task(indices, updates, shape, sign):
     import array_api_compat
 
-    return kernel(array_api_compat.array_namespace(old), old, indices, updates)
+    return _scatter_rows(array_api_compat.array_namespace(updates), _Shaped(shape), indices, updates, sign)
 
 
-for _name, _add in (("ScatterUpdate", False), ("ScatterAdd", True)):
-    _k = _scatter_kernel(_add)
-    register_op(_name, _scatter_infer(_name), eager=_k, lower=_scatter_lower(_k), stateful=True, state="update")
+class _Shaped:
+    """A stand-in for the old value where only its shape is needed (the rows of a patch)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def _scatter_task(add, sign, old, indices, updates):
+    import array_api_compat
+
+    xp = array_api_compat.array_namespace(old)
+    return _scatter_kernel(add, sign)(xp, old, indices, updates).materialize()
+
+
+for _name, _add, _sign in (("ScatterUpdate", False, 1), ("ScatterAdd", True, 1), ("ScatterSub", True, -1)):
+    register_op(_name, _scatter_infer(_name), eager=_scatter_kernel(_add, _sign), lower=_scatter_lower(_add, _sign),
+                stateful=True, state="update")
+set_flags("ScatterUpdate", "ScatterAdd", "ScatterSub", row_patch=True)
 
 
 def scatter_update(ref, indices, updates, use_locking=True, name=None):
@@ -211,6 +236,14 @@ def scatter_update(ref, indices, updates, use_locking=True, name=None):
     indices = convert_to_tensor(indices)
     updates = convert_to_tensor(updates, dtype=ref.dtype)
     return apply_op("ScatterUpdate", [ref, indices, updates], name=name)
+
+
+def scatter_sub(ref, indices, updates, use_locking=False, name=None):
+    """Subtracts `updates` from rows `indices` of variable `ref` (repeated indices accumulate)."""
+    ref = _check_ref(ref, "scatter_sub")
+    indices = convert_to_tensor(indices)
+    updates = convert_to_tensor(updates, dtype=ref.dtype)
+    return apply_op("ScatterSub", [ref, indices, updates], name=name)
 
 
 def scatter_add(ref, indices, updates, use_locking=False, name=None):
@@ -248,4 +281,4 @@ from ..graph.registry import not_differentiable  # noqa: E402
 
 # Assigns change state; gradients do not flow through them (as TF1).
 not_differentiable("VariableV2", "Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd",
-                   "IsVariableInitialized")
+                   "ScatterSub", "IsVariableInitialized")

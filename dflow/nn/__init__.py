@@ -5,6 +5,11 @@ dropout (`core.py`); pools and convolutions are ops of `kernels/pool_ops.py`, `c
 
 from __future__ import annotations
 
+from ..kernels.candidate_sampling_ops import (
+    fixed_unigram_candidate_sampler,
+    log_uniform_candidate_sampler,
+    uniform_candidate_sampler,
+)
 from ..kernels.conv_ops import (
     atrous_conv2d,
     conv1d,
@@ -50,7 +55,7 @@ from .classification import (
     sparse_softmax_cross_entropy_with_logits,
     weighted_cross_entropy_with_logits,
 )
-from .core import bias_add, dropout, embedding_lookup, xw_plus_b
+from .core import bias_add, dropout, embedding_lookup, embedding_lookup_sparse, xw_plus_b
 from .normalization import (
     batch_norm_with_global_normalization,
     batch_normalization,
@@ -61,6 +66,7 @@ from .normalization import (
     lrn,
     moments,
 )
+from .sampled import compute_accidental_hits, nce_loss, sampled_softmax_loss
 
 __all__ = [
     "relu", "relu6", "elu", "selu", "leaky_relu", "softplus", "softsign", "sigmoid", "tanh",
@@ -68,7 +74,10 @@ __all__ = [
     "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2",
     "sparse_softmax_cross_entropy_with_logits", "sigmoid_cross_entropy_with_logits",
     "weighted_cross_entropy_with_logits", "dropout", "moments", "batch_normalization",
-    "embedding_lookup", "top_k",
+    "embedding_lookup", "embedding_lookup_sparse", "top_k",
+    # sampled losses and candidate samplers (issue 18)
+    "nce_loss", "sampled_softmax_loss", "compute_accidental_hits", "log_uniform_candidate_sampler",
+    "uniform_candidate_sampler", "fixed_unigram_candidate_sampler",
     # pooling and normalization (issue 13)
     "max_pool", "avg_pool", "max_pool_with_argmax", "max_pool1d", "avg_pool1d", "max_pool2d", "avg_pool2d",
     "max_pool3d", "avg_pool3d", "max_pool_v2", "avg_pool_v2", "pool", "local_response_normalization", "lrn",

@@ -1,4 +1,4 @@
-"""The building blocks of dense layers: bias_add, xw_plus_b, embedding_lookup and dropout."""
+"""The building blocks of dense layers: bias_add, xw_plus_b, embedding_lookup(_sparse) and dropout."""
 
 from __future__ import annotations
 
@@ -9,16 +9,21 @@ import numpy as np
 from ..graph import dtypes
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor
-from ..kernels.array_ops import reshape, shape
+from ..kernels.array_ops import identity, reshape, shape, size
 from ..kernels.common import convert_to_tensor
+from ..kernels.creation_ops import range as tf_range
+from ..kernels.data_dependent_ops import dynamic_partition, dynamic_stitch, unique
 from ..kernels.gather_ops import gather
 from ..kernels.linalg_ops import matmul
-from ..kernels.manip_ops import concat
+from ..kernels.manip_ops import concat, ones_like, zeros_like
 from ..kernels.math_ops import (
     add,
     cast,
+    floordiv,
+    floormod,
     greater,
     greater_equal,
+    less,
     maximum,
     multiply,
     realdiv,
@@ -28,7 +33,10 @@ from ..kernels.math_ops import (
     where,
 )
 from ..kernels.random_ops import random_uniform
-from ..kernels.reduction_ops import reduce_sum
+from ..kernels.reduction_ops import reduce_max, reduce_sum
+from ..kernels.scatter_ops import unsorted_segment_sum
+from ..kernels.sparse_ops import SparseTensor
+from ..state.variables import Variable
 from ._common import (
     _like,
 )
@@ -77,49 +85,113 @@ def xw_plus_b(x, weights, biases, name=None):
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True, max_norm=None):
     """Rows of `params` at `ids` (a gather); params may be a list of shards of one embedding.
 
-    Shards follow `partition_strategy` ("mod": id i lives in shard i % n; "div": contiguous
-    blocks) and need static first dimensions. `max_norm` clips each looked-up row's L2 norm.
-    Returns ids.shape + params.shape[1:]; InvalidArgumentError at run time for an id out of range.
+    Shards follow `partition_strategy` as TF1: "mod" (id i lives in shard i % n at row i // n) or
+    "div" (contiguous blocks, the first `size % n` shards one row longer); each shard is gathered
+    at its own ids and the rows stitched back (dynamic_partition / dynamic_stitch), so each
+    shard's gradient is an IndexedSlices of its rows. `max_norm` clips each looked-up row's L2
+    norm. Returns ids.shape + params.shape[1:]; InvalidArgumentError at run time for an id out of
+    range; ValueError for no params or an unknown strategy.
     """
     del validate_indices
+    if isinstance(params, Variable):
+        params = [params]
     shards = list(params) if isinstance(params, (list, tuple)) else [params]
     if not shards:
         raise ValueError("Need at least one param")
+    if partition_strategy not in ("mod", "div"):
+        raise ValueError(f"Unrecognized partition strategy: {partition_strategy}")
     with name_scope(name, "embedding_lookup", shards + [ids]) as scope:
         shards = [convert_to_tensor(p) for p in shards]
-        ids = convert_to_tensor(ids)
+        ids = convert_to_tensor(ids, name="ids")
         if len(shards) == 1:
-            table, idx = shards[0], ids
+            out = gather(shards[0], ids, name=None if max_norm is not None else scope)
         else:
-            table, idx = _sharded_index(shards, ids, partition_strategy)
-        out = gather(table, idx, name=None if max_norm is not None else scope)
-        if max_norm is None:
-            return out
-        extra = list(range(ids.shape.ndims, out.shape.ndims)) if ids.shape.ndims is not None else [-1]
-        norm2 = reduce_sum(square(out), extra, keepdims=True)
-        limit = convert_to_tensor(max_norm, dtype=out.dtype)
-        scale_ = where(greater(norm2, square(limit)), realdiv(limit, _safe_sqrt(norm2)), _like(norm2, 1))
-        return multiply(out, scale_, name=scope)
+            out = _sharded_lookup(shards, ids, partition_strategy, None if max_norm is not None else scope)
+        return out if max_norm is None else _clip_rows(out, ids, max_norm, scope)
+
+
+def _clip_rows(out, ids, max_norm, scope):
+    extra = list(range(ids.shape.ndims, out.shape.ndims)) if ids.shape.ndims is not None else [-1]
+    norm2 = reduce_sum(square(out), extra, keepdims=True)
+    limit = convert_to_tensor(max_norm, dtype=out.dtype)
+    scale_ = where(greater(norm2, square(limit)), realdiv(limit, _safe_sqrt(norm2)), _like(norm2, 1))
+    return multiply(out, scale_, name=scope)
 
 
 def _safe_sqrt(x):
     return sqrt(maximum(x, _like(x, np.finfo(x.dtype.np_dtype).tiny)))
 
 
-def _sharded_index(shards, ids, strategy):
-    sizes = [p.shape.as_list()[0] if p.shape.ndims else None for p in shards]
-    if any(s is None for s in sizes):
-        raise ValueError("embedding_lookup: sharded params need static first dimensions")
+def _sharded_lookup(shards, ids, strategy, name):
+    """TF1's partitioned lookup: each shard gathered at the ids it holds, rows stitched back."""
     n = len(shards)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    table = concat(shards, 0)
-    ids64 = cast(ids, dtypes.int64)
-    if strategy == "div":
-        return table, ids64  # shards hold contiguous id blocks, so concatenating them is the table
-    if strategy != "mod":
-        raise ValueError(f"Unrecognized partition strategy: {strategy}")
-    shard = ids64 % n
-    return table, add(gather(convert_to_tensor(offsets), shard), ids64 // n)
+    flat = reshape(ids, [-1])
+    positions = tf_range(size(flat))
+    if strategy == "mod":
+        assignment = floormod(flat, _like(flat, n))
+        local = floordiv(flat, _like(flat, n))
+    else:
+        sizes = [p.shape.as_list()[0] if p.shape.ndims else None for p in shards]
+        if any(s is None for s in sizes):
+            raise ValueError("embedding_lookup: sharded params need static first dimensions")
+        total = sum(sizes)
+        per, extras = total // n, total % n
+        assignment = maximum(floordiv(flat, _like(flat, per + 1)),
+                             floordiv(subtract(flat, _like(flat, extras)), _like(flat, max(per, 1))))
+        first = less(assignment, _like(flat, extras))
+        local = where(first, floormod(flat, _like(flat, per + 1)),
+                      floormod(subtract(flat, _like(flat, extras)), _like(flat, max(per, 1))))
+    assignment = cast(assignment, dtypes.int32)
+    local_ids = dynamic_partition(local, assignment, n)
+    where_from = dynamic_partition(positions, assignment, n)
+    rows = [gather(p, i) for p, i in zip(shards, local_ids)]
+    stitched = dynamic_stitch(where_from, rows)
+    rest = shards[0].shape.as_list()[1:] if shards[0].shape.ndims is not None else None
+    if ids.shape.is_fully_defined() and rest is not None and None not in rest:
+        return reshape(stitched, ids.shape.as_list() + rest, name=name)
+    return reshape(stitched, concat([shape(ids), shape(stitched)[1:]], 0), name=name)
+
+
+def embedding_lookup_sparse(params, sp_ids, sp_weights, partition_strategy="mod", name=None, combiner=None,
+                            max_norm=None):
+    """Per row of the SparseTensor `sp_ids` ([batch, k] int ids), the combination of the embedding
+    rows of its ids (TF1's): `combiner` "sum", "mean" (default) or "sqrtn", weighted by
+    `sp_weights` (a SparseTensor of the same indices, or None for weights 1). Output
+    [max row id + 1] + params.shape[1:] (rows without ids are zeros). ValueError for an unknown
+    combiner, TypeError for sp_ids/sp_weights that are not SparseTensors."""
+    if combiner is None:
+        combiner = "mean"
+    if combiner not in ("mean", "sqrtn", "sum"):
+        raise ValueError("combiner must be one of 'mean', 'sqrtn' or 'sum'")
+    if isinstance(params, Variable):
+        params = [params]
+    shards = list(params) if isinstance(params, (list, tuple)) else [params]
+    if not isinstance(sp_ids, SparseTensor):
+        raise TypeError("sp_ids must be SparseTensor")
+    if sp_weights is not None and not isinstance(sp_weights, SparseTensor):
+        raise TypeError("sp_weights must be either None or SparseTensor")
+    with name_scope(name, "embedding_lookup_sparse", shards + [sp_ids.values]) as scope:
+        segment_ids = cast(sp_ids.indices[:, 0], dtypes.int32)
+        num = add(reduce_max(segment_ids), 1)
+        uniq, idx = unique(sp_ids.values)
+        rows = gather(embedding_lookup(shards, uniq, partition_strategy, max_norm=max_norm), idx)
+        if sp_weights is None:
+            weights = cast(ones_like(segment_ids), rows.dtype)
+        else:
+            weights = cast(sp_weights.values, rows.dtype) if sp_weights.values.dtype != rows.dtype \
+                else sp_weights.values
+            rows = multiply(rows, reshape(weights, [-1] + [1] * (rows.shape.ndims - 1)))
+        total = unsorted_segment_sum(rows, segment_ids, num)
+        if combiner == "sum":
+            return identity(total, name=scope)
+        denom = unsorted_segment_sum(weights if combiner == "mean" else square(weights), segment_ids, num)
+        if combiner == "sqrtn":
+            denom = sqrt(denom)
+        denom = reshape(denom, [-1] + [1] * (rows.shape.ndims - 1))
+        # a row without ids (or weights summing to 0) is zeros (TF1's div_no_nan)
+        positive = greater(denom, _like(denom, 0))
+        safe = where(positive, denom, _like(denom, 1))
+        return where(positive, realdiv(total, safe), zeros_like(total), name=scope)
 
 
 # ---- dropout -----------------------------------------------------------------------------------

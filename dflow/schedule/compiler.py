@@ -127,7 +127,9 @@ EAGER_STORAGE_READ_BYTES = 1 << 20
 
 def _use_eager(program, feeds, options):
     """Whether the plan runs in this process: numpy feeds of at most `small_plan_bytes` in all, no
-    tensor of known size above it, no sink, and no storage read above EAGER_STORAGE_READ_BYTES."""
+    tensor of known size above it (a variable kept in memory and read only by row gathers and
+    scatters is not counted, nor a scatter's value), no sink, and no storage read above
+    EAGER_STORAGE_READ_BYTES."""
     limit = options.small_plan_bytes
     if not limit or any(op._opdef.state == "sink" for op in program.ops):
         return False
@@ -138,7 +140,18 @@ def _use_eager(program, feeds, options):
         total += spec.nbytes
     if total > limit:
         return False
+    in_program = None
     for op in program.ops:
+        if op._opdef.row_patch:
+            continue  # a row scatter's value is its rows (storage/patch.py); a reader's output is counted
+        if op._opdef.state == "variable":
+            # an embedding read only by row gathers and scatters stays in memory: the plan touches rows
+            in_program = in_program or set(program.ops)
+            t = op._outputs[0]
+            if options.storage.layout(t.shape.as_list(), t.dtype.np_dtype) is None and all(
+                    (c._opdef.reads_rows or c._opdef.row_patch) and c._inputs[0] is t
+                    for c in t.consumers() if c in in_program):
+                continue
         reads_storage = op._opdef.stateful and op._opdef.cheap_source
         cap = min(limit, EAGER_STORAGE_READ_BYTES) if reads_storage else limit
         for t in op._outputs:
@@ -163,6 +176,7 @@ class LowerContext:
         self._params = params  # param key -> (FeedSlot, placeholder dask array)
         self.hooks = {"before_run": [], "on_success": [], "publish": [], "on_failure": []}
         self.owners = {}  # dask array name -> the op whose output it is (a failing task names its op)
+        self.row_patches = {}  # op -> (0-d task of (indices, rows), add): see `row_patch`
 
     def before_run(self, fn):
         """`fn(run)` runs on the client before the run's tasks (it may raise to refuse the run)."""
@@ -200,6 +214,13 @@ class LowerContext:
             dargs.append(a)
         task = dask.delayed(fn, pure=False)(*dargs)
         return da.from_delayed(task, shape, dtype=dtype, meta=meta)
+
+    def row_patch(self, indices_rows, add):
+        """Declares this op's new variable value as its input 0 with rows changed: `indices_rows`
+        is a 0-d task computing (flat indices, rows). Where the session can apply them in place
+        (a local scheduler, a variable kept in memory, input 0 its value at the start of the run)
+        the commit takes them instead of the whole value (storage/patch.py)."""
+        self.row_patches[self.op] = (indices_rows, add)
 
     def whole(self, arr):
         """Marks a one-task 0-d dask array as a whole value of unknown rank (see `Whole`)."""
@@ -342,16 +363,18 @@ def lower_dask(program, feeds, constants, options):
     outputs = [_output(ctx, env, t) if t is not None else None for t in program.fetch_tensors]
     # ops reached only through control inputs, and fetched ops, still run: their values are
     # computed and dropped
-    extra = [v.array if isinstance(v, Whole) else v for v in (ctx.materialized(env.get(t)) for t in program.run_only)]
+    commits, stored, patches = _commit_values(ctx, program, env, options)
+    patched = {program.commit_tensors[var] for var in patches}  # run by computing their rows alone
+    extra = [v.array if isinstance(v, Whole) else v for v in (ctx.materialized(env.get(t)) for t in program.run_only
+                                                               if t not in patched)]
     extra = [v for v in extra if isinstance(v, da.Array)]  # (a py_func's output of unknown rank is a Whole)
-    commits, stored = _commit_values(ctx, program, env, options)
     for root, leaves, arr in ctx.fusion_log:
         memory.add(root, "fused", leaves, [arr], fused=True, scratch_chunks=fused_scratch_chunks(leaves, arr))
     boundaries = stager.boundaries if stager else []
     memory.stage_results = sum(int(np.prod(a.shape)) * a.dtype.itemsize for _, _, a in boundaries)
     _apply_budget(memory, options)
     plan = DaskPlan(program.fetch_elements, outputs, extra, slots, params, commits, program.state, ctx.hooks,
-                    boundaries, stored)
+                    boundaries, stored, patches)
     plan.memory = memory
     plan.num_workers = memory.workers
     plan.owners = ctx.owners
@@ -476,8 +499,13 @@ def _output(ctx, env, t):
 def _commit_values(ctx, program, env, options):
     """The new values of the variables assigned in this run, as dask arrays; those the session
     keeps on disk are rechunked to their stored layout (their tasks write them there)."""
-    commits, stored = {}, {}
+    commits, stored, patches = {}, {}, {}
     for var, t in program.commit_tensors.items():
+        patch = ctx.row_patches.get(t.op)
+        if patch is not None and options.local and (t.op, 0) not in program.state.sources and \
+                options.storage.layout(t.shape.as_list(), t.dtype.np_dtype) is None:
+            patches[var] = patch  # rows applied to the committed array in place (schedule/store.py)
+            continue
         v = env[t]
         if isinstance(v, Whole):
             raise NeedValues([t], False, f"the new value of variable {var!r} has an unknown rank")
@@ -487,7 +515,7 @@ def _commit_values(ctx, program, env, options):
             arr = arr if arr.chunks == layout else arr.rechunk(layout)
             stored[var] = options.storage.chunk_shape(arr.shape, arr.dtype)
         commits[var] = arr
-    return commits, stored
+    return commits, stored, patches
 
 
 def _apply_budget(memory, options):

@@ -4,6 +4,7 @@ is fetched as a SparseTensorValue), flattened for the compiler and rebuilt aroun
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError
+from ..graph.indexed_slices import IndexedSlices, IndexedSlicesValue
 from ..graph.ops import Operation, Tensor
 from ..kernels.sparse_ops import SparseTensor, SparseTensorValue
 
@@ -51,6 +52,10 @@ def flatten_fetches(fetches, graph):
         if isinstance(f, SparseTensor):  # fetched as TF1's SparseTensorValue of its three tensors
             parts = [build(t) for t in (f.indices, f.values, f.dense_shape)]
             return lambda vals: SparseTensorValue(*[g(vals) for g in parts])
+        if isinstance(f, IndexedSlices):  # fetched as TF1's IndexedSlicesValue
+            parts = [build(t) if t is not None else (lambda vals: None)
+                     for t in (f.values, f.indices, f.dense_shape)]
+            return lambda vals: IndexedSlicesValue(*[g(vals) for g in parts])
         if isinstance(f, dict):
             items = {k: build(v) for k, v in f.items()}
             return lambda vals: type(f)((k, g(vals)) for k, g in items.items()) if type(f) is not dict \

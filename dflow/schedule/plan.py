@@ -39,6 +39,7 @@ from ..dask_compat import (
 from ..errors import OpError, UnavailableError, kernel_failure
 from ..kernels.cores import intra_op_threads
 from ..storage.files import publish
+from ..storage.patch import RowPatch, materialized
 from ..storage.values import (
     HOST_COPY_BYTES,
     Part,
@@ -192,6 +193,13 @@ class EagerPlan:
                                                                 [p[3] for p in group.kernel.program])))
         if reroute:
             steps = [(op, fn, [reroute.get(t, t) for t in inputs], *rest) for op, fn, inputs, *rest in steps]
+        # a row scatter's value is a RowPatch (storage/patch.py): committed in place, materialized
+        # for any step or fetch that reads it as data
+        patches = {t for op, _, _, outputs, _, _ in steps if op._opdef.row_patch for t in outputs}
+        if patches:
+            steps = [(op, _reading_patches(fn), *rest) if any(t in patches for t in rest[0]) else (op, fn, *rest)
+                     for op, fn, *rest in steps]
+        self._patched_fetches = [e in patches for e in program.fetch_tensors] if patches else None
         self.steps = steps
         self.labels = labels
         self.consts = consts
@@ -225,6 +233,8 @@ class EagerPlan:
         with np.errstate(all="ignore"), intra_op_threads(rc.intra_op_threads):
             self._run_steps(rc, env, xp)
         values = [env[e] if e is not None else None for e in self._fetch_tensors]
+        if self._patched_fetches is not None:
+            values = [materialized(v) if p else v for v, p in zip(values, self._patched_fetches)]
         return values, {var: env[t] for var, t in self.commit_tensors.items()}
 
 
@@ -258,6 +268,20 @@ class EagerPlan:
                 del env[t]
         if trace is not None:
             trace.check_deadline(" (when its last op finished)")
+
+
+def _reading_patches(fn):
+    def run(xp, *args, **attrs):
+        return fn(xp, *[materialized(a) for a in args], **attrs)
+
+    return run
+
+
+def _first_block(r):
+    """The (indices, rows) a one-task patch array computed (as the executors return its block)."""
+    while isinstance(r, (list, tuple)) and not (len(r) == 2 and isinstance(r[1], np.ndarray)):
+        r = r[0]
+    return r
 
 
 def input_failure(op, exc, shapes, where=""):
@@ -389,7 +413,7 @@ class DaskPlan:
     small = False  # small enough to run as one task on a cluster (compiler.is_small)
 
     def __init__(self, fetch_elements, outputs, extra, slots, params, commits, state, hooks=None,
-                 boundaries=(), stored=None):
+                 boundaries=(), stored=None, patches=None):
         self.fetch_elements = list(fetch_elements)
         self.hooks = {"before_run": [], "on_success": [], "publish": [], "on_failure": [], **(hooks or {})}
         self.slots = slots
@@ -413,6 +437,11 @@ class DaskPlan:
                 self.out_index.append(("none", None))
             else:
                 self.out_index.append(("host", np.asarray(v)))
+        # row scatters committed as their rows alone: computed like fetches, applied by the store
+        self.patches = []
+        for var, (a, add) in (patches or {}).items():
+            self.patches.append((var, len(arrays), add))
+            arrays.append(a)
         commit_arrays = list(commits.values())
         computed = {id(a) for a in arrays + commit_arrays + stored_arrays}
         # arrays reached only through control inputs: computed, then reduced to empty tokens per
@@ -554,6 +583,9 @@ class DaskPlan:
                 commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype, _host_copy(copies[i]))
             else:
                 commits[var] = gather_blocks(r)
+        for var, ref, add in self.patches:
+            indices, rows = _first_block(results[ref])
+            commits[var] = RowPatch(rc.param(("variable", var)), indices, rows, add)
         out = []
         for kind, ref in self.out_index:
             if kind == "dask":

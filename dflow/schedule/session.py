@@ -28,7 +28,7 @@ from .executors import ClusterDataLost, make_executor
 from .fetches import flatten_fetches
 from .host import HostRun, RunTransaction, decision_key
 from .plan import FeedSpec, RunContext
-from .store import VariableStore, to_host
+from .store import VariableStore, to_host, unshared
 from .tracing import RunTrace
 
 # numpy-fed plans whose tensors stay below this run in this process (BLAS keeps its own threads,
@@ -317,6 +317,7 @@ class Session:
             snapshot = self.variables.snapshot(plan.state.start_vars)
             try:
                 out, commits = self._run_with_context(plan, elements, values, snapshot)
+                out = unshared(out, snapshot)  # no fetch aliases an array a row update changes in place
             finally:
                 self.variables.release(snapshot)
             if commit is not None and commits:

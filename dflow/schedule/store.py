@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import FailedPreconditionError, UnavailableError
 from ..storage import files
+from ..storage.patch import RowPatch
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 
 
@@ -80,7 +81,18 @@ class VariableStore:
 
     def commit(self, name, value):
         """A run's new value of a variable, as the session keeps it (a RemoteValue as it is: held
-        by the cluster as data, its lineage cut when it was computed)."""
+        by the cluster as data, its lineage cut when it was computed). A RowPatch of the committed
+        array is applied to it in place when no run reads that array; otherwise materialized."""
+        if isinstance(value, RowPatch):
+            base = self.values.get(name)
+            if value.base is base and isinstance(base, np.ndarray) and base.flags.owndata and \
+                    not self._pins.get(id(base)):
+                value.apply_in_place()
+                return
+            value = value.materialize()
+            value.setflags(write=False)
+            self.set(name, value)
+            return
         if not isinstance(value, (RemoteValue, StoredValue)):
             value = committed(value)
         self.set(name, value)
@@ -102,20 +114,19 @@ class VariableStore:
                 if value is None:
                     continue
                 snap[name] = value
-                if isinstance(value, StoredValue):
-                    self._pins[id(value)] = self._pins.get(id(value), 0) + 1
+                # pinned while the run reads it: a StoredValue is not deleted, an array not
+                # patched in place (`commit`), under it
+                self._pins[id(value)] = self._pins.get(id(value), 0) + 1
             return snap
 
     def release(self, snap):
         """Ends a run's `snapshot`: a StoredValue replaced meanwhile is deleted by its last reader."""
         with self._lock:
             for value in snap.values():
-                if not isinstance(value, StoredValue):
-                    continue
                 left = self._pins.pop(id(value)) - 1
                 if left:
                     self._pins[id(value)] = left
-                else:
+                elif isinstance(value, StoredValue):
                     old = self._retired.pop(id(value), None)
                     if old is not None:
                         old.discard()
@@ -153,6 +164,25 @@ class VariableStore:
 
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
+
+
+def unshared(values, snap):
+    """`values` (a run's fetched values) with any array that shares memory with a variable's
+    committed array of `snap` copied: a later row update applies to that array in place, and a
+    fetched value must not change under its holder (TF1 returns copies)."""
+    held = {id(v) for v in snap.values() if isinstance(v, np.ndarray)}
+    if not held:
+        return values
+    out = []
+    for v in values:
+        b = v
+        while isinstance(b, np.ndarray):
+            if id(b) in held:
+                v = np.array(v, copy=True)
+                break
+            b = b.base
+        out.append(v)
+    return out
 
 
 def _discard(value):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..graph.graph import name_scope
+from ..graph.indexed_slices import IndexedSlices
 from ..kernels import math_ops as m
 from ..kernels.common import convert_to_tensor
 from ..kernels.reduction_ops import reduce_sum
@@ -12,19 +13,21 @@ __all__ = ["clip_by_norm", "global_norm", "clip_by_global_norm", "clip_by_averag
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """t · clip_norm / max(‖t‖₂, clip_norm) (the L2 norm over `axes`, default all)."""
+    sparse = t if isinstance(t, IndexedSlices) else None
     with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
-        t = convert_to_tensor(t)
+        t = sparse.values if sparse is not None else convert_to_tensor(t)  # TF1: an IndexedSlices' values
         clip_norm = convert_to_tensor(clip_norm, dtype=t.dtype)
         l2sum = reduce_sum(m.square(t), axis=axes, keepdims=True)
         pos = m.greater(l2sum, 0.0)
         l2sum_safe = m.where(pos, l2sum, m.ones_like_t(l2sum))
         l2norm = m.where(pos, m.sqrt(l2sum_safe), l2sum)
-        return m.truediv(t * clip_norm, m.maximum(l2norm, clip_norm), name=scope)
+        out = m.truediv(t * clip_norm, m.maximum(l2norm, clip_norm), name=scope)
+        return IndexedSlices(out, sparse.indices, sparse.dense_shape) if sparse is not None else out
 
 
 def global_norm(t_list, name=None):
     """sqrt(sum of the squared L2 norms of the tensors in `t_list`; None entries are skipped)."""
-    ts = [convert_to_tensor(t) for t in t_list if t is not None]
+    ts = [t.values if isinstance(t, IndexedSlices) else convert_to_tensor(t) for t in t_list if t is not None]
     if not ts:
         raise ValueError("global_norm needs at least one tensor")
     with name_scope(name, "global_norm", ts) as scope:
@@ -46,9 +49,11 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         for t in t_list:
             if t is None:
                 out.append(None)
-            else:
-                t = convert_to_tensor(t)
-                out.append(m.multiply(t, m.cast(scale, t.dtype) if t.dtype != scale.dtype else scale))
+            else:  # an IndexedSlices stays sparse: its values are scaled (TF1)
+                sparse = t if isinstance(t, IndexedSlices) else None
+                t = sparse.values if sparse is not None else convert_to_tensor(t)
+                t = m.multiply(t, m.cast(scale, t.dtype) if t.dtype != scale.dtype else scale)
+                out.append(IndexedSlices(t, sparse.indices, sparse.dense_shape) if sparse is not None else t)
         del scope
         return out, norm
 

@@ -11,13 +11,17 @@ from __future__ import annotations
 from .. import kernels as _k  # noqa: F401 - registers ops
 from ..graph.gradients import gradients
 from ..graph.graph import control_dependencies, get_default_graph, name_scope
+from ..graph.indexed_slices import IndexedSlices
 from ..graph.keys import GraphKeys
 from ..graph.ops import Tensor
 from ..kernels import math_ops as m
 from ..kernels import state_ops
-from ..kernels.common import convert_to_tensor
+from ..kernels.common import apply_op, convert_to_tensor
 from ..kernels.control_ops import group
+from ..kernels.data_dependent_ops import unique
+from ..kernels.gather_ops import gather
 from ..kernels.manip_ops import ones_like, zeros_like
+from ..kernels.scatter_ops import unsorted_segment_sum
 from ..state.variables import Variable, trainable_variables
 
 __all__ = ["Optimizer", "GradientDescentOptimizer", "MomentumOptimizer", "AdamOptimizer",
@@ -80,11 +84,13 @@ class Optimizer:
             updates = []
             for g, v in with_grad:
                 with name_scope("update_" + v.op.name):
-                    g = convert_to_tensor(g)
+                    sparse = isinstance(g, IndexedSlices)
+                    if not sparse:
+                        g = convert_to_tensor(g)
                     if g.dtype != v.dtype:
                         raise TypeError(f"Gradient for {v.name!r} has dtype {g.dtype.name}, the variable "
                                         f"{v.dtype.name}")
-                    update = self._apply_dense(g, v)
+                    update = self._apply_sparse_duplicate_indices(g, v) if sparse else self._apply_dense(g, v)
                     if v.constraint is not None:  # TF1: the projection runs after the update
                         with control_dependencies([update]):
                             update = state_ops.assign(v, v.constraint(v)).op
@@ -150,11 +156,28 @@ class Optimizer:
     def _create_slots(self, var_list):
         pass
 
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        """A sparse gradient (IndexedSlices) with its repeated indices summed, then `_apply_sparse`
+        (TF1's default)."""
+        values, indices = _deduplicate(grad)
+        return self._apply_sparse(IndexedSlices(values, indices, grad.dense_shape), var)
+
+    def _apply_sparse(self, grad, var):
+        """The update of the rows `grad.indices` (unique) only; optimizers without a sparse rule
+        apply the densified gradient."""
+        return self._apply_dense(convert_to_tensor(grad), var)
+
     def _prepare(self):
         pass
 
     def _finish(self, update_ops, name_scope_str):
         return group(*update_ops, name=name_scope_str)
+
+
+def _deduplicate(grad):
+    """(values summed per index, unique indices) of an IndexedSlices (TF1's `_deduplicate_indexed_slices`)."""
+    uniq, pos = unique(grad.indices)
+    return unsorted_segment_sum(grad.values, pos, apply_op("Size", [uniq], {"out_type": pos.dtype})), uniq
 
 
 class GradientDescentOptimizer(Optimizer):
@@ -166,6 +189,10 @@ class GradientDescentOptimizer(Optimizer):
 
     def _apply_dense(self, grad, var):
         return state_ops.assign_sub(var, self._lr(self._learning_rate, var.dtype) * grad).op
+
+    def _apply_sparse_duplicate_indices(self, grad, var):
+        # repeated rows add up in the scatter itself (TF1: no deduplication)
+        return state_ops.scatter_sub(var, grad.indices, self._lr(self._learning_rate, var.dtype) * grad.values).op
 
 
 class MomentumOptimizer(Optimizer):
@@ -186,6 +213,16 @@ class MomentumOptimizer(Optimizer):
         new_accum = state_ops.assign(accum, accum * mom + grad)
         step = grad + mom * new_accum if self._use_nesterov else new_accum
         return state_ops.assign_sub(var, lr * step).op
+
+    def _apply_sparse(self, grad, var):
+        # TF1's SparseApplyMomentum: only the rows at grad.indices (unique) change
+        lr = self._lr(self._learning_rate, var.dtype)
+        mom = self._lr(self._momentum, var.dtype)
+        accum = self.get_slot(var, "momentum")
+        g, idx = grad.values, grad.indices
+        new_accum = gather(accum, idx) * mom + g
+        step = g + mom * new_accum if self._use_nesterov else new_accum
+        return group(state_ops.scatter_update(accum, idx, new_accum).op, state_ops.scatter_sub(var, idx, lr * step).op)
 
 
 class AdamOptimizer(Optimizer):
@@ -217,6 +254,25 @@ class AdamOptimizer(Optimizer):
         v_t = state_ops.assign(vs, vs * b2 + (1.0 - b2) * m.square(grad))
         return state_ops.assign_sub(var, lr_t * m_t / (m.sqrt(v_t) + eps)).op
 
+    def _apply_sparse(self, grad, var):
+        # TF1's Adam._apply_sparse: the slots decay everywhere (dense), the gradient is scattered
+        # into them, and the whole variable moves (TF1's non-lazy semantics)
+        dt = var.dtype
+        b1p, b2p = (self._non_slot[n] if self._non_slot[n].dtype == dt else m.cast(self._non_slot[n], dt)
+                    for n in ("beta1_power", "beta2_power"))
+        lr = self._lr(self._lr_value, dt)
+        b1, b2, eps = self._lr(self._beta1, dt), self._lr(self._beta2, dt), self._lr(self._epsilon, dt)
+        lr_t = lr * m.sqrt(1.0 - b2p) / (1.0 - b1p)
+        ms, vs = self.get_slot(var, "m"), self.get_slot(var, "v")
+        m_t = state_ops.assign(ms, ms * b1)
+        with control_dependencies([m_t]):
+            m_t = state_ops.scatter_add(ms, grad.indices, grad.values * (1.0 - b1))
+        v_t = state_ops.assign(vs, vs * b2)
+        with control_dependencies([v_t]):
+            v_t = state_ops.scatter_add(vs, grad.indices, m.square(grad.values) * (1.0 - b2))
+        var_update = state_ops.assign_sub(var, lr_t * m_t / (m.sqrt(v_t) + eps))
+        return group(var_update.op, m_t.op, v_t.op)
+
     def _finish(self, update_ops, name_scope_str):
         b1p, b2p = self._non_slot["beta1_power"], self._non_slot["beta2_power"]
         with control_dependencies(update_ops):
@@ -242,6 +298,14 @@ class AdagradOptimizer(Optimizer):
         acc = self.get_slot(var, "accumulator")
         new_acc = state_ops.assign_add(acc, m.square(grad))
         return state_ops.assign_sub(var, self._lr(self._learning_rate, var.dtype) * grad / m.sqrt(new_acc)).op
+
+    def _apply_sparse(self, grad, var):
+        # TF1's SparseApplyAdagrad: only the rows at grad.indices (unique) change
+        acc = self.get_slot(var, "accumulator")
+        g, idx = grad.values, grad.indices
+        new_acc = gather(acc, idx) + m.square(g)
+        step = self._lr(self._learning_rate, var.dtype) * g / m.sqrt(new_acc)
+        return group(state_ops.scatter_update(acc, idx, new_acc).op, state_ops.scatter_sub(var, idx, step).op)
 
 
 class RMSPropOptimizer(Optimizer):
@@ -274,6 +338,26 @@ class RMSPropOptimizer(Optimizer):
         mom_t = state_ops.assign(mom, mu * mom + lr * grad / m.sqrt(denom + eps))
         return state_ops.assign_sub(var, mom_t).op
 
+    def _apply_sparse(self, grad, var):
+        # TF1's SparseApply(Centered)RMSProp: only the rows at grad.indices (unique) change
+        dt = var.dtype
+        lr, rho = self._lr(self._learning_rate, dt), self._lr(self._decay, dt)
+        mu, eps = self._lr(self._momentum, dt), self._lr(self._epsilon, dt)
+        rms, mom = self.get_slot(var, "rms"), self.get_slot(var, "momentum")
+        g, idx = grad.values, grad.indices
+        ms_t = rho * gather(rms, idx) + (1.0 - rho) * m.square(g)
+        updates = [state_ops.scatter_update(rms, idx, ms_t).op]
+        denom = ms_t
+        if self._centered:
+            mg = self.get_slot(var, "mg")
+            mg_t = rho * gather(mg, idx) + (1.0 - rho) * g
+            updates.append(state_ops.scatter_update(mg, idx, mg_t).op)
+            denom = ms_t - m.square(mg_t)
+        mom_t = mu * gather(mom, idx) + lr * g / m.sqrt(denom + eps)
+        updates.append(state_ops.scatter_update(mom, idx, mom_t).op)
+        updates.append(state_ops.scatter_sub(var, idx, mom_t).op)
+        return group(*updates)
+
 
 class FtrlOptimizer(Optimizer):
     """FTRL-Proximal (McMahan et al. 2013) with TF1's dense update: accum' = accum + g²;
@@ -301,17 +385,32 @@ class FtrlOptimizer(Optimizer):
             self._slot(v, "accum", init="value", value=self._initial)
             self._slot(v, "linear")
 
-    def _apply_dense(self, grad, var):
+    def _rows(self, grad, var, accum, linear, var_value):
+        """(new accum, new linear, new var) of the FTRL step on these values (whole or rows)."""
         dt = var.dtype
         lr, power = self._lr(self._learning_rate, dt), self._lr(-self._power, dt)
         l1, l2 = self._lr(self._l1, dt), self._lr(self._l2, dt)
-        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
         new_accum = accum + m.square(grad)
         sigma = (m.pow(new_accum, power) - m.pow(accum, power)) / lr
-        new_linear = state_ops.assign(linear, linear + grad - sigma * var)
+        new_linear = linear + grad - sigma * var_value
         quadratic = m.pow(new_accum, power) / lr + 2.0 * l2
         shrunk = (l1 * m.sign(new_linear) - new_linear) / quadratic
-        new_var = m.where(m.greater(m.abs(new_linear), l1), shrunk, zeros_like(shrunk))
+        return new_accum, new_linear, m.where(m.greater(m.abs(new_linear), l1), shrunk, zeros_like(shrunk))
+
+    def _apply_dense(self, grad, var):
+        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
+        new_accum, new_linear, new_var = self._rows(grad, var, accum, linear, var)
+        new_linear = state_ops.assign(linear, new_linear)
         with control_dependencies([new_linear]):
             update_accum = state_ops.assign(accum, new_accum)
         return group(state_ops.assign(var, new_var).op, update_accum.op)
+
+    def _apply_sparse(self, grad, var):
+        # TF1's SparseApplyFtrl: only the rows at grad.indices (unique) change
+        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
+        idx = grad.indices
+        new_accum, new_linear, new_var = self._rows(grad.values, var, gather(accum, idx), gather(linear, idx),
+                                                    gather(var, idx))
+        return group(state_ops.scatter_update(var, idx, new_var).op,
+                     state_ops.scatter_update(linear, idx, new_linear).op,
+                     state_ops.scatter_update(accum, idx, new_accum).op)

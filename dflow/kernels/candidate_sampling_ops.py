@@ -1,0 +1,175 @@
+"""Candidate samplers (TF1's `tf.nn.*_candidate_sampler`): the negatives of sampled losses.
+
+Each sampler is one op with three outputs, TF1's: `sampled_candidates` int64 [num_sampled],
+`true_expected_count` float32 [batch, num_true], `sampled_expected_count` float32 [num_sampled].
+The expected count of a class of probability p is `num_sampled * p`, or with `unique=True` (draws
+rejected until num_sampled distinct classes came, after `num_tries` draws)
+`-expm1(num_tries * log1p(-p))` (TF1's RangeSampler).
+
+Seeds are the random ops' (random_ops.py): a run's draw is keyed by (seed, seed2, run count), or
+by the session's seed and the op's name when unseeded, so every scheduler draws the same classes.
+The op runs in one task (it is small). The numbers are not TF's stream.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ..graph import dtypes
+from ..graph.graph import get_seed
+from ..graph.registry import not_differentiable, register_op
+from ..graph.shape import TensorShape
+from .common import apply_op, convert_to_tensor
+from .random_ops import _hash_words, _material, _run_values
+
+__all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "fixed_unigram_candidate_sampler"]
+
+
+def _probabilities(kind, range_max, unigrams, distortion, num_reserved_ids):
+    """p(k) for an array of classes k (computed for the classes asked, not the whole range)."""
+    if kind == "log_uniform":
+        return lambda k: (np.log(k + 2.0) - np.log(k + 1.0)) / math.log(range_max + 1.0)
+    if kind == "uniform":
+        return lambda k: np.full(np.shape(k), 1.0 / range_max)
+    table = _unigram_table(unigrams, distortion, num_reserved_ids)
+    return lambda k: table[k]
+
+
+@functools.lru_cache(maxsize=8)
+def _unigram_table(unigrams, distortion, num_reserved_ids):
+    weights = np.concatenate([np.zeros(num_reserved_ids), np.power(np.asarray(unigrams, np.float64), distortion)])
+    return weights / weights.sum()
+
+
+def _draw(rng, kind, n, range_max, probs):
+    if kind == "log_uniform":  # TF1's LogUniformSampler: exp(u * log(range_max + 1)) - 1
+        return (np.exp(rng.random(n) * math.log(range_max + 1.0)).astype(np.int64) - 1) % range_max
+    if kind == "uniform":
+        return rng.integers(0, range_max, n, dtype=np.int64)
+    cdf = np.cumsum(probs(np.arange(range_max)))
+    return np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), range_max - 1).astype(np.int64)
+
+
+def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique, range_max, seed, seed2, op_name,
+            unigrams=(), distortion=1.0, num_reserved_ids=0, output=None):
+    probs = _probabilities(kind, range_max, unigrams, distortion, num_reserved_ids)
+    rng = np.random.Generator(np.random.PCG64(_hash_words(_material(seed, seed2, op_name, counter,
+                                                                     0 if base is None else base))))
+    if unique:
+        if num_sampled > range_max:
+            raise ValueError(f"{op_name}: range_max ({range_max}) must be >= num_sampled ({num_sampled}) when "
+                             "unique is True")
+        seen, order, tries = set(), [], 0
+        while len(order) < num_sampled:
+            batch = _draw(rng, kind, max(2 * (num_sampled - len(order)), 16), range_max, probs)
+            for v in batch.tolist():
+                tries += 1
+                if v not in seen:
+                    seen.add(v)
+                    order.append(v)
+                    if len(order) == num_sampled:
+                        break
+        sampled = np.asarray(order, np.int64)
+    else:
+        sampled = _draw(rng, kind, num_sampled, range_max, probs)
+        tries = num_sampled
+
+    def expected(p):
+        return (-np.expm1(tries * np.log1p(-np.minimum(p, 1.0 - 1e-16))) if unique else num_sampled * p
+                ).astype(np.float32)
+
+    true = np.asarray(true_classes).astype(np.int64)
+    if true.size and (true.min() < 0 or true.max() >= range_max):
+        bad = true[(true < 0) | (true >= range_max)][0]
+        raise ValueError(f"{op_name}: true class {int(bad)} is not in [0, {range_max})")
+    out = (sampled, expected(probs(true)).reshape(true.shape), expected(probs(sampled)))
+    return out if output is None else out[output]
+
+
+def _infer(inputs, attrs):
+    true = inputs[0]
+    if not true.dtype.is_integer:
+        raise TypeError(f"CandidateSampler: true_classes must be int64, got {true.dtype.name}")
+    rows = true.shape[0] if true.shape.ndims == 2 else None
+    if true.shape.ndims is not None and true.shape.ndims != 2:
+        raise ValueError(f"CandidateSampler: true_classes must be a matrix [batch, num_true], got {true.shape}")
+    if true.shape.ndims == 2 and true.shape[1].value not in (None, attrs["num_true"]):
+        raise ValueError(f"CandidateSampler: true_classes has {true.shape[1].value} columns, num_true is "
+                         f"{attrs['num_true']}")
+    n = attrs["num_sampled"]
+    return [(TensorShape([n]), dtypes.int64), (TensorShape([rows, attrs["num_true"]]), dtypes.float32),
+            (TensorShape([n]), dtypes.float32)]
+
+
+def _eager(xp, true_classes, *, ctx, **attrs):
+    counter, base = _run_values(ctx, attrs["seed"], attrs["seed2"])
+    return _sample(np.asarray(true_classes), counter, base, op_name=ctx.op.name, **attrs)
+
+
+def _lower(lctx, true_classes, *, ctx=None, **attrs):
+    ctx = ctx or lctx
+    counter, base = _run_values(ctx, attrs["seed"], attrs["seed2"])
+    true = ctx.as_dask(true_classes)
+    n = attrs["num_sampled"]
+    shapes = [((n,), np.int64), (tuple(true.shape), np.float32), ((n,), np.float32)]
+    # three one-task arrays computing the same (deterministic) draw, one output each
+    return [ctx.delayed(_SampleOutput(i, ctx.op.name, attrs), true, counter, base, shape=s, dtype=dt,
+                        meta=np.empty((0,) * len(s), dt))
+            for i, (s, dt) in enumerate(shapes)]
+
+
+class _SampleOutput:
+    """One output of a sampler's draw, as a picklable task function."""
+
+    def __init__(self, output, op_name, attrs):
+        self.output, self.op_name, self.attrs = output, op_name, attrs
+
+    def __call__(self, true, counter, base):
+        return _sample(np.asarray(true), counter, base, op_name=self.op_name, output=self.output, **self.attrs)
+
+
+register_op("CandidateSampler", _infer, eager=_eager, lower=_lower, run_state=True, stateful=True, num_outputs=3)
+not_differentiable("CandidateSampler")
+
+
+def _sampler(kind, true_classes, num_true, num_sampled, unique, range_max, seed, name, default_name, **extra):
+    if range_max <= 0:
+        raise ValueError(f"{default_name}: range_max must be positive, got {range_max}")
+    true = convert_to_tensor(true_classes, dtype=None if hasattr(true_classes, "dtype") else dtypes.int64)
+    seed1, seed2 = get_seed(seed)
+    attrs = {"kind": kind, "num_true": int(num_true), "num_sampled": int(num_sampled), "unique": bool(unique),
+             "range_max": int(range_max), "seed": seed1 or 0, "seed2": seed2 or 0, **extra}
+    return tuple(apply_op("CandidateSampler", [true], attrs, name=name, default_name=default_name))
+
+
+def log_uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None):
+    """Classes drawn from the log-uniform (Zipfian) distribution P(k) = log((k+2)/(k+1)) / log(range_max+1).
+    Returns (sampled_candidates, true_expected_count, sampled_expected_count) (see the module doc)."""
+    return _sampler("log_uniform", true_classes, num_true, num_sampled, unique, range_max, seed, name,
+                    "LogUniformCandidateSampler")
+
+
+def uniform_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, seed=None, name=None):
+    """Classes drawn uniformly from [0, range_max); returns TF1's three tensors (see the module doc)."""
+    return _sampler("uniform", true_classes, num_true, num_sampled, unique, range_max, seed, name,
+                    "UniformCandidateSampler")
+
+
+def fixed_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, vocab_file="",
+                                    distortion=1.0, num_reserved_ids=0, num_shards=1, shard=0, unigrams=(),
+                                    seed=None, name=None):
+    """Classes drawn with P(k) proportional to unigrams[k] ** distortion (the first
+    `num_reserved_ids` classes never). `vocab_file` and sharding are not supported (ValueError)."""
+    if vocab_file or num_shards != 1 or shard != 0:
+        raise ValueError("fixed_unigram_candidate_sampler: vocab_file and sharding are not supported by dflow; "
+                         "pass the counts as `unigrams`")
+    unigrams = tuple(float(u) for u in unigrams)
+    if len(unigrams) + num_reserved_ids != range_max:
+        raise ValueError(f"fixed_unigram_candidate_sampler: {len(unigrams)} unigrams + {num_reserved_ids} reserved "
+                         f"ids must equal range_max ({range_max})")
+    return _sampler("unigram", true_classes, num_true, num_sampled, unique, range_max, seed, name,
+                    "FixedUnigramCandidateSampler", unigrams=unigrams, distortion=float(distortion),
+                    num_reserved_ids=int(num_reserved_ids))
