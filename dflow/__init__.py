@@ -52,6 +52,7 @@ from .graph.dtypes import (
     uint16,
     uint32,
     uint64,
+    variant,
 )
 from .graph.gradients import gradients
 from .graph.graph import (
