@@ -102,3 +102,14 @@ def test_size_and_flow_dtype():
     assert tf.gradients(tf.cast(ta.size(), tf.float32), x) == [None]
     with pytest.raises(TypeError):
         tf.add_n([x, ta.flow])
+
+
+def test_graph_with_tensor_array_gradients_round_trips(tmp_path):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    ta = tf.TensorArray(tf.float32, 2).unstack(x)
+    (g,) = tf.gradients(ta.read(1) * 3.0, x)
+    tf.train.export_meta_graph(str(tmp_path / "m.meta"))
+    tf.reset_default_graph()
+    tf.train.import_meta_graph(str(tmp_path / "m.meta"))
+    with tf.Session() as s:
+        np.testing.assert_array_equal(s.run(g.name, {"x:0": [1.0, 2.0]}), [0.0, 3.0])
