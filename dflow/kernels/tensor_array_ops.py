@@ -1,8 +1,9 @@
 """`TensorArray` (TF1): a list of tensors written and read by index, usable as a while_loop var.
 
-The array's state is its `flow`: a 0-d object tensor holding an immutable tuple of numpy arrays
-(None where unwritten). Every write makes a new flow, so a TensorArray is a value like any other
-loop variable; it is meant for the small states of host-run loops (its ops run in one task).
+The array's state is its `flow`: a 0-d object tensor (dtype variant) holding an immutable tuple of
+numpy arrays (None where unwritten). Every write makes a new flow, so a TensorArray is a value like
+any other loop variable; it is meant for the small states of host-run loops (its ops run in one
+task). Gradients flow backwards through the flows (see "gradients" below).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
-from ..graph.registry import not_differentiable, register_op
+from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, as_shape
+from .array_ops import identity, shape
 from .common import apply_op, convert_to_tensor
 
 __all__ = ["TensorArray"]
@@ -30,7 +32,7 @@ def _items(flow):
 
 
 def _flow_infer(inputs, attrs):
-    return TensorShape([]), dtypes.string
+    return TensorShape([]), dtypes.variant
 
 
 def _elem_infer(inputs, attrs):
@@ -111,27 +113,207 @@ def _scatter(flow, indices, value, dtype, element_shape, dynamic_size):
     return out
 
 
+def _split(flow, value, lengths, dtype, element_shape, dynamic_size):
+    value, lengths = np.asarray(value), np.asarray(lengths).reshape(-1)
+    if lengths.sum() != value.shape[0]:
+        raise InvalidArgumentError(None, None, f"Expected sum of lengths to be equal to values.shape[0], but sum of "
+                                   f"lengths is {int(lengths.sum())} and value's shape is: {list(value.shape)}")
+    bounds = np.cumsum(lengths)[:-1]
+    return _box(np.split(value, bounds) if len(lengths) else [])
+
+
 def _size(flow, dtype, element_shape, dynamic_size):
     return np.int32(len(_items(flow)))
 
 
-def _register(name, fn, infer):
+def _register(name, fn, infer, grad=None):
     eager, lower = _on_host(fn)
     register_op(name, infer, eager=eager, lower=lower, stateful=True)
-    not_differentiable(name)
+    if grad is None:
+        not_differentiable(name)
+    else:
+        def_grad(name)(grad)
+
+
+def _stacked_infer(inputs, attrs):
+    return TensorShape([None]).concatenate(attrs["element_shape"]), attrs["dtype"]
+
+
+# ---- gradients: a gradient TensorArray flows backwards, as TF's --------------------------------------
+#
+# The gradient of a flow is a flow (dtype variant, so the autodiff engine carries it): a `_Grads`,
+# the gradients by index (an index without one has zero gradient). A read's gradient is a gradient
+# TensorArray with the read's gradient at its index; a write's gradient takes the gradient at its
+# index for the value written and clears it for the array before the write (the write replaced
+# that element). A flow read twice gets two gradient flows, summed by AddN index by index
+# (`_Grads.__add__`); a ZerosLike of a flow (a 0 in an object array) is the empty gradient. Sums
+# over a loop's iterations add in place (`+=`) into an accumulator the loop owns, so a long loop
+# reading one element per iteration costs one entry per iteration, not the array's length.
+
+
+class _Grads:
+    """A gradient TensorArray's state: `entries` {index: gradient array}, absent ones zero."""
+
+    def __init__(self, entries=()):
+        self.entries = dict(entries)
+
+    def __add__(self, other):
+        out = _Grads(self.entries)
+        out += other
+        return out
+
+    __radd__ = __add__
+
+    def __iadd__(self, other):
+        for i, v in _grad_entries(other).items():
+            mine = self.entries.get(i)
+            self.entries[i] = v if mine is None else mine + v
+        return self
+
+    def __repr__(self):
+        return f"TensorArrayGradient(indices {sorted(self.entries)})"
+
+
+def _grad_entries(g):
+    g = g[()] if isinstance(g, np.ndarray) else g
+    return g.entries if isinstance(g, _Grads) else {}  # 0 or None: no gradient at any index
+
+
+def _grad_box(entries):
+    a = np.empty((), dtype=object)
+    a[()] = _Grads(entries)
+    return a
+
+
+def _grad_at(entries, i, shape, dtype):
+    v = entries.get(i)
+    return np.zeros(tuple(int(d) for d in shape), dtype=dtype.np_dtype) if v is None else v
+
+
+def _grad_pick(g, index, shape, dtype, **_):
+    """The gradient of a written value: the gradient at its index (zeros of its shape if none)."""
+    return _grad_at(_grad_entries(g), int(index), shape, dtype)
+
+
+def _grad_gather(g, indices, shape, dtype, **_):
+    entries, shape = _grad_entries(g), tuple(int(d) for d in shape)
+    out = np.zeros(shape, dtype=dtype.np_dtype)
+    for k, i in enumerate(np.asarray(indices).reshape(-1)):
+        v = entries.get(int(i))
+        if v is not None:
+            out[k] = v
+    return out
+
+
+def _grad_stack(g, shape, dtype, **_):
+    return _grad_gather(g, np.arange(int(shape[0])), shape, dtype)
+
+
+def _grad_concat(g, shape, lengths, dtype, **_):
+    entries, lengths = _grad_entries(g), np.asarray(lengths).reshape(-1)
+    rest = tuple(int(d) for d in shape[1:])
+    parts = [_grad_at(entries, i, (int(n),) + rest, dtype) for i, n in enumerate(lengths)]
+    return np.concatenate(parts) if parts else np.zeros((0,) + rest, dtype=dtype.np_dtype)
+
+
+def _grad_clear(g, indices, **_):
+    """The gradient of the array before a write: the written indices' gradients dropped."""
+    entries = dict(_grad_entries(g))  # a C-level copy: cheap even for a long sequence's gradient
+    for i in np.asarray(indices).reshape(-1):
+        entries.pop(int(i), None)
+    return _grad_box(entries)
+
+
+def _grad_scatter(flow, indices, values, **_):
+    """A gradient TensorArray with `values[k]` added at `indices[k]`."""
+    entries = {}
+    for i, v in zip(np.asarray(indices).reshape(-1), np.asarray(values)):
+        i = int(i)
+        entries[i] = v if i not in entries else entries[i] + v
+    return _grad_box(entries)
+
+
+def _grad_from_read(flow, index, value, **_):
+    return _grad_box({int(index): np.asarray(value)})
+
+
+def _grad_from_stack(flow, values, **_):
+    return _grad_box(enumerate(np.asarray(values)))
+
+
+def _grad_from_concat(flow, value, **_):
+    lengths = [v.shape[0] for v in _items(flow)]
+    return _grad_box(enumerate(np.split(np.asarray(value), np.cumsum(lengths)[:-1]) if lengths else []))
+
+
+def _apply(op_type, inputs, op, **extra):
+    attrs = {k: op.get_attr(k) for k in ("dtype", "element_shape", "dynamic_size")}
+    return apply_op(op_type, inputs, {**attrs, **extra})
+
+
+def _write_grad(op, g):
+    flow, index, value = op.inputs
+    return [_apply("TensorArrayGradClear", [g, index], op), None,
+            _apply("TensorArrayGradPick", [g, index, shape(value)], op, value_shape=value.shape)]
+
+
+def _scatter_grad(op, g):
+    flow, indices, value = op.inputs
+    return [_apply("TensorArrayGradClear", [g, indices], op),
+            None, _apply("TensorArrayGradGather", [g, indices, shape(value)], op, value_shape=value.shape)]
+
+
+def _unstack_grad(op, g):  # the array before an unstack is replaced whole: no gradient
+    return [None, _apply("TensorArrayGradStack", [g, shape(op.inputs[1])], op, value_shape=op.inputs[1].shape)]
+
+
+def _split_grad(op, g):
+    flow, value, lengths = op.inputs
+    return [None, _apply("TensorArrayGradConcat", [g, shape(value), lengths], op, value_shape=value.shape), None]
+
+
+def _read_grad(op, g):
+    return [_apply("TensorArrayGradFromRead", [op.inputs[0], op.inputs[1], g], op), None]
+
+
+def _gather_grad(op, g):
+    return [_apply("TensorArrayGradScatter", [op.inputs[0], op.inputs[1], g], op), None]
+
+
+def _stack_grad(op, g):
+    return [_apply("TensorArrayGradFromStack", [op.inputs[0], g], op)]
+
+
+def _concat_grad(op, g):
+    return [_apply("TensorArrayGradFromConcat", [op.inputs[0], g], op)]
+
+
+def _value_infer(inputs, attrs):
+    return attrs["value_shape"], attrs["dtype"]
 
 
 _register("TensorArrayV3", _create, _flow_infer)
-_register("TensorArrayWriteV3", _write, _flow_infer)
-_register("TensorArrayUnstack", _unstack, _flow_infer)
-_register("TensorArrayScatterV3", _scatter, _flow_infer)
-_register("TensorArrayReadV3", _read, _elem_infer)
-_register("TensorArrayStack", _stack, lambda i, a: (TensorShape([None]).concatenate(a["element_shape"]), a["dtype"]))
-_register("TensorArrayGatherV3", _gather,
-          lambda i, a: (TensorShape([None]).concatenate(a["element_shape"]), a["dtype"]))
+_register("TensorArrayWriteV3", _write, _flow_infer, _write_grad)
+_register("TensorArrayUnstack", _unstack, _flow_infer, _unstack_grad)
+_register("TensorArrayScatterV3", _scatter, _flow_infer, _scatter_grad)
+_register("TensorArraySplitV3", _split, _flow_infer, _split_grad)
+_register("TensorArrayReadV3", _read, _elem_infer, _read_grad)
+_register("TensorArrayStack", _stack, _stacked_infer, _stack_grad)
+_register("TensorArrayGatherV3", _gather, _stacked_infer, _gather_grad)
 _register("TensorArrayConcatV3", _concat, lambda i, a: (TensorShape([None]).concatenate(a["element_shape"][1:])
-                                                        if a["element_shape"].ndims else TensorShape(None), a["dtype"]))
+                                                        if a["element_shape"].ndims else TensorShape(None), a["dtype"]),
+          _concat_grad)
 _register("TensorArraySizeV3", _size, lambda i, a: (TensorShape([]), dtypes.int32))
+# the gradient TensorArray's ops (first-order gradients only: these have none of their own)
+_register("TensorArrayGradPick", _grad_pick, _value_infer)
+_register("TensorArrayGradGather", _grad_gather, _value_infer)
+_register("TensorArrayGradStack", _grad_stack, _value_infer)
+_register("TensorArrayGradConcat", _grad_concat, _value_infer)
+_register("TensorArrayGradClear", _grad_clear, _flow_infer)
+_register("TensorArrayGradFromRead", _grad_from_read, _flow_infer)
+_register("TensorArrayGradScatter", _grad_scatter, _flow_infer)
+_register("TensorArrayGradFromStack", _grad_from_stack, _flow_infer)
+_register("TensorArrayGradFromConcat", _grad_from_concat, _flow_infer)
 
 
 class TensorArray:
@@ -173,6 +355,10 @@ class TensorArray:
     def element_shape(self):
         return self._element_shape
 
+    @property
+    def dynamic_size(self):
+        return self._dynamic_size
+
     def _merge_shape(self, value):
         shape = self._element_shape
         if self._infer_shape and value.shape.ndims is not None:
@@ -213,6 +399,18 @@ class TensorArray:
         flow = apply_op("TensorArrayScatterV3", [self._flow, convert_to_tensor(indices, dtype=dtypes.int32), value],
                         self._attrs(), name=name)
         return self._with(flow, value.shape[1:] if value.shape.ndims else None)
+
+    def split(self, value, lengths, name=None):
+        """Splits `value` along axis 0 into pieces of `lengths`, one per index (a new TensorArray)."""
+        value = convert_to_tensor(value, dtype=self._dtype)
+        flow = apply_op("TensorArraySplitV3", [self._flow, value, convert_to_tensor(lengths, dtype=dtypes.int64)],
+                        self._attrs(), name=name)
+        shape = TensorShape([None]).concatenate(value.shape[1:]) if value.shape.ndims else None
+        return self._with(flow, shape)
+
+    def identity(self):
+        """The same array through an Identity op (for control dependencies, as TF1)."""
+        return self._with(identity(self._flow))
 
     def size(self, name=None):
         return apply_op("TensorArraySizeV3", [self._flow], self._attrs(), name=name)
