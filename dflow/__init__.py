@@ -52,6 +52,7 @@ from .graph.dtypes import (
     uint16,
     uint32,
     uint64,
+    variant,
 )
 from .graph.gradients import gradients
 from .graph.graph import (
@@ -81,6 +82,7 @@ from .kernels.control_flow_ops import *  # noqa: F403
 from .kernels.control_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
 from .kernels.data_dependent_ops import *  # noqa: F403
+from .kernels.functional_ops import *  # noqa: F403
 from .kernels.gather_ops import *  # noqa: F403
 from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
@@ -92,6 +94,7 @@ from .kernels.py_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
+from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
     SparseTensor,
     SparseTensorValue,

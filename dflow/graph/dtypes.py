@@ -93,7 +93,9 @@ class DType:
             other = as_dtype(other)
         except TypeError:
             return False
-        return self._np == other._np and (self._base is None) == (other._base is None)
+        # by name too: string and variant both hold numpy objects
+        return self._np == other._np and self.base_dtype._name == other.base_dtype._name and \
+            (self._base is None) == (other._base is None)
 
     def __ne__(self, other):
         return not self == other
@@ -128,9 +130,12 @@ bool = DType("bool", np.bool_)  # noqa: A001 - TF1's public name
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
 string = DType("string", np.object_)  # Python str/bytes elements (names, messages)
+# TF1's variant: an opaque value in a 0-d object array (a TensorArray's state, its `flow`, and the
+# gradient of one); never what numpy's object dtype converts to (that is string)
+variant = DType("variant", np.object_)
 
 _ALL = [float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool,
-        complex64, complex128, string]
+        complex64, complex128, string, variant]
 # TF1's reference types (a RefVariable's dtype, `float32_ref`): accepted by name; dflow's values
 # never carry them (Variable.dtype is the value type), but TF1 code may name them.
 _REF = {d.name: DType(d.name + "_ref", d.np_dtype, base=d) for d in _ALL}
@@ -138,11 +143,11 @@ _BY_NAME = {d.name: d for d in _ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})  # TF1: "float" is float32
 _BY_NAME.update({alias + "_ref": _REF[_BY_NAME[alias].name] for alias in list(_BY_NAME)})
 _BY_NAME.update({r.name: r for r in _REF.values()})
-_BY_NP = {d.np_dtype: d for d in _ALL}
+_BY_NP = {d.np_dtype: d for d in _ALL if d is not variant}
 # TF1's as_dtype maps these Python types (and only these: int, str, bytes, complex raise)
 _BY_PYTHON = {float: float32, _pybool: bool, object: string}
 # names TF1 accepts whose element types numpy (so dflow) cannot hold
-_UNSUPPORTED = {"bfloat16", "qint8", "qint16", "qint32", "quint8", "quint16", "resource", "variant",
+_UNSUPPORTED = {"bfloat16", "qint8", "qint16", "qint32", "quint8", "quint16", "resource",
                 "int2", "int4", "uint2", "uint4", "float4_e2m1fn", "float8_e4m3b11fnuz",
                 "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz"}
 
@@ -154,7 +159,7 @@ def as_dtype(type_value):
     ("float" is float32, "double" float64, "half" float16, `*_ref` names), numpy dtypes and types
     (`U`/`S`/object ones are `string`), and the Python types float, bool and object. TypeError for
     anything else, as TF1 (Python `int`, `str`, `bytes`, `complex` included), and for TF1 types
-    numpy has no element type for (bfloat16, quantized, float8, resource, variant).
+    numpy has no element type for (bfloat16, quantized, float8, resource).
     """
     if isinstance(type_value, DType):
         return type_value

@@ -9,6 +9,7 @@ sums, seeds and zeros through the registered op types `AddN`, `OnesLike` and `Ze
 
 from __future__ import annotations
 
+from .dtypes import variant
 from .ops import Operation, Tensor
 from .registry import get_opdef, get_registered_gradient
 
@@ -28,7 +29,9 @@ def _as_list(x):
 
 
 def differentiable(dtype):
-    return dtype.is_floating or dtype.is_complex
+    """Whether gradients flow through tensors of `dtype`: floats, complex numbers, and variants (a
+    TensorArray's flow, whose gradient is the gradient TensorArray's flow, as TF's backprop)."""
+    return dtype.is_floating or dtype.is_complex or dtype == variant
 
 
 def _grad_fn(op):
@@ -120,7 +123,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         grads = {}
         for i, (y, gy) in enumerate(zip(ys, grad_ys)):
             if gy is None:
-                if not differentiable(y.dtype):
+                if not (y.dtype.is_floating or y.dtype.is_complex):
                     raise TypeError(f"gradients: y {y.name!r} has dtype {y.dtype.name}, which is not differentiable")
                 gy = _create(graph, "OnesLike", [y], f"grad_ys_{i}")
             else:

@@ -39,7 +39,7 @@ _MAX_RANK = 32
 _MAX_DIM = 1 << 62
 _ARRAY_DTYPES = frozenset(["float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
                            "uint16", "uint32", "uint64", "bool", "complex64", "complex128"])
-_DTYPE_NAMES = _ARRAY_DTYPES | {"string"}
+_DTYPE_NAMES = _ARRAY_DTYPES | {"string", "variant"}  # variant: a TensorArray flow (never an array value)
 NODE_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 _INPUT = re.compile(r"^(\^)?(\$unbound_inputs_)?([A-Za-z0-9.][A-Za-z0-9_.\\/>-]*?)(?::(\d{1,9}))?$")
 _ATTR_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")

@@ -251,8 +251,11 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 from ..errors import UnimplementedError
 
                 raise UnimplementedError(None, op, f"while_loop: the body or condition creates {op.type} op "
-                                         f"{op.name!r}; state changes inside loops are not supported (run the "
-                                         "loop and assign its result afterwards)")
+                                         f"{op.name!r}; state changes inside loops are not supported (dflow runs "
+                                         "a loop's iterations as separate host runs that do not commit). Carry the "
+                                         "variable's value as a loop variable and assign the result once after the "
+                                         "loop: `_, new = tf.while_loop(cond, lambda i, v: (i + 1, v + 1.0), "
+                                         "[0, var.read_value()])`, then `tf.assign(var, new)`.")
         caps = [t for t in _captures(g, start, len(g._ops), flat + [c0, c1]) if t not in phs]
         specs = tuple((s, t.dtype) for s, t in zip(invariants, init))
         op = g.create_op("While", init + caps, {
@@ -314,8 +317,10 @@ register_op("WhileGrad", _while_grad_infer, eager=None, lower=None, stateful=Tru
 
 @def_grad("While")
 def _while_grad(op, *grads):
-    """Reverse pass on the host: the loop is re-run recording its (small) states, then one VJP graph
-    of the body, built here over placeholders, is run backwards once per iteration."""
+    """Reverse pass on the host: one VJP graph of the body, built here over placeholders, run
+    backwards once per iteration over the states the forward loop recorded. The body's
+    intermediates the VJP reads (`saved`: a tanh's output, a matmul's inputs) are recorded too and
+    fed back, so the reverse pass does not compute the body again (TF1 keeps them on stacks)."""
     n = op.get_attr("n_loop_vars")
     phs = list(op.get_attr("loop_vars"))
     body = list(op.get_attr("body"))
@@ -324,6 +329,8 @@ def _while_grad(op, *grads):
     cap_idx = [j for j, c in enumerate(caps) if differentiable(c.dtype)]
     if not idx:
         return [None] * len(op.inputs)
+    g = op.graph
+    first_grad_op = len(g._ops)
     g_phs = [placeholder(phs[i].dtype, phs[i].shape, name=f"grad_loop_var_{i}") for i in idx]
     wrt = [phs[i] for i in idx] + [caps[j] for j in cap_idx]
     vjp = gradients([body[i] for i in idx], wrt, grad_ys=g_phs)
@@ -333,9 +340,10 @@ def _while_grad(op, *grads):
     out_grads = [grads[i] if grads[i] is not None else zeros_like(op.outputs[i]) for i in idx]
     specs = tuple((op.inputs[i].shape, op.inputs[i].dtype) for i in idx) + tuple(
         (caps[j].shape, caps[j].dtype) for j in cap_idx)
-    gop = op.graph.create_op("WhileGrad", list(op.inputs) + out_grads, {
+    gop = g.create_op("WhileGrad", list(op.inputs) + out_grads, {
         "forward": op, "grad_vars": tuple(g_phs), "vjp": tuple(vjp), "var_index": tuple(idx),
-        "n_forward_inputs": len(op.inputs), "out_specs": specs}, name=op.name + "_grad/WhileGrad")
+        "saved": tuple(_saved(phs, op, g._ops[first_grad_op:])), "n_forward_inputs": len(op.inputs),
+        "out_specs": specs}, name=op.name + "_grad/WhileGrad")
     outs = gop.outputs
     result = [None] * len(op.inputs)
     for k, i in enumerate(idx):
@@ -343,3 +351,21 @@ def _while_grad(op, *grads):
     for k, j in enumerate(cap_idx):
         result[n + j] = outs[len(idx) + k]
     return result
+
+
+def _saved(phs, loop, grad_ops):
+    """The loop body's tensors that the gradient ops read, among those one step of this loop
+    computes: made while the loop was built, from its vars and earlier tensors (an inner loop's
+    vars, and what depends on them, are that loop's own)."""
+    start, mine = min(p.op._id for p in phs), {p.op for p in phs}
+    body = set()
+    for o in loop.graph._ops[start:loop._id]:
+        if o in mine or (not o.op_def.must_feed and all(t.op in body or t.op._id < start for t in o.inputs)):
+            body.add(o)
+    saved, seen = [], set(phs)
+    for o in grad_ops:
+        for t in o.inputs:
+            if t.op in body and t not in seen:
+                seen.add(t)
+                saved.append(t)
+    return saved

@@ -585,7 +585,7 @@ def _add_n_infer(inputs, attrs):
             shape = shape.merge_with(t.shape)
         except ValueError:
             raise ValueError(f"AddN: inputs must have one shape, got {[str(i.shape) for i in inputs]}") from None
-    if not dt.is_numeric:
+    if not (dt.is_numeric or dt == dtypes.variant):  # variants: TensorArray gradients, summed index by index
         raise TypeError(f"AddN: inputs must be numeric, got {dt.name}")
     return shape, dt
 

@@ -1,8 +1,9 @@
 """`TensorArray` (TF1): a list of tensors written and read by index, usable as a while_loop var.
 
-The array's state is its `flow`: a 0-d object tensor holding an immutable tuple of numpy arrays
-(None where unwritten). Every write makes a new flow, so a TensorArray is a value like any other
-loop variable; it is meant for the small states of host-run loops (its ops run in one task).
+The array's state is its `flow`: a 0-d object tensor (dtype variant) holding an immutable tuple of
+numpy arrays (None where unwritten). Every write makes a new flow, so a TensorArray is a value like
+any other loop variable; it is meant for the small states of host-run loops (its ops run in one
+task). Gradients flow backwards through the flows (see "gradients" below).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
-from ..graph.registry import not_differentiable, register_op
+from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, as_shape
+from .array_ops import identity, shape
 from .common import apply_op, convert_to_tensor
 
 __all__ = ["TensorArray"]
@@ -30,7 +32,7 @@ def _items(flow):
 
 
 def _flow_infer(inputs, attrs):
-    return TensorShape([]), dtypes.string
+    return TensorShape([]), dtypes.variant
 
 
 def _elem_infer(inputs, attrs):
@@ -111,27 +113,198 @@ def _scatter(flow, indices, value, dtype, element_shape, dynamic_size):
     return out
 
 
+def _split(flow, value, lengths, dtype, element_shape, dynamic_size):
+    value, lengths = np.asarray(value), np.asarray(lengths).reshape(-1)
+    if lengths.sum() != value.shape[0]:
+        raise InvalidArgumentError(None, None, f"Expected sum of lengths to be equal to values.shape[0], but sum of "
+                                   f"lengths is {int(lengths.sum())} and value's shape is: {list(value.shape)}")
+    bounds = np.cumsum(lengths)[:-1]
+    return _box(np.split(value, bounds) if len(lengths) else [])
+
+
 def _size(flow, dtype, element_shape, dynamic_size):
     return np.int32(len(_items(flow)))
 
 
-def _register(name, fn, infer):
+def _register(name, fn, infer, grad=None):
     eager, lower = _on_host(fn)
     register_op(name, infer, eager=eager, lower=lower, stateful=True)
-    not_differentiable(name)
+    if grad is None:
+        not_differentiable(name)
+    else:
+        def_grad(name)(grad)
+
+
+def _stacked_infer(inputs, attrs):
+    return TensorShape([None]).concatenate(attrs["element_shape"]), attrs["dtype"]
+
+
+# ---- gradients: a gradient TensorArray flows backwards, as TF's --------------------------------------
+#
+# The gradient of a flow is a flow (dtype variant, so the autodiff engine carries it): a `_Grads`,
+# one gradient per index, None where it is zero. A read's gradient is a gradient TensorArray with
+# the read's gradient at its index; a write's gradient takes the gradient at its index for the
+# value written and clears it for the array before the write (the write replaced that element).
+# A flow read twice gets two gradient flows, summed by AddN index by index (`_Grads.__add__`); a
+# ZerosLike of a flow (a 0 in an object array) is the empty gradient.
+
+
+class _Grads:
+    """A gradient TensorArray's state: per-index gradients (numpy arrays, None for zero)."""
+
+    def __init__(self, items):
+        self.items = tuple(items)
+
+    def __add__(self, other):
+        a, b = self.items, _grad_items(other)
+        n = max(len(a), len(b))
+        a, b = a + (None,) * (n - len(a)), b + (None,) * (n - len(b))
+        return _Grads(y if x is None else x if y is None else x + y for x, y in zip(a, b))
+
+    __radd__ = __add__
+
+    def __repr__(self):
+        return f"TensorArrayGradient({len(self.items)} elements)"
+
+
+def _grad_items(g):
+    g = g[()] if isinstance(g, np.ndarray) else g
+    return g.items if isinstance(g, _Grads) else ()  # 0 or None: no gradient at any index
+
+
+def _grad_box(items):
+    a = np.empty((), dtype=object)
+    a[()] = _Grads(items)
+    return a
+
+
+def _grad_at(items, i, shape, dtype):
+    v = items[i] if 0 <= i < len(items) else None
+    return np.zeros(tuple(int(d) for d in shape), dtype=dtype.np_dtype) if v is None else v
+
+
+def _grad_pick(g, index, shape, dtype, **_):
+    """The gradient of a written value: the gradient at its index (zeros of its shape if none)."""
+    return _grad_at(_grad_items(g), int(index), shape, dtype)
+
+
+def _grad_gather(g, indices, shape, dtype, **_):
+    items, shape = _grad_items(g), tuple(int(d) for d in shape)
+    out = np.zeros(shape, dtype=dtype.np_dtype)
+    for k, i in enumerate(np.asarray(indices).reshape(-1)):
+        out[k] = _grad_at(items, int(i), shape[1:], dtype)
+    return out
+
+
+def _grad_stack(g, shape, dtype, **_):
+    return _grad_gather(g, np.arange(int(shape[0])), shape, dtype)
+
+
+def _grad_concat(g, shape, lengths, dtype, **_):
+    items, lengths = _grad_items(g), np.asarray(lengths).reshape(-1)
+    rest = tuple(int(d) for d in shape[1:])
+    parts = [_grad_at(items, i, (int(n),) + rest, dtype) for i, n in enumerate(lengths)]
+    return np.concatenate(parts) if parts else np.zeros((0,) + rest, dtype=dtype.np_dtype)
+
+
+def _grad_clear(g, indices, **_):
+    """The gradient of the array before a write: the written indices' gradients dropped."""
+    items = list(_grad_items(g))
+    for i in np.asarray(indices).reshape(-1):
+        if 0 <= int(i) < len(items):
+            items[int(i)] = None
+    return _grad_box(items)
+
+
+def _grad_scatter(flow, indices, values, **_):
+    """A gradient TensorArray as long as `flow` with `values[k]` added at `indices[k]`."""
+    items = [None] * len(_items(flow))
+    for i, v in zip(np.asarray(indices).reshape(-1), np.asarray(values)):
+        items[int(i)] = v if items[int(i)] is None else items[int(i)] + v
+    return _grad_box(items)
+
+
+def _grad_from_read(flow, index, value, **_):
+    return _grad_scatter(flow, [index], np.asarray(value)[None])
+
+
+def _grad_from_stack(flow, values, **_):
+    return _grad_box(list(np.asarray(values)))
+
+
+def _grad_from_concat(flow, value, **_):
+    lengths = [v.shape[0] for v in _items(flow)]
+    return _grad_box(np.split(np.asarray(value), np.cumsum(lengths)[:-1]) if lengths else [])
+
+
+def _apply(op_type, inputs, op, **extra):
+    attrs = {k: op.get_attr(k) for k in ("dtype", "element_shape", "dynamic_size")}
+    return apply_op(op_type, inputs, {**attrs, **extra})
+
+
+def _write_grad(op, g):
+    flow, index, value = op.inputs
+    return [_apply("TensorArrayGradClear", [g, index], op), None,
+            _apply("TensorArrayGradPick", [g, index, shape(value)], op, value_shape=value.shape)]
+
+
+def _scatter_grad(op, g):
+    flow, indices, value = op.inputs
+    return [_apply("TensorArrayGradClear", [g, indices], op),
+            None, _apply("TensorArrayGradGather", [g, indices, shape(value)], op, value_shape=value.shape)]
+
+
+def _unstack_grad(op, g):  # the array before an unstack is replaced whole: no gradient
+    return [None, _apply("TensorArrayGradStack", [g, shape(op.inputs[1])], op, value_shape=op.inputs[1].shape)]
+
+
+def _split_grad(op, g):
+    flow, value, lengths = op.inputs
+    return [None, _apply("TensorArrayGradConcat", [g, shape(value), lengths], op, value_shape=value.shape), None]
+
+
+def _read_grad(op, g):
+    return [_apply("TensorArrayGradFromRead", [op.inputs[0], op.inputs[1], g], op), None]
+
+
+def _gather_grad(op, g):
+    return [_apply("TensorArrayGradScatter", [op.inputs[0], op.inputs[1], g], op), None]
+
+
+def _stack_grad(op, g):
+    return [_apply("TensorArrayGradFromStack", [op.inputs[0], g], op)]
+
+
+def _concat_grad(op, g):
+    return [_apply("TensorArrayGradFromConcat", [op.inputs[0], g], op)]
+
+
+def _value_infer(inputs, attrs):
+    return attrs["value_shape"], attrs["dtype"]
 
 
 _register("TensorArrayV3", _create, _flow_infer)
-_register("TensorArrayWriteV3", _write, _flow_infer)
-_register("TensorArrayUnstack", _unstack, _flow_infer)
-_register("TensorArrayScatterV3", _scatter, _flow_infer)
-_register("TensorArrayReadV3", _read, _elem_infer)
-_register("TensorArrayStack", _stack, lambda i, a: (TensorShape([None]).concatenate(a["element_shape"]), a["dtype"]))
-_register("TensorArrayGatherV3", _gather,
-          lambda i, a: (TensorShape([None]).concatenate(a["element_shape"]), a["dtype"]))
+_register("TensorArrayWriteV3", _write, _flow_infer, _write_grad)
+_register("TensorArrayUnstack", _unstack, _flow_infer, _unstack_grad)
+_register("TensorArrayScatterV3", _scatter, _flow_infer, _scatter_grad)
+_register("TensorArraySplitV3", _split, _flow_infer, _split_grad)
+_register("TensorArrayReadV3", _read, _elem_infer, _read_grad)
+_register("TensorArrayStack", _stack, _stacked_infer, _stack_grad)
+_register("TensorArrayGatherV3", _gather, _stacked_infer, _gather_grad)
 _register("TensorArrayConcatV3", _concat, lambda i, a: (TensorShape([None]).concatenate(a["element_shape"][1:])
-                                                        if a["element_shape"].ndims else TensorShape(None), a["dtype"]))
+                                                        if a["element_shape"].ndims else TensorShape(None), a["dtype"]),
+          _concat_grad)
 _register("TensorArraySizeV3", _size, lambda i, a: (TensorShape([]), dtypes.int32))
+# the gradient TensorArray's ops (first-order gradients only: these have none of their own)
+_register("TensorArrayGradPick", _grad_pick, _value_infer)
+_register("TensorArrayGradGather", _grad_gather, _value_infer)
+_register("TensorArrayGradStack", _grad_stack, _value_infer)
+_register("TensorArrayGradConcat", _grad_concat, _value_infer)
+_register("TensorArrayGradClear", _grad_clear, _flow_infer)
+_register("TensorArrayGradFromRead", _grad_from_read, _flow_infer)
+_register("TensorArrayGradScatter", _grad_scatter, _flow_infer)
+_register("TensorArrayGradFromStack", _grad_from_stack, _flow_infer)
+_register("TensorArrayGradFromConcat", _grad_from_concat, _flow_infer)
 
 
 class TensorArray:
@@ -213,6 +386,18 @@ class TensorArray:
         flow = apply_op("TensorArrayScatterV3", [self._flow, convert_to_tensor(indices, dtype=dtypes.int32), value],
                         self._attrs(), name=name)
         return self._with(flow, value.shape[1:] if value.shape.ndims else None)
+
+    def split(self, value, lengths, name=None):
+        """Splits `value` along axis 0 into pieces of `lengths`, one per index (a new TensorArray)."""
+        value = convert_to_tensor(value, dtype=self._dtype)
+        flow = apply_op("TensorArraySplitV3", [self._flow, value, convert_to_tensor(lengths, dtype=dtypes.int64)],
+                        self._attrs(), name=name)
+        shape = TensorShape([None]).concatenate(value.shape[1:]) if value.shape.ndims else None
+        return self._with(flow, shape)
+
+    def identity(self):
+        """The same array through an Identity op (for control dependencies, as TF1)."""
+        return self._with(identity(self._flow))
 
     def size(self, name=None):
         return apply_op("TensorArraySizeV3", [self._flow], self._attrs(), name=name)

@@ -88,6 +88,7 @@ class HostRun:
         self.resources = resources if resources is not None else {}
         self.txn = txn if txn is not None else RunTransaction()
         self.memory_budget = memory_budget
+        self.loop_records = {}  # while op -> its recorded run, shared with its gradients (host.loop_record)
         self._execute = execute
         self.plan = plan
         self.run_plan = run_plan
@@ -165,7 +166,7 @@ def _predicate(op, t, value):
 
 @def_host("While")
 def _decide_while(h, op):
-    h.feed(op.outputs, run_while(h, op))
+    h.feed(op.outputs, loop_record(h, op)[0] if _gradients_of(op) else run_while(h, op))
 
 
 @def_host("WhileGrad")
@@ -173,22 +174,59 @@ def _decide_while_grad(h, op):
     h.feed(op.outputs, run_while_grad(h, op))
 
 
+def _gradients_of(op):
+    """The WhileGrad ops built for loop `op` (each takes the loop's inputs as its own)."""
+    return [c for c in op.inputs[0].consumers() if c.op_def.host is _decide_while_grad and c.get_attr("forward") is op]
+
+
+def loop_record(h, op):
+    """(outputs, steps, saved) of loop `op` run once per HostRun for the loop and its gradients:
+    `steps` holds each iteration's loop values and the values of the body tensors its gradients
+    read (`saved`), so the reverse pass neither runs the loop again nor recomputes the body."""
+    if op not in h.loop_records:
+        saved = list(dict.fromkeys(t for g in _gradients_of(op) for t in g.get_attr("saved")))
+        steps = []
+        outs = run_while(h, op, record=steps, saved=saved)
+        h.loop_records[op] = (outs, steps, saved)
+    return h.loop_records[op]
+
+
 def run_while_grad(h, op):
-    """The reverse pass of a while loop: re-run it recording states, then apply the body's VJP once
-    per iteration, last to first, accumulating the captured tensors' gradients."""
+    """The reverse pass of a while loop: the body's VJP applied once per recorded iteration, last
+    to first (its body intermediates fed from the record), accumulating the captured tensors'
+    gradients. One cached plan runs every step while the values keep their shapes."""
     fwd = op.get_attr("forward")
-    states = []
-    run_while(h, fwd, record=states)
+    _, steps, saved = loop_record(h, fwd)
     phs = list(fwd.get_attr("loop_vars"))
     idx = list(op.get_attr("var_index"))
     g_phs = list(op.get_attr("grad_vars"))
     vjp = list(op.get_attr("vjp"))
+    mine = [saved.index(t) for t in op.get_attr("saved")]
     n_in = op.get_attr("n_forward_inputs")
     g = [np.asarray(v) for v in h.evaluate(list(op.inputs[n_in:]))]
     cap_acc = None
-    for state in reversed(states):
-        f, v = h.with_feeds(h.feeds, h.values, phs + g_phs, list(state) + g)
-        out = h.evaluate(vjp, f, v)
+    plan, specs = None, None
+    fed = phs + g_phs + list(op.get_attr("saved"))
+    for state, inner in reversed(steps):
+        values = list(state) + g + [inner[k] for k in mine]
+        if plan is not None and plan.kind == "eager" and _same_specs(values, specs):
+            v.update(zip(fed, values))  # as the last step's feeds: no new specs, the same plan
+            out, _ = h.run_plan(plan, vjp, v, fast=True)
+            g = [np.asarray(x) for x in out[:len(idx)]]
+            caps = [np.asarray(x) for x in out[len(idx):]]
+            cap_acc = [a + c for a, c in zip(cap_acc, caps)]
+            continue
+        f, v = h.with_feeds(h.feeds, h.values, fed, values)
+        new_specs = tuple(f[t] for t in fed)
+        if plan is None or new_specs != specs:
+            plan, specs = h.plan(vjp, f, h.decisions), new_specs
+            if plan.kind == "host":  # a cond or loop inside the body: the general path
+                out = h.evaluate(vjp, f, v)
+                plan = None
+            else:
+                out, _ = h.run_plan(plan, vjp, v)
+        else:
+            out, _ = h.run_plan(plan, vjp, v)
         g = [np.asarray(x) for x in out[:len(idx)]]
         caps = [np.asarray(x) for x in out[len(idx):]]
         cap_acc = caps if cap_acc is None else [a + c for a, c in zip(cap_acc, caps)]
@@ -199,9 +237,15 @@ def run_while_grad(h, op):
     return g + cap_acc
 
 
-def run_while(h, op, record=None):
+def _same_specs(values, specs):
+    return all(isinstance(v, np.ndarray) and s.kind == "numpy" and v.shape == s.shape and v.dtype == s.dtype.np_dtype
+               for v, s in zip(values, specs))
+
+
+def run_while(h, op, record=None, saved=()):
     """Runs a while loop on the host: its initial values, then one cached plan per iteration
-    computing body(v) and cond(body(v)) together."""
+    computing body(v) and cond(body(v)) together. With `record` (a list), each iteration's
+    loop values and the values of the body tensors `saved` are appended to it."""
     n = op.get_attr("n_loop_vars")
     phs = list(op.get_attr("loop_vars"))
     body = list(op.get_attr("body"))
@@ -210,26 +254,25 @@ def run_while(h, op, record=None):
         (limit,) = h.evaluate([convert_to_tensor(limit)])
     limit = None if limit is None else int(limit)
     current = [np.asarray(v) for v in h.evaluate(list(op.inputs[:n]))]
-    step_elements = body + [op.get_attr("cond_next")]
+    step_elements = body + [op.get_attr("cond_next")] + list(saved)
     loop_feeds, loop_values = h.with_feeds(h.feeds, h.values, phs, current)
     (go,) = h.evaluate([op.get_attr("cond")], loop_feeds, loop_values)
     i = 0
     plan, specs = None, None
     first = h.plan(step_elements, loop_feeds, h.decisions)
-    if record is None and first.kind == "eager" and all(
-            loop_feeds[p].shape == tuple(v.shape) for p, v in zip(phs, current)):
+    if first.kind == "eager" and all(loop_feeds[p].shape == tuple(v.shape) for p, v in zip(phs, current)) and \
+            all(p.shape.is_fully_defined() for p in phs):
         # small state: iterate in this process, one eager plan run per iteration
-        if all(p.shape.is_fully_defined() for p in phs):
-            h.check_initialized(first.state)
-            while go and (limit is None or i < limit):
-                loop_values.update(zip(phs, current))
-                out, _ = h.run_plan(first, step_elements, loop_values, fast=True)
-                current, go = out[:-1], out[-1]
-                i += 1
-            return [np.asarray(v) for v in current]
+        h.check_initialized(first.state)
+        while go and (limit is None or i < limit):
+            loop_values.update(zip(phs, current))
+            out, _ = h.run_plan(first, step_elements, loop_values, fast=True)
+            if record is not None:
+                record.append((current, out[n + 1:]))
+            current, go = out[:n], out[n]
+            i += 1
+        return [np.asarray(v) for v in current]
     while bool(go) and (limit is None or i < limit):
-        if record is not None:
-            record.append(current)
         loop_feeds, loop_values = h.with_feeds(h.feeds, h.values, phs, current)
         new_specs = tuple(loop_feeds[p] for p in phs)
         if plan is None or new_specs != specs:
@@ -241,7 +284,9 @@ def run_while(h, op, record=None):
                 out, _ = h.run_plan(plan, step_elements, loop_values)
         else:
             out, _ = h.run_plan(plan, step_elements, loop_values)
-        current = [np.asarray(v) for v in out[:-1]]
-        go = out[-1]
+        if record is not None:
+            record.append((current, [np.asarray(v) for v in out[n + 1:]]))
+        current = [np.asarray(v) for v in out[:n]]
+        go = out[n]
         i += 1
     return current

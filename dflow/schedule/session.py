@@ -491,8 +491,7 @@ class Session:
     @staticmethod
     def _string_feed(t, value, kind):
         """A feed of a string tensor as an object array of bytes (str encoded as UTF-8, as TF1). An
-        object array holding other Python objects passes as it is (a TensorArray's state, fed back
-        by a while loop, is a string tensor holding a tuple)."""
+        object array holding other Python objects passes as it is."""
         if value.dtype.kind not in "OUS":
             raise FeedError(None, t.op, f"Cannot feed value of dtype {value.dtype} for Tensor {t.name!r}, which "
                             "has dtype string")

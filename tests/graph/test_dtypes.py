@@ -185,7 +185,7 @@ TF_NAMES = {
     "float4_e2m1fn": "float4_e2m1fn",
 }
 TF_NAMES.update({f"{k}_ref": f"{v}_ref" for k, v in list(TF_NAMES.items())})  # every name has a _ref twin
-NO_NUMPY_TYPE = {"bfloat16", "qint8", "qint16", "qint32", "quint8", "quint16", "resource", "variant", "int4", "uint4",
+NO_NUMPY_TYPE = {"bfloat16", "qint8", "qint16", "qint32", "quint8", "quint16", "resource", "int4", "uint4",
                  "int2", "uint2", "float8_e5m2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz",
                  "float8_e5m2fnuz", "float4_e2m1fn"}
 

@@ -1,0 +1,115 @@
+"""Gradients through TensorArray: write, read, stack, unstack, gather, scatter, concat, split."""
+
+import numpy as np
+import pytest
+
+import dflow as tf
+from tests.conftest import run_modes
+
+RNG = np.random.default_rng(7)
+
+
+def test_write_write_stack_gives_tf1s_gradient():
+    x = tf.constant(1.5)
+    ta = tf.TensorArray(tf.float32, 2)
+    ta = ta.write(0, x * 2).write(1, x)
+    (g,) = tf.gradients(tf.reduce_sum(ta.stack()), x)
+    assert run_modes(g) == pytest.approx(3.0)  # TF 1.x gives 3.0
+
+
+def test_read_twice_sums_the_gradient_arrays():
+    x = tf.placeholder(tf.float64, [3])
+    ta = tf.TensorArray(tf.float64, 3).unstack(x * x)
+    y = ta.read(0) * 3.0 + ta.read(0) + ta.read(2) * ta.read(1)
+    (g,) = tf.gradients(y, x)
+    xv = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(run_modes(g, {x: xv}), [4 * 2 * xv[0], 2 * xv[1] * xv[2] ** 2, 2 * xv[2] * xv[1] ** 2])
+
+
+def test_unread_and_unwritten_elements_get_zero_gradients():
+    x = tf.placeholder(tf.float32, [4, 2])
+    ta = tf.TensorArray(tf.float32, 4).unstack(x)
+    (g,) = tf.gradients(tf.reduce_sum(ta.read(1) * 2.0), x)
+    out = run_modes(g, {x: np.ones((4, 2), np.float32)})
+    np.testing.assert_array_equal(out, [[0, 0], [2, 2], [0, 0], [0, 0]])
+
+
+def test_overwritten_element_gets_no_gradient_before_the_write():
+    x = tf.placeholder(tf.float32, [])
+    y = tf.placeholder(tf.float32, [])
+    ta = tf.TensorArray(tf.float32, 2, element_shape=[]).write(0, x).write(1, x * x)
+    ta = ta.scatter([1], tf.reshape(y * 5.0, [1]))
+    gx, gy = tf.gradients(tf.reduce_sum(ta.stack()), [x, y])
+    assert run_modes([gx, gy], {x: 3.0, y: 1.0}) == [pytest.approx(1.0), pytest.approx(5.0)]
+
+
+def _check(make, x_shape, y_shape, seed=0):
+    x = tf.placeholder(tf.float64, x_shape)
+    y = make(x)
+    xv = np.random.default_rng(seed).standard_normal(x_shape)
+    with tf.Session():
+        err = tf.test.compute_gradient_error(x, x_shape, y, y_shape, x_init_value=xv, delta=1e-6)
+    assert err < 1e-6
+
+
+def test_gather_and_scatter_central_differences():
+    def make(x):
+        ta = tf.TensorArray(tf.float64, 5).scatter([4, 0, 2, 1, 3], tf.sin(x))
+        return ta.gather([2, 2, 0, 4]) * [[1.0], [2.0], [3.0], [4.0]]
+
+    _check(make, [5, 3], [4, 3])
+
+
+def test_concat_and_split_central_differences():
+    def make(x):
+        ta = tf.TensorArray(tf.float64, 3).split(x * x, [2, 0, 4])
+        return ta.concat() * tf.constant(np.arange(1.0, 7.0).reshape(6, 1)) + ta.read(0)[0]
+
+    _check(make, [6, 2], [6, 2])
+
+
+def test_stack_of_reads_central_differences():
+    def make(x):
+        ta = tf.TensorArray(tf.float64, 3).unstack(x)
+        ta2 = tf.TensorArray(tf.float64, 3)
+        ta2 = ta2.write(2, ta.read(0) * ta.read(1)).write(0, tf.exp(ta.read(2))).write(1, ta.read(1))
+        return ta2.stack()
+
+    _check(make, [3, 4], [3, 4])
+
+
+def test_tensor_array_gradients_on_the_schedulers():
+    x = tf.placeholder(tf.float32, [6, 4])
+    w = tf.placeholder(tf.float32, [4, 4])
+    ta = tf.TensorArray(tf.float32, 3).split(x, [2, 2, 2])
+    out = tf.TensorArray(tf.float32, 3)
+    for i in range(3):
+        out = out.write(i, tf.matmul(ta.read(i), w))
+    loss = tf.reduce_sum(tf.square(out.concat()))
+    gx, gw = tf.gradients(loss, [x, w])
+    xv, wv = RNG.standard_normal((6, 4)).astype(np.float32), RNG.standard_normal((4, 4)).astype(np.float32)
+    got = run_modes([gx, gw], {x: xv, w: wv}, modes=["eager", "sync", "threads", "processes"])
+    y = xv @ wv
+    np.testing.assert_allclose(got[0], 2 * y @ wv.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1], 2 * xv.T @ y, rtol=1e-5, atol=1e-5)
+
+
+def test_size_and_flow_dtype():
+    ta = tf.TensorArray(tf.float32, 2)
+    assert ta.flow.dtype == tf.variant
+    x = tf.constant([1.0, 2.0])
+    ta = ta.unstack(x)
+    assert tf.gradients(tf.cast(ta.size(), tf.float32), x) == [None]
+    with pytest.raises(TypeError):
+        tf.add_n([x, ta.flow])
+
+
+def test_graph_with_tensor_array_gradients_round_trips(tmp_path):
+    x = tf.placeholder(tf.float32, [2], name="x")
+    ta = tf.TensorArray(tf.float32, 2).unstack(x)
+    (g,) = tf.gradients(ta.read(1) * 3.0, x)
+    tf.train.export_meta_graph(str(tmp_path / "m.meta"))
+    tf.reset_default_graph()
+    tf.train.import_meta_graph(str(tmp_path / "m.meta"))
+    with tf.Session() as s:
+        np.testing.assert_array_equal(s.run(g.name, {"x:0": [1.0, 2.0]}), [0.0, 3.0])

@@ -1,0 +1,132 @@
+"""Gradients through while loops that read variables and TensorArrays: a hand-written RNN trains."""
+
+import numpy as np
+import pytest
+
+import dflow as tf
+from tests.conftest import run_modes
+
+T, B, D, H = 5, 3, 4, 6
+
+
+def _weights(seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((D, H)) * 0.4, rng.standard_normal((H, H)) * 0.4, rng.standard_normal(H) * 0.1,
+            rng.standard_normal((T, B, D)))
+
+
+def _numpy_loss(W, U, b, x):
+    h = np.zeros((B, H))
+    outs = []
+    for t in range(T):
+        h = np.tanh(x[t] @ W + h @ U + b)
+        outs.append(h)
+    y = np.stack(outs)
+    return float((y * y).sum() + h.sum())
+
+
+def _rnn_loss(x, W, U, b, unrolled=False):
+    """The loss of a tanh RNN over x [T, B, D]: a while loop over TensorArrays, or a Python loop."""
+    if unrolled:
+        h, outs = tf.zeros([B, H], tf.float64), []
+        for t in range(T):
+            h = tf.tanh(tf.matmul(x[t], W) + tf.matmul(h, U) + b)
+            outs.append(h)
+        y, hT = tf.stack(outs), h
+    else:
+        inputs = tf.TensorArray(tf.float64, T).unstack(x)
+
+        def body(t, h, outs):
+            h = tf.tanh(tf.matmul(inputs.read(t), W) + tf.matmul(h, U) + b)
+            return t + 1, h, outs.write(t, h)
+
+        _, hT, outs = tf.while_loop(lambda t, h, o: t < T, body,
+                                    [tf.constant(0), tf.zeros([B, H], tf.float64), tf.TensorArray(tf.float64, T)])
+        y = outs.stack()
+    return tf.reduce_sum(y * y) + tf.reduce_sum(hT)
+
+
+def _central(f, args, k, eps=1e-6):
+    a = [np.array(v, dtype=np.float64) for v in args]
+    out = np.zeros_like(a[k])
+    for i in np.ndindex(a[k].shape):
+        plus, minus = [v.copy() for v in a], [v.copy() for v in a]
+        plus[k][i] += eps
+        minus[k][i] -= eps
+        out[i] = (f(*plus) - f(*minus)) / (2 * eps)
+    return out
+
+
+def test_rnn_in_a_while_loop_matches_central_differences_and_the_unrolled_loop():
+    Wv, Uv, bv, xv = _weights()
+    W, U, b = (tf.Variable(v, name=n) for v, n in ((Wv, "W"), (Uv, "U"), (bv, "b")))
+    x = tf.placeholder(tf.float64, [T, B, D])
+    grads = tf.gradients(_rnn_loss(x, W, U, b), [W, U, b, x])
+    unrolled = tf.gradients(_rnn_loss(x, W, U, b, unrolled=True), [W, U, b, x])
+    init = tf.global_variables_initializer()
+    for mode in ("eager", "sync", "threads"):
+        from tests.conftest import make_session
+
+        with make_session(mode, chunks=2) as s:
+            s.run(init)
+            got, want = s.run([grads, unrolled], {x: xv})
+        for g, u in zip(got, want):
+            np.testing.assert_allclose(g, u, rtol=1e-10, atol=1e-12)
+    for k in range(4):
+        np.testing.assert_allclose(got[k], _central(_numpy_loss, [Wv, Uv, bv, xv], k), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.program
+def test_rnn_in_a_while_loop_trains_with_gradient_descent():
+    Wv, Uv, bv, xv = _weights(1)
+    W, U, b = (tf.Variable(v, name=n) for v, n in ((Wv, "W"), (Uv, "U"), (bv, "b")))
+    x = tf.placeholder(tf.float64, [T, B, D])
+    loss = _rnn_loss(x, W, U, b)
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(loss)
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        first = s.run(loss, {x: xv})
+        for _ in range(10):
+            s.run(train, {x: xv})
+        last = s.run(loss, {x: xv})
+        W1, U1, b1 = s.run([W, U, b])
+    # the same ten steps in numpy, with central-difference gradients
+    w = [Wv, Uv, bv]
+    for _ in range(10):
+        g = [_central(_numpy_loss, w + [xv], k) for k in range(3)]
+        w = [v - 0.01 * gv for v, gv in zip(w, g)]
+    assert last < first
+    np.testing.assert_allclose(last, _numpy_loss(*w, xv), rtol=1e-6)
+    for got, want in zip((W1, U1, b1), w):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def test_nested_while_loops_and_a_dynamic_size_array():
+    x = tf.placeholder(tf.float64, [3])
+
+    def outer(i, acc, ta):
+        _, inner = tf.while_loop(lambda j, v: j < 2, lambda j, v: (j + 1, v * x), [0, acc])
+        return i + 1, inner, ta.write(i, tf.reduce_sum(inner))
+
+    _, acc, ta = tf.while_loop(lambda i, a, t: i < 3, outer,
+                               [0, tf.ones([3], tf.float64), tf.TensorArray(tf.float64, 0, dynamic_size=True)])
+    y = tf.reduce_sum(ta.stack()) + tf.reduce_sum(acc)
+    (g,) = tf.gradients(y, x)
+    xv = np.array([0.9, 1.1, -0.7])
+
+    def f(v):
+        return sum((v ** (2 * k)).sum() for k in (1, 2, 3)) + (v ** 6).sum()
+
+    np.testing.assert_allclose(run_modes(g, {x: xv}), _central(f, [xv], 0), rtol=1e-6)
+
+
+def test_assign_inside_a_loop_says_what_to_write_instead():
+    v = tf.Variable(1.0)
+    with pytest.raises(tf.errors.UnimplementedError, match=r"Carry the variable's value as a loop variable"):
+        tf.while_loop(lambda i: i < 3, lambda i: i + tf.cast(tf.assign_add(v, 1.0), tf.int32), [tf.constant(0)])
+    # what the message suggests: the value carried through the loop, assigned once after it
+    _, new = tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x + 1.0), [0, v.read_value()])
+    step = tf.assign(v, new)
+    with tf.Session() as s:
+        s.run(v.initializer)
+        assert s.run(step) == 4.0 and s.run(v) == 4.0
