@@ -14,7 +14,6 @@ import functools
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.graph import name_scope
 from ..graph.ops import constant_value
@@ -41,7 +40,7 @@ from .creation_ops import (
 from .math_ops import cast
 
 __all__ = ["broadcast_to", "transpose", "invert_permutation", "expand_dims", "squeeze", "concat", "unstack", "split",
-           "reverse", "reverse_v2", "reverse_sequence", "add_n"] + creation_ops.__all__
+           "reverse", "reverse_v2", "add_n"] + creation_ops.__all__
 
 
 def _outputs(arrays):
@@ -494,85 +493,6 @@ def reverse(tensor, axis, name=None):
 reverse_v2 = reverse
 
 
-# ---- reverse_sequence ---------------------------------------------------------------------------------
-
-
-def _reverse_sequence_infer(inputs, attrs):
-    x, lengths = inputs
-    seq, batch = attrs["seq_dim"], attrs["batch_dim"]
-    if not lengths.dtype.is_integer:
-        raise TypeError(f"ReverseSequence: seq_lengths must be int32 or int64, got {lengths.dtype.name}")
-    if lengths.shape.ndims not in (None, 1):
-        raise ValueError(f"ReverseSequence: seq_lengths must be 1-D, got shape {lengths.shape}")
-    rank = x.shape.ndims
-    if rank is not None:
-        if seq == batch or not (0 <= seq < rank and 0 <= batch < rank):
-            raise ValueError(f"ReverseSequence: seq_dim {seq} and batch_dim {batch} must be distinct dims of an "
-                             f"input of rank {rank}")
-        if x.shape[batch].value is not None and lengths.shape.ndims == 1 and lengths.shape[0].value is not None \
-                and x.shape[batch].value != lengths.shape[0].value:
-            raise ValueError(f"ReverseSequence: Length of seq_lengths != input.dims({batch}), ("
-                             f"{lengths.shape[0].value} vs. {x.shape[batch].value})")
-    return x.shape, x.dtype
-
-
-def _reverse_sequence_kernel(x, lengths, seq_dim, batch_dim):
-    """Each batch row's first lengths[b] entries along seq_dim reversed (a block holds whole sequences)."""
-    lengths = np.asarray(lengths).reshape(-1)
-    n = x.shape[seq_dim]
-    if lengths.size and (lengths.max(initial=0) > n or lengths.min(initial=0) < 0):
-        bad = int(np.argmax((lengths > n) | (lengths < 0)))
-        raise InvalidArgumentError(None, None, f"seq_lens({bad}) > input.dims({seq_dim}) or negative: "
-                                   f"{int(lengths[bad])} for a dim of {n}")
-    t_shape = [1] * x.ndim
-    t_shape[seq_dim] = n
-    b_shape = [1] * x.ndim
-    b_shape[batch_dim] = lengths.size
-    t = np.arange(n).reshape(t_shape)
-    ln = lengths.astype(np.int64).reshape(b_shape)
-    idx = np.where(t < ln, ln - 1 - t, t)
-    return np.take_along_axis(x, idx, axis=seq_dim)
-
-
-def _reverse_sequence_lower(ctx, x, lengths, seq_dim, batch_dim):
-    import dask.array as da
-
-    x = ctx.as_dask(x).rechunk({seq_dim: -1})
-    shape = [1] * x.ndim
-    shape[batch_dim] = -1
-    lengths = ctx.as_dask(lengths).reshape(shape).rechunk({batch_dim: x.chunks[batch_dim]})
-    return da.map_blocks(_reverse_sequence_kernel, x, lengths, seq_dim=seq_dim, batch_dim=batch_dim, dtype=x.dtype,
-                         meta=x._meta)
-
-
-register_op("ReverseSequence", _reverse_sequence_infer,
-            eager=lambda xp, x, lengths, seq_dim, batch_dim: _reverse_sequence_kernel(np.asarray(x), lengths,
-                                                                                     seq_dim, batch_dim),
-            lower=_reverse_sequence_lower)
-
-
-def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None, seq_dim=None,  # noqa: A002
-                     batch_dim=None):
-    """`input` with the first seq_lengths[b] entries of each batch row b reversed along seq_axis
-    (TF1's ReverseSequence); entries past a row's length stay in place.
-
-    seq_lengths: int [batch]. ValueError for equal or out-of-range axes; InvalidArgumentError at run
-    time for a length over the sequence dim.
-    """
-    seq = seq_axis if seq_axis is not None else seq_dim
-    batch = batch_axis if batch_axis is not None else (batch_dim if batch_dim is not None else 0)
-    if seq is None:
-        raise ValueError("reverse_sequence: seq_axis is required")
-    with name_scope(name, "ReverseSequence", [input, seq_lengths]) as scope:
-        x = _tensor(input, name="input")
-        lengths = convert_to_tensor(seq_lengths, name="seq_lengths")
-        rank = x.shape.ndims
-        seq, batch = int(seq), int(batch)
-        if rank is not None:
-            seq, batch = seq % rank if seq < 0 else seq, batch % rank if batch < 0 else batch
-        return apply_op("ReverseSequence", [x, lengths], {"seq_dim": seq, "batch_dim": batch}, name=scope)
-
-
 # ---- add_n -----------------------------------------------------------------------------------------
 
 
@@ -632,8 +552,6 @@ def _transpose_grad(op, g):
 def_grad("ExpandDims")(lambda op, g: [_reshape_like(g, op.inputs[0]), None])
 def_grad("Squeeze")(lambda op, g: [_reshape_like(g, op.inputs[0])])
 def_grad("ReverseV2")(lambda op, g: [reverse(g, op.inputs[1]), None])
-def_grad("ReverseSequence")(lambda op, g: [reverse_sequence(g, op.inputs[1], op.get_attr("seq_dim"),
-                                                            op.get_attr("batch_dim")), None])
 def_grad("AddN")(lambda op, g: [g] * len(op.inputs))
 def_grad("Split")(lambda op, *gs: [None, concat(list(gs), op.inputs[0])])
 def_grad("SplitV")(lambda op, *gs: [concat(list(gs), op.inputs[2]), None, None])

@@ -1,6 +1,6 @@
 """dynamic_rnn, bidirectional_dynamic_rnn and raw_rnn (dflow/rnn/dynamic.py): against the numpy cells
 and against static_rnn on the same variables, with ragged sequence lengths, on every local mode;
-gradients of the final state (and of the outputs, once TensorArrays have gradients)."""
+gradients of the final state and of the outputs against static_rnn's."""
 
 from __future__ import annotations
 
@@ -137,9 +137,9 @@ def test_final_state_gradient_equals_static_rnn():
             np.testing.assert_allclose(a, b, rtol=1e-9)
 
 
-@pytest.mark.xfail(strict=False, reason="needs gradients through TensorArray (the `tagrad` branch of issue 18): "
-                                        "a loss on dynamic_rnn's outputs reads the output TensorArray's stack")
 def test_outputs_gradient_equals_static_rnn():
+    """A loss on the outputs (read from the output TensorArray's stack) reaches the weights and the
+    inputs (through the input TensorArray's unstack) as static_rnn's does."""
     rng = np.random.RandomState(5)
     x = tf.placeholder(tf.float64, [3, 4, 2])
     cell = rnn_cell.GRUCell(3)
