@@ -8,7 +8,8 @@ stack), `grad_util` (unbroadcast), `math_ops` (elementwise), `reduction_ops`, `i
 (bilinear and nearest resizing), `linalg_ops`, `conv_ops` (conv2d, its backprop ops, conv1d,
 conv2d_transpose; their im2col kernels in `conv_kernels`), `depthwise_ops` (depthwise and separable convolutions), `scatter_ops` (segment sums),
 `data_dependent_ops` (boolean_mask, unique, where), `random_ops`, `state_ops`, `py_ops`,
-`string_ops` (as_string, string_join), `control_ops`, `tensor_array_ops`, `check_ops`, `control_flow_ops`, `custom_gradient`. Their
+`string_ops` (as_string, string_join), `sequence_ops` (reverse_sequence), `control_ops`, `tensor_array_ops`,
+`check_ops`, `control_flow_ops`, `functional_ops` (map_fn, scan, foldl, foldr), `custom_gradient`. Their
 import order is docs/ARCHITECTURE.md's kernel layers."""
 
 from . import (  # noqa: F401  # noqa: F401

@@ -246,17 +246,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         with name_scope("cond_next"):
             next_args = _pack(structure, flat)
             c1 = _bool_scalar(cond(*next_args) if not single else cond(next_args[0]))
-        for op in g._ops[start:]:
-            if op.op_def.state in ("assign", "update", "sink"):
-                from ..errors import UnimplementedError
-
-                raise UnimplementedError(None, op, f"while_loop: the body or condition creates {op.type} op "
-                                         f"{op.name!r}; state changes inside loops are not supported (dflow runs "
-                                         "a loop's iterations as separate host runs that do not commit). Carry the "
-                                         "variable's value as a loop variable and assign the result once after the "
-                                         "loop: `_, new = tf.while_loop(cond, lambda i, v: (i + 1, v + 1.0), "
-                                         "[0, var.read_value()])`, then `tf.assign(var, new)`.")
+        _refuse_state_changes(g, start, flat + [c0, c1])
         caps = [t for t in _captures(g, start, len(g._ops), flat + [c0, c1]) if t not in phs]
+        caps += [t for t in _variables_made_inside(g, start, phs) if t not in caps]
         specs = tuple((s, t.dtype) for s, t in zip(invariants, init))
         op = g.create_op("While", init + caps, {
             "loop_vars": tuple(phs), "cond": c0, "body": tuple(flat), "cond_next": c1,
@@ -269,6 +261,41 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     if isinstance(packed, (list, tuple)) and len(packed) == 1 and not return_same_structure:
         return packed[0]  # TF1: a single loop var comes back bare
     return packed
+
+
+def _refuse_state_changes(g, start, outputs):
+    """UnimplementedError for an assign the loop's outputs depend on (one made inside the body
+    that nothing reads, a variable's initializer, never runs in the loop: as in TF1)."""
+    seen, stack = set(), [t.op for t in outputs]
+    while stack:
+        op = stack.pop()
+        if op in seen or op._id < start:
+            continue
+        seen.add(op)
+        if op.op_def.state in ("assign", "update", "sink"):
+            from ..errors import UnimplementedError
+
+            raise UnimplementedError(None, op, f"while_loop: the body or condition creates {op.type} op "
+                                     f"{op.name!r}; state changes inside loops are not supported (dflow runs "
+                                     "a loop's iterations as separate host runs that do not commit). Carry the "
+                                     "variable's value as a loop variable and assign the result once after the "
+                                     "loop: `_, new = tf.while_loop(cond, lambda i, v: (i + 1, v + 1.0), "
+                                     "[0, var.read_value()])`, then `tf.assign(var, new)`.")
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+
+
+def _variables_made_inside(g, start, phs):
+    """Tensors of variables created inside the body (a layer called there) that the loop reads:
+    captured as the variables made outside are, so gradients reach them."""
+    varying, of_variable = {p.op for p in phs}, set()
+    for op in g._ops[start:]:
+        if op in varying or op.op_def.must_feed or any(t.op in varying for t in op.inputs):
+            varying.add(op)
+        elif op.op_def.state == "variable" or (op.inputs and all(t.op in of_variable for t in op.inputs)):
+            of_variable.add(op)
+    return list(dict.fromkeys(t for op in g._ops[start:] if op in varying for t in op.inputs
+                              if t.op in of_variable))
 
 
 def _bool_scalar(c):

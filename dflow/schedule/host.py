@@ -205,7 +205,7 @@ def run_while_grad(h, op):
     n_in = op.get_attr("n_forward_inputs")
     g = [np.asarray(v) for v in h.evaluate(list(op.inputs[n_in:]))]
     cap_acc = None
-    plan, specs = None, None
+    plan, specs, v = None, None, None
     fed = phs + g_phs + list(op.get_attr("saved"))
     for state, inner in reversed(steps):
         values = list(state) + g + [inner[k] for k in mine]
@@ -238,8 +238,8 @@ def run_while_grad(h, op):
 
 
 def _same_specs(values, specs):
-    return all(isinstance(v, np.ndarray) and s.kind == "numpy" and v.shape == s.shape and v.dtype == s.dtype.np_dtype
-               for v, s in zip(values, specs))
+    return all(isinstance(v, (np.ndarray, np.generic)) and s.kind == "numpy" and v.shape == s.shape and
+               v.dtype == s.dtype.np_dtype for v, s in zip(values, specs))
 
 
 def run_while(h, op, record=None, saved=()):

@@ -79,6 +79,15 @@ def test_stack_of_reads_central_differences():
 
 
 def test_tensor_array_gradients_on_the_schedulers():
+    _split_matmul_concat(["eager", "sync", "threads"])
+
+
+@pytest.mark.slow
+def test_tensor_array_gradients_cross_process_workers():
+    _split_matmul_concat(["processes"])
+
+
+def _split_matmul_concat(modes):
     x = tf.placeholder(tf.float32, [6, 4])
     w = tf.placeholder(tf.float32, [4, 4])
     ta = tf.TensorArray(tf.float32, 3).split(x, [2, 2, 2])
@@ -88,7 +97,7 @@ def test_tensor_array_gradients_on_the_schedulers():
     loss = tf.reduce_sum(tf.square(out.concat()))
     gx, gw = tf.gradients(loss, [x, w])
     xv, wv = RNG.standard_normal((6, 4)).astype(np.float32), RNG.standard_normal((4, 4)).astype(np.float32)
-    got = run_modes([gx, gw], {x: xv, w: wv}, modes=["eager", "sync", "threads", "processes"])
+    got = run_modes([gx, gw], {x: xv, w: wv}, modes=modes)
     y = xv @ wv
     np.testing.assert_allclose(got[0], 2 * y @ wv.T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(got[1], 2 * xv.T @ y, rtol=1e-5, atol=1e-5)

@@ -130,3 +130,43 @@ def test_assign_inside_a_loop_says_what_to_write_instead():
     with tf.Session() as s:
         s.run(v.initializer)
         assert s.run(step) == 4.0 and s.run(v) == 4.0
+
+
+def test_variables_created_inside_the_body_get_gradients():
+    T_, B_, D_, H_ = 4, 3, 2, 5
+    x = tf.placeholder(tf.float64, [T_, B_, D_])
+    inputs = tf.TensorArray(tf.float64, T_).unstack(x)
+
+    def body(t, h, o):  # a layer called in the body creates its variables there (TF1's dynamic_rnn does)
+        h = tf.layers.dense(tf.concat([inputs.read(t), h], 1), H_, activation=tf.tanh, name="cell")
+        return t + 1, h, o.write(t, h)
+
+    _, _, o = tf.while_loop(lambda t, h, o: t < T_, body,
+                            [0, tf.zeros([B_, H_], tf.float64), tf.TensorArray(tf.float64, T_)])
+    loss = tf.reduce_sum(tf.square(o.stack() - 0.5))
+    assert [v.name for v in tf.trainable_variables()] == ["cell/kernel:0", "cell/bias:0"]
+    h, outs = tf.zeros([B_, H_], tf.float64), []
+    for t in range(T_):  # the same cell unrolled, its variables reused
+        h = tf.layers.dense(tf.concat([x[t], h], 1), H_, activation=tf.tanh, name="cell", reuse=True)
+        outs.append(h)
+    unrolled = tf.reduce_sum(tf.square(tf.stack(outs) - 0.5))
+    var_list = tf.trainable_variables()
+    xv = np.random.default_rng(5).standard_normal((T_, B_, D_))
+    with tf.Session(scheduler="threads", chunks=2) as s:
+        s.run(tf.global_variables_initializer())
+        got, want = s.run([tf.gradients(loss, var_list), tf.gradients(unrolled, var_list)], {x: xv})
+    for g, u in zip(got, want):
+        np.testing.assert_allclose(g, u, rtol=1e-10)
+
+
+def test_an_assign_nothing_in_the_loop_reads_never_runs_as_tf1():
+    v = tf.Variable(0.0)
+
+    def body(i):
+        tf.assign_add(v, 1.0)  # not connected to the loop's outputs: TF1 never runs it either
+        return i + 1
+
+    r = tf.while_loop(lambda i: i < 3, body, [0])
+    with tf.Session() as s:
+        s.run(v.initializer)
+        assert s.run(r) == 3 and s.run(v) == 0.0
