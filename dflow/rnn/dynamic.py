@@ -7,11 +7,9 @@ step's input, calls the cell (with sequence lengths: zero outputs and copied sta
 row's end) and writes the output; the outputs are stacked after the loop. The loop stops at the
 longest sequence (min(time, max(1, max length))), as TF1's; the steps after it are zeros.
 
-The host runs the loop (dflow/schedule/host.py): one cached plan per iteration. A cell's
-variables must exist before the loop (dflow refuses variable creation inside a loop body), so a
-cell that has not made them yet is called once on the first step outside the loop; that call's
-ops are never run (nothing reads them). Its variables are the ones TF1 makes in the loop, with
-the same names.
+The host runs the loop (dflow/schedule/host.py): one cached plan per iteration. A cell called
+for the first time makes its variables inside the loop body, as in TF1; the loop captures them,
+so their gradients come out of the loop's reverse pass.
 """
 
 from __future__ import annotations
@@ -43,14 +41,6 @@ def _sizes(size):
     return [size] if isinstance(size, int) else TensorShape(size).as_list()
 
 
-def _make_variables(cell, inputs, state, varscope):
-    """Calls `cell` once outside the loop when its variables may not exist yet (see the module
-    doc); afterwards the scope reuses them."""
-    if not getattr(cell, "built", False):
-        cell(inputs, state)
-    varscope.reuse_variables()
-
-
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None, parallel_iterations=None,
                 swap_memory=False, time_major=False, scope=None):
     """Runs `cell` over the time axis of `inputs` ([batch, time, depth], or [time, batch, depth]
@@ -63,7 +53,7 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     without initial_state; InvalidArgumentError at run time for a sequence_length not [batch].
     """
     assert_like_rnncell("cell", cell)
-    with variable_scope(scope or "rnn") as varscope:
+    with variable_scope(scope or "rnn"):
         flat_input = [convert_to_tensor(x) for x in nest.flatten(inputs)]
         if not time_major:
             flat_input = [transpose_batch_time(x) for x in flat_input]
@@ -88,13 +78,13 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
             with control_dependencies([check]):
                 sequence_length = identity(sequence_length, name="CheckSeqLen")
         inputs = nest.pack_sequence_as(inputs, flat_input)
-        outputs, final_state = _dynamic_rnn_loop(cell, inputs, state, sequence_length, dtype, varscope)
+        outputs, final_state = _dynamic_rnn_loop(cell, inputs, state, sequence_length, dtype)
         if not time_major:
             outputs = nest.map_structure(transpose_batch_time, outputs)
         return outputs, final_state
 
 
-def _dynamic_rnn_loop(cell, inputs, state, sequence_length, dtype, varscope):
+def _dynamic_rnn_loop(cell, inputs, state, sequence_length, dtype):
     flat_input = nest.flatten(inputs)
     flat_output_size = nest.flatten(cell.output_size)
     time_steps = shape_op(flat_input[0])[0]
@@ -133,8 +123,6 @@ def _dynamic_rnn_loop(cell, inputs, state, sequence_length, dtype, varscope):
         for x, shape in zip(step, got_shapes):
             x.set_shape(shape[1:])
         return nest.pack_sequence_as(inputs, step)
-
-    _make_variables(cell, read(0), state, varscope)
 
     def time_step(t, output_ta_t, state):
         output, new_state = cell(read(t), state)
@@ -203,7 +191,7 @@ def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory=False, scope=No
     assert_like_rnncell("cell", cell)
     if not callable(loop_fn):
         raise TypeError("loop_fn must be a callable")
-    with variable_scope(scope or "rnn") as varscope:
+    with variable_scope(scope or "rnn"):
         time = convert_to_tensor(0, dtype=dtypes.int32)
         (elements_finished, next_input, initial_state, emit_structure,
          init_loop_state) = loop_fn(time=time, cell_output=None, cell_state=None, loop_state=None)
@@ -234,8 +222,6 @@ def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory=False, scope=No
         emit_ta = nest.pack_sequence_as(emit_structure, flat_emit_ta)
         zero_emit = nest.pack_sequence_as(emit_structure, [zeros_of(batch_size, size, dt)
                                                            for size, dt in zip(flat_emit_size, flat_emit_dtypes)])
-        _make_variables(cell, next_input, state, varscope)
-
         def condition(unused_time, elements_finished, *_):
             return logical_not(reduce_all(elements_finished))
 
