@@ -1,6 +1,6 @@
 """Tutorial-style TF1 programs: an LSTM learns the sum of a bit sequence from its last state, with
-static_rnn and with dynamic_rnn (ragged lengths), on every program mode (in process and forced
-through Dask on sync, threads and processes)."""
+static_rnn and with dynamic_rnn (ragged lengths), in process and forced through Dask on sync and
+threads; on processes as slow tests."""
 
 from __future__ import annotations
 
@@ -47,20 +47,26 @@ def _train(dynamic, steps):
     return before, after
 
 
-@pytest.mark.program
+# dask-processes ships every run's task graph to a process pool (and the dynamic loop runs a plan per
+# time step, forward and backward): ~25 s each on a loaded 2-core machine, so those runs are slow
+FAST_MODES = ["inprocess", "dask-sync", "dask-threads"]
+
+
+@pytest.mark.program(modes=FAST_MODES)
 def test_static_lstm_learns_to_count_bits():
     before, after = _train(dynamic=False, steps=20)
     assert before > 1.0 and after < 0.3, (before, after)
 
 
-@pytest.mark.program
-@pytest.mark.slow  # the host loop runs a plan per time step, forward and backward: ~1 s a step on dask-processes
+@pytest.mark.program(modes=FAST_MODES)
 def test_dynamic_lstm_learns_to_count_bits():
     before, after = _train(dynamic=True, steps=20)
     assert before > 1.0 and after < 0.3, (before, after)
 
 
-@pytest.mark.program(modes=["inprocess"])
-def test_dynamic_lstm_learns_to_count_bits_in_process():
-    before, after = _train(dynamic=True, steps=20)
+@pytest.mark.slow
+@pytest.mark.program(modes=["dask-processes"])
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_lstm_learns_to_count_bits_on_processes(dynamic):
+    before, after = _train(dynamic=dynamic, steps=20)
     assert before > 1.0 and after < 0.3, (before, after)
