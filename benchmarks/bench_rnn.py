@@ -10,6 +10,11 @@ the gradients of sum(outputs) w.r.t. the kernel and bias (the reverse pass throu
 its TensorArrays). Each figure is the median time of one `Session.run`, also shown per time step.
 Targets: dflow ≤ 2× TF1's time for each; dflow's forward+backward ≤ 3× its forward.
 
+On a loaded machine OpenBLAS's own threads can make each of these small matmuls ([64, 256] by
+[256, 512]) 50× slower than one thread (they wait for each other while descheduled; 2 cores at a
+load of 10-18 measured 47 ms against 1 ms): `OPENBLAS_NUM_THREADS=1` in front shows dflow with one
+BLAS thread (TF1 uses its own Eigen thread pool either way).
+
 Every peer runs in its own interpreter (benchmarks/harness.py); the TF1 peer needs TF_PYTHON (its
 cells come from tf_keras's legacy cells: TF_USE_LEGACY_KERAS=1 is set for it). Module-level
 imports are standard library only so that the TF1 interpreter can load this file.
