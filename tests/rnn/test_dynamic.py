@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dflow as tf
 
@@ -175,3 +177,23 @@ def test_dynamic_rnn_bad_arguments():
         sess.run(tf.global_variables_initializer())
         with pytest.raises(tf.errors.InvalidArgumentError, match="Expected shape for Tensor"):
             sess.run(out, {x: np.zeros((2, 3, 1)), seq: [1, 2, 3]})
+
+
+@settings(max_examples=12, deadline=None)
+@given(batch=st.integers(1, 4), time=st.integers(1, 5), depth=st.integers(1, 3), units=st.integers(1, 4),
+       time_major=st.booleans(), data=st.data())
+def test_dynamic_gru_matches_numpy_over_shapes(batch, time, depth, units, time_major, data):
+    lengths = data.draw(st.lists(st.integers(0, time), min_size=batch, max_size=batch))
+    rng = np.random.RandomState(batch * 100 + time * 10 + depth)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [time, batch, depth] if time_major else [batch, time, depth])
+        cell = rnn_cell.GRUCell(units)
+        out, state = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float64, time_major=time_major)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            xv = rng.randn(batch, time, depth)
+            o, s = sess.run([out, state], {x: xv.transpose(1, 0, 2) if time_major else xv})
+            w = sess.run(cell.weights)
+    want_o, want_s = ref.run(lambda xt, h: ref.gru(xt, h, *w), xv, np.zeros((batch, units)), lengths)
+    np.testing.assert_allclose(o.transpose(1, 0, 2) if time_major else o, want_o, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(s, want_s, rtol=1e-10, atol=1e-14)

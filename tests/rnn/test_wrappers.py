@@ -116,3 +116,15 @@ def test_residual_and_device_wrappers():
     np.testing.assert_allclose(o, xv + s, rtol=1e-6)
     with pytest.raises(ValueError, match="incompatible"):
         rnn_cell.ResidualWrapper(rnn_cell.GRUCell(4))(x, tf.zeros([2, 4]))
+
+
+def test_dropout_in_dynamic_rnn_draws_a_new_mask_each_step_and_run():
+    cell = rnn_cell.DropoutWrapper(rnn_cell.BasicRNNCell(40, activation=lambda v: v * 0 + 1), output_keep_prob=0.5)
+    x = tf.placeholder(tf.float32, [2, 4, 3])
+    out, _ = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    with tf.Session() as sess:
+        _init(sess)
+        a = sess.run(out, {x: np.ones((2, 4, 3))})
+        b = sess.run(out, {x: np.ones((2, 4, 3))})
+    assert set(np.unique(a)) <= {0.0, 2.0}
+    assert not np.array_equal(a[:, 0], a[:, 1]) and not np.array_equal(a, b)
