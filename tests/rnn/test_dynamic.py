@@ -197,3 +197,56 @@ def test_dynamic_gru_matches_numpy_over_shapes(batch, time, depth, units, time_m
     want_o, want_s = ref.run(lambda xt, h: ref.gru(xt, h, *w), xv, np.zeros((batch, units)), lengths)
     np.testing.assert_allclose(o.transpose(1, 0, 2) if time_major else o, want_o, rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(s, want_s, rtol=1e-10, atol=1e-14)
+
+
+class _OldStyleCell(rnn_cell.RNNCell):
+    """A cell as old TF1 tutorials wrote them: get_variable in its own __call__."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+
+    @property
+    def state_size(self):
+        return self.n
+
+    @property
+    def output_size(self):
+        return self.n
+
+    def __call__(self, inputs, state, scope=None):
+        with tf.variable_scope(scope or "old_cell"):
+            w = tf.get_variable("w", [inputs.shape[1].value + self.n, self.n], dtype=inputs.dtype)
+            h = tf.tanh(tf.matmul(tf.concat([inputs, state], 1), w))
+        return h, h
+
+
+def test_an_old_style_cell_in_dynamic_and_static_rnn():
+    rng = np.random.RandomState(6)
+    x = tf.placeholder(tf.float64, [2, 3, 2])
+    cell = _OldStyleCell(3)
+    d_out, _ = tf.nn.dynamic_rnn(cell, x, sequence_length=[3, 1], dtype=tf.float64)
+    with tf.variable_scope(tf.get_variable_scope(), reuse=True):
+        s_outs, _ = tf.nn.static_rnn(cell, tf.unstack(x, axis=1), sequence_length=[3, 1], dtype=tf.float64)
+    assert [v.name for v in tf.global_variables()] == ["rnn/old_cell/w:0"]
+    grads = tf.gradients(tf.reduce_sum(d_out), tf.global_variables())
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        xv = rng.randn(2, 3, 2)
+        d, s, g = sess.run([d_out, s_outs, grads], {x: xv})
+        w = sess.run(tf.global_variables()[0])
+    np.testing.assert_allclose(d, np.stack(s, 1), rtol=1e-10)
+    want, _ = ref.run(lambda xt, h: (np.tanh(np.concatenate([xt, h], 1) @ w),) * 2, xv, np.zeros((2, 3)), [3, 1])
+    np.testing.assert_allclose(d, want, rtol=1e-10)
+    assert g[0].shape == (5, 3) and np.abs(g[0]).sum() > 0
+
+
+def test_lstm_cell_without_state_tuple_in_dynamic_rnn():
+    x = tf.placeholder(tf.float32, [None, 4, 2])
+    cell = rnn_cell.LSTMCell(3, num_proj=2, state_is_tuple=False)
+    out, state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+    assert out.shape.as_list() == [None, 4, 2] and state.shape.as_list() == [None, 5]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        o, s = sess.run([out, state], {x: np.ones((3, 4, 2))})
+    np.testing.assert_allclose(o[:, -1], s[:, 3:], rtol=1e-6)
