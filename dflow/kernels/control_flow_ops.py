@@ -143,7 +143,7 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         return op
     if all(isinstance(v, Operation) for v in _flatten(t_out)) and not isinstance(t_out, (list, tuple, dict)):
         return op
-    return _pack(t_out, outs) if isinstance(t_out, (list, tuple, dict)) else outs[0]
+    return _pack(t_out, outs) if isinstance(t_out, (list, tuple, dict, _TA)) else outs[0]  # a TensorArray: as one
 
 
 def _most_specific(a, b):

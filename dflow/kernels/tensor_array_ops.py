@@ -142,57 +142,66 @@ def _stacked_infer(inputs, attrs):
 # ---- gradients: a gradient TensorArray flows backwards, as TF's --------------------------------------
 #
 # The gradient of a flow is a flow (dtype variant, so the autodiff engine carries it): a `_Grads`,
-# one gradient per index, None where it is zero. A read's gradient is a gradient TensorArray with
-# the read's gradient at its index; a write's gradient takes the gradient at its index for the
-# value written and clears it for the array before the write (the write replaced that element).
-# A flow read twice gets two gradient flows, summed by AddN index by index (`_Grads.__add__`); a
-# ZerosLike of a flow (a 0 in an object array) is the empty gradient.
+# the gradients by index (an index without one has zero gradient). A read's gradient is a gradient
+# TensorArray with the read's gradient at its index; a write's gradient takes the gradient at its
+# index for the value written and clears it for the array before the write (the write replaced
+# that element). A flow read twice gets two gradient flows, summed by AddN index by index
+# (`_Grads.__add__`); a ZerosLike of a flow (a 0 in an object array) is the empty gradient. Sums
+# over a loop's iterations add in place (`+=`) into an accumulator the loop owns, so a long loop
+# reading one element per iteration costs one entry per iteration, not the array's length.
 
 
 class _Grads:
-    """A gradient TensorArray's state: per-index gradients (numpy arrays, None for zero)."""
+    """A gradient TensorArray's state: `entries` {index: gradient array}, absent ones zero."""
 
-    def __init__(self, items):
-        self.items = tuple(items)
+    def __init__(self, entries=()):
+        self.entries = dict(entries)
 
     def __add__(self, other):
-        a, b = self.items, _grad_items(other)
-        n = max(len(a), len(b))
-        a, b = a + (None,) * (n - len(a)), b + (None,) * (n - len(b))
-        return _Grads(y if x is None else x if y is None else x + y for x, y in zip(a, b))
+        out = _Grads(self.entries)
+        out += other
+        return out
 
     __radd__ = __add__
 
+    def __iadd__(self, other):
+        for i, v in _grad_entries(other).items():
+            mine = self.entries.get(i)
+            self.entries[i] = v if mine is None else mine + v
+        return self
+
     def __repr__(self):
-        return f"TensorArrayGradient({len(self.items)} elements)"
+        return f"TensorArrayGradient(indices {sorted(self.entries)})"
 
 
-def _grad_items(g):
+def _grad_entries(g):
     g = g[()] if isinstance(g, np.ndarray) else g
-    return g.items if isinstance(g, _Grads) else ()  # 0 or None: no gradient at any index
+    return g.entries if isinstance(g, _Grads) else {}  # 0 or None: no gradient at any index
 
 
-def _grad_box(items):
+def _grad_box(entries):
     a = np.empty((), dtype=object)
-    a[()] = _Grads(items)
+    a[()] = _Grads(entries)
     return a
 
 
-def _grad_at(items, i, shape, dtype):
-    v = items[i] if 0 <= i < len(items) else None
+def _grad_at(entries, i, shape, dtype):
+    v = entries.get(i)
     return np.zeros(tuple(int(d) for d in shape), dtype=dtype.np_dtype) if v is None else v
 
 
 def _grad_pick(g, index, shape, dtype, **_):
     """The gradient of a written value: the gradient at its index (zeros of its shape if none)."""
-    return _grad_at(_grad_items(g), int(index), shape, dtype)
+    return _grad_at(_grad_entries(g), int(index), shape, dtype)
 
 
 def _grad_gather(g, indices, shape, dtype, **_):
-    items, shape = _grad_items(g), tuple(int(d) for d in shape)
+    entries, shape = _grad_entries(g), tuple(int(d) for d in shape)
     out = np.zeros(shape, dtype=dtype.np_dtype)
     for k, i in enumerate(np.asarray(indices).reshape(-1)):
-        out[k] = _grad_at(items, int(i), shape[1:], dtype)
+        v = entries.get(int(i))
+        if v is not None:
+            out[k] = v
     return out
 
 
@@ -201,40 +210,40 @@ def _grad_stack(g, shape, dtype, **_):
 
 
 def _grad_concat(g, shape, lengths, dtype, **_):
-    items, lengths = _grad_items(g), np.asarray(lengths).reshape(-1)
+    entries, lengths = _grad_entries(g), np.asarray(lengths).reshape(-1)
     rest = tuple(int(d) for d in shape[1:])
-    parts = [_grad_at(items, i, (int(n),) + rest, dtype) for i, n in enumerate(lengths)]
+    parts = [_grad_at(entries, i, (int(n),) + rest, dtype) for i, n in enumerate(lengths)]
     return np.concatenate(parts) if parts else np.zeros((0,) + rest, dtype=dtype.np_dtype)
 
 
 def _grad_clear(g, indices, **_):
     """The gradient of the array before a write: the written indices' gradients dropped."""
-    items = list(_grad_items(g))
+    entries = dict(_grad_entries(g))  # a C-level copy: cheap even for a long sequence's gradient
     for i in np.asarray(indices).reshape(-1):
-        if 0 <= int(i) < len(items):
-            items[int(i)] = None
-    return _grad_box(items)
+        entries.pop(int(i), None)
+    return _grad_box(entries)
 
 
 def _grad_scatter(flow, indices, values, **_):
-    """A gradient TensorArray as long as `flow` with `values[k]` added at `indices[k]`."""
-    items = [None] * len(_items(flow))
+    """A gradient TensorArray with `values[k]` added at `indices[k]`."""
+    entries = {}
     for i, v in zip(np.asarray(indices).reshape(-1), np.asarray(values)):
-        items[int(i)] = v if items[int(i)] is None else items[int(i)] + v
-    return _grad_box(items)
+        i = int(i)
+        entries[i] = v if i not in entries else entries[i] + v
+    return _grad_box(entries)
 
 
 def _grad_from_read(flow, index, value, **_):
-    return _grad_scatter(flow, [index], np.asarray(value)[None])
+    return _grad_box({int(index): np.asarray(value)})
 
 
 def _grad_from_stack(flow, values, **_):
-    return _grad_box(list(np.asarray(values)))
+    return _grad_box(enumerate(np.asarray(values)))
 
 
 def _grad_from_concat(flow, value, **_):
     lengths = [v.shape[0] for v in _items(flow)]
-    return _grad_box(np.split(np.asarray(value), np.cumsum(lengths)[:-1]) if lengths else [])
+    return _grad_box(enumerate(np.split(np.asarray(value), np.cumsum(lengths)[:-1]) if lengths else []))
 
 
 def _apply(op_type, inputs, op, **extra):

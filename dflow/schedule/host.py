@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError, OpError, UnimplementedError, raise_kernel_failure
+from ..graph.dtypes import variant
 from ..graph.registry import def_host
 from ..kernels import control_flow_ops  # noqa: F401 - registers Cond, While, WhileGrad (hooked below)
 from ..kernels.common import convert_to_tensor
@@ -88,7 +89,7 @@ class HostRun:
         self.resources = resources if resources is not None else {}
         self.txn = txn if txn is not None else RunTransaction()
         self.memory_budget = memory_budget
-        self.loop_records = {}  # while op -> its recorded run, shared with its gradients (host.loop_record)
+        self.loop_records = {}  # while op -> its recorded run and captured arrays (host.loop_record)
         self._execute = execute
         self.plan = plan
         self.run_plan = run_plan
@@ -191,6 +192,18 @@ def loop_record(h, op):
     return h.loop_records[op]
 
 
+def loop_constants(h, op):
+    """The TensorArrays a loop reads from outside (captured flows), computed once per HostRun and
+    fed to every iteration (and to the reverse pass) instead of being recomputed by each: an
+    array unstacked from a long sequence would cost its length per iteration."""
+    key = ("constants", op)
+    if key not in h.loop_records:
+        n = op.get_attr("n_loop_vars")
+        flows = [t for t in op.inputs[n:] if t.dtype == variant]
+        h.loop_records[key] = (flows, h.evaluate(flows) if flows else [])
+    return h.loop_records[key]
+
+
 def run_while_grad(h, op):
     """The reverse pass of a while loop: the body's VJP applied once per recorded iteration, last
     to first (its body intermediates fed from the record), accumulating the captured tensors'
@@ -206,15 +219,15 @@ def run_while_grad(h, op):
     g = [np.asarray(v) for v in h.evaluate(list(op.inputs[n_in:]))]
     cap_acc = None
     plan, specs, v = None, None, None
-    fed = phs + g_phs + list(op.get_attr("saved"))
+    constants, constant_values = loop_constants(h, fwd)
+    fed = phs + g_phs + list(op.get_attr("saved")) + list(constants)
     for state, inner in reversed(steps):
-        values = list(state) + g + [inner[k] for k in mine]
+        values = list(state) + g + [inner[k] for k in mine] + list(constant_values)
         if plan is not None and plan.kind == "eager" and _same_specs(values, specs):
             v.update(zip(fed, values))  # as the last step's feeds: no new specs, the same plan
             out, _ = h.run_plan(plan, vjp, v, fast=True)
             g = [np.asarray(x) for x in out[:len(idx)]]
-            caps = [np.asarray(x) for x in out[len(idx):]]
-            cap_acc = [a + c for a, c in zip(cap_acc, caps)]
+            cap_acc = [_add_into(a, np.asarray(c)) for a, c in zip(cap_acc, out[len(idx):])]
             continue
         f, v = h.with_feeds(h.feeds, h.values, fed, values)
         new_specs = tuple(f[t] for t in fed)
@@ -229,12 +242,32 @@ def run_while_grad(h, op):
             out, _ = h.run_plan(plan, vjp, v)
         g = [np.asarray(x) for x in out[:len(idx)]]
         caps = [np.asarray(x) for x in out[len(idx):]]
-        cap_acc = caps if cap_acc is None else [a + c for a, c in zip(cap_acc, caps)]
+        cap_acc = [_owned(c) for c in caps] if cap_acc is None else [_add_into(a, c) for a, c in zip(cap_acc, caps)]
     if cap_acc is None:
         n_caps = len(op.outputs) - len(idx)
         cap_acc = [np.zeros(t.shape.as_list() if t.shape.is_fully_defined() else (), t.dtype.np_dtype)
                    for t in op.outputs[len(idx):len(idx) + n_caps]]
     return g + cap_acc
+
+
+def _owned(v):
+    """A fresh accumulator for `v`: an opaque (object) value is copied, as it is added into."""
+    if v.dtype != object or v.shape != ():
+        return v
+    out = np.empty((), dtype=object)
+    out[()] = v[()] + 0
+    return out
+
+
+def _add_into(acc, new):
+    """acc + new, an opaque value (a TensorArray's gradient) added in place (`+=`) into `acc`,
+    which the reverse pass owns: its cost is the new entries', not the whole array's."""
+    if acc.dtype == object and acc.shape == ():
+        x = acc[()]
+        x += new[()]
+        acc[()] = x
+        return acc
+    return acc + new
 
 
 def _same_specs(values, specs):
@@ -255,7 +288,8 @@ def run_while(h, op, record=None, saved=()):
     limit = None if limit is None else int(limit)
     current = [np.asarray(v) for v in h.evaluate(list(op.inputs[:n]))]
     step_elements = body + [op.get_attr("cond_next")] + list(saved)
-    loop_feeds, loop_values = h.with_feeds(h.feeds, h.values, phs, current)
+    base_feeds, base_values = h.with_feeds(h.feeds, h.values, *loop_constants(h, op))
+    loop_feeds, loop_values = h.with_feeds(base_feeds, base_values, phs, current)
     (go,) = h.evaluate([op.get_attr("cond")], loop_feeds, loop_values)
     i = 0
     plan, specs = None, None
@@ -273,7 +307,7 @@ def run_while(h, op, record=None, saved=()):
             i += 1
         return [np.asarray(v) for v in current]
     while bool(go) and (limit is None or i < limit):
-        loop_feeds, loop_values = h.with_feeds(h.feeds, h.values, phs, current)
+        loop_feeds, loop_values = h.with_feeds(base_feeds, base_values, phs, current)
         new_specs = tuple(loop_feeds[p] for p in phs)
         if plan is None or new_specs != specs:
             plan, specs = h.plan(step_elements, loop_feeds, h.decisions), new_specs

@@ -108,3 +108,17 @@ def test_map_fn_with_a_variable_inside_trains():
         for _ in range(20):
             s.run(step)
         assert s.run(loss) < 0.5 * first
+
+
+def test_tf1_results_for_reverse_nested_and_tuple_outputs():
+    x = tf.constant(np.arange(1.0, 6.0))
+    got = run_modes([tf.scan(lambda a, v: a * 2 + v, x, reverse=True),
+                     tf.foldr(lambda a, v: a * 2 + v, x),
+                     tf.scan(lambda a, v: (a[0] + v[0], a[1] * v[1]), (x, x * 2)),
+                     tf.map_fn(lambda v: (v, v * 2), x, dtype=(tf.float64, tf.float64)),
+                     tf.scan(lambda a, v: a + v, x, initializer=tf.constant(10.0, tf.float64), reverse=True)])
+    # TensorFlow 2.21 (tf.compat.v1, graph mode) gives these
+    assert got[0].tolist() == [129.0, 64.0, 31.0, 14.0, 5.0] and got[1] == 129.0
+    assert [v.tolist() for v in got[2]] == [[1.0, 3.0, 6.0, 10.0, 15.0], [2.0, 8.0, 48.0, 384.0, 3840.0]]
+    assert [v.tolist() for v in got[3]] == [[1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 4.0, 6.0, 8.0, 10.0]]
+    assert got[4].tolist() == [25.0, 24.0, 22.0, 19.0, 15.0]

@@ -122,3 +122,23 @@ def test_graph_with_tensor_array_gradients_round_trips(tmp_path):
     tf.train.import_meta_graph(str(tmp_path / "m.meta"))
     with tf.Session() as s:
         np.testing.assert_array_equal(s.run(g.name, {"x:0": [1.0, 2.0]}), [0.0, 3.0])
+
+
+def test_gradients_through_cond_stop_gradient_and_a_growing_array():
+    x = tf.placeholder(tf.float64, [3, 2])
+    p = tf.placeholder(tf.bool, [])
+    ta = tf.TensorArray(tf.float64, 3).unstack(x)
+    ta2 = tf.cond(p, lambda: ta.write(1, ta.read(0) * 5.0), lambda: ta.identity())  # a TensorArray, as TF1
+    (g,) = tf.gradients(tf.reduce_sum(ta2.stack() * [[1.0], [2.0], [3.0]]), x)
+    (g2,) = tf.gradients(tf.reduce_sum(tf.stop_gradient(ta.read(0)) * ta.read(1)), x)
+
+    def body(i, t):
+        return i + 1, t.write(i, tf.reduce_sum(x[i % 3]) * tf.cast(i, tf.float64))
+
+    _, t = tf.while_loop(lambda i, t: i < 5, body, [0, tf.TensorArray(tf.float64, 0, dynamic_size=True)])
+    (g3,) = tf.gradients(tf.reduce_sum(t.stack()), x)
+    xv = np.arange(6.0).reshape(3, 2)
+    assert run_modes(g, {x: xv, p: True}).tolist() == [[11, 11], [0, 0], [3, 3]]
+    assert run_modes(g, {x: xv, p: False}).tolist() == [[1, 1], [2, 2], [3, 3]]
+    assert run_modes(g2, {x: xv}).tolist() == [[0, 0], [0, 1], [0, 0]]
+    assert run_modes(g3, {x: xv}).tolist() == [[3, 3], [5, 5], [2, 2]]
