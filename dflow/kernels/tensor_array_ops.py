@@ -355,6 +355,10 @@ class TensorArray:
     def element_shape(self):
         return self._element_shape
 
+    @property
+    def dynamic_size(self):
+        return self._dynamic_size
+
     def _merge_shape(self, value):
         shape = self._element_shape
         if self._infer_shape and value.shape.ndims is not None:

@@ -170,3 +170,16 @@ def test_an_assign_nothing_in_the_loop_reads_never_runs_as_tf1():
     with tf.Session() as s:
         s.run(v.initializer)
         assert s.run(r) == 3 and s.run(v) == 0.0
+
+
+@pytest.mark.slow
+def test_rnn_gradients_on_a_distributed_cluster(sess_factory):
+    Wv, Uv, bv, xv = _weights(2)
+    W, U, b = (tf.Variable(v, name=n) for v, n in ((Wv, "W"), (Uv, "U"), (bv, "b")))
+    x = tf.placeholder(tf.float64, [T, B, D])
+    grads = tf.gradients(_rnn_loss(x, W, U, b), [W, x])  # gradient arrays pickled to and from workers
+    s = sess_factory("distributed", chunks=2)
+    s.run(tf.global_variables_initializer())
+    got = s.run(grads, {x: xv})
+    np.testing.assert_allclose(got[0], _central(_numpy_loss, [Wv, Uv, bv, xv], 0), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got[1], _central(_numpy_loss, [Wv, Uv, bv, xv], 3), rtol=1e-6, atol=1e-7)
