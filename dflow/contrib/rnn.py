@@ -1,10 +1,13 @@
 """`tf.contrib.rnn`: the cells of `tf.nn.rnn_cell` and the static drivers as TF 1.15 re-exports
-them (from `dflow.rnn`), plus contrib's own `OutputProjectionWrapper`,
+them (from `dflow.rnn`), plus contrib's own `LSTMBlockCell`, `OutputProjectionWrapper`,
 `stack_bidirectional_dynamic_rnn` and `stack_bidirectional_rnn`, composed of those.
 
 The contrib-only parts follow TF 1.15's contrib/rnn sources (TF 2.x, the reference dflow checks
 against, has no contrib): the wrapper's projection is `kernel`/`bias` in its own scope
 (`rnn/output_projection_wrapper/kernel`), the stacks put layer i in `stack_bidirectional_rnn/cell_i`.
+LSTMBlockCell (TF's fused LSTM op) is a composite here, with LSTMCell's equations and the block
+cell's variables: `lstm_cell/kernel`, `bias` and, with `use_peephole`, `w_i_diag`, `w_f_diag`,
+`w_o_diag` (made in that order), so its checkpoints and LSTMCell's line up, as TF says.
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from ..graph.graph import name_scope
 from ..kernels.linalg_ops import matmul
 from ..kernels.manip_ops import concat
 from ..nn.core import bias_add
-from ..rnn.cell import LSTMStateTuple, RNNCell, assert_like_rnncell
+from ..kernels.common import convert_to_tensor
+from ..kernels.manip_ops import split
+from ..kernels.math_ops import add, clip_by_value, multiply, sigmoid, tanh
+from ..rnn.cell import LayerRNNCell, LSTMStateTuple, RNNCell, assert_like_rnncell, input_depth
 from ..rnn.cells import BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell
 from ..rnn.dynamic import bidirectional_dynamic_rnn
 from ..rnn.static import static_bidirectional_rnn, static_rnn
@@ -23,8 +29,55 @@ from ..state.scope import variable_scope
 from ..tf1_names import missing_attribute
 
 __all__ = ["RNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell", "MultiRNNCell", "DropoutWrapper",
-           "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple", "OutputProjectionWrapper", "static_rnn",
+           "ResidualWrapper", "DeviceWrapper", "LSTMStateTuple", "LSTMBlockCell", "OutputProjectionWrapper", "static_rnn",
            "static_bidirectional_rnn", "stack_bidirectional_rnn", "stack_bidirectional_dynamic_rnn"]
+
+
+class LSTMBlockCell(LayerRNNCell):
+    """TF1's block LSTM: i, ci, f, o = split([x, h] W + b); optional peepholes and `cell_clip`;
+    state (cs, h)."""
+
+    def __init__(self, num_units, forget_bias=1.0, cell_clip=None, use_peephole=False, dtype=None, reuse=None,
+                 name="lstm_cell"):
+        super().__init__(_reuse=reuse, dtype=dtype, name=name)
+        self._num_units = num_units
+        self._forget_bias = forget_bias
+        self._use_peephole = use_peephole
+        self._cell_clip = cell_clip
+
+    @property
+    def state_size(self):
+        return LSTMStateTuple(self._num_units, self._num_units)
+
+    @property
+    def output_size(self):
+        return self._num_units
+
+    def build(self, inputs_shape):
+        depth = input_depth(self, inputs_shape)
+        n = self._num_units
+        self._kernel = self.add_weight("kernel", shape=[depth + n, 4 * n])
+        self._bias = self.add_weight("bias", shape=[4 * n], initializer=zeros_initializer(dtype=self.dtype))
+        if self._use_peephole:
+            self._w_i_diag = self.add_weight("w_i_diag", shape=[n])
+            self._w_f_diag = self.add_weight("w_f_diag", shape=[n])
+            self._w_o_diag = self.add_weight("w_o_diag", shape=[n])
+        self.built = True
+
+    def call(self, inputs, state):
+        cs_prev, h_prev = state
+        i, ci, f, o = split(bias_add(matmul(concat([inputs, h_prev], 1), self._kernel), self._bias), 4, axis=1)
+        f = add(f, convert_to_tensor(self._forget_bias, dtype=f.dtype))
+        if self._use_peephole:
+            i = add(i, multiply(cs_prev, self._w_i_diag))
+            f = add(f, multiply(cs_prev, self._w_f_diag))
+        cs = add(multiply(tanh(ci), sigmoid(i)), multiply(cs_prev, sigmoid(f)))
+        if self._cell_clip is not None and self._cell_clip > 0:
+            cs = clip_by_value(cs, -self._cell_clip, self._cell_clip)
+        if self._use_peephole:
+            o = add(o, multiply(cs, self._w_o_diag))
+        h = multiply(tanh(cs), sigmoid(o))
+        return h, LSTMStateTuple(cs, h)
 
 
 class OutputProjectionWrapper(RNNCell):

@@ -59,3 +59,23 @@ def test_stack_bidirectional_dynamic_rnn_feeds_each_layer_both_directions():
     assert np.all(d[1, 2:] == 0)
     with pytest.raises(ValueError, match="same depth"):
         rnn.stack_bidirectional_dynamic_rnn([rnn.GRUCell(2)], [rnn.GRUCell(2)] * 2, x, dtype=tf.float32)
+
+
+def test_lstm_block_cell_is_lstm_cell_under_the_same_names():
+    x = tf.placeholder(tf.float64, [None, 4, 3])
+    block = rnn.LSTMBlockCell(5, use_peephole=True, cell_clip=0.5, forget_bias=0.7)
+    b_out, b_state = tf.nn.dynamic_rnn(block, x, dtype=tf.float64)
+    assert [v.name for v in tf.global_variables()] == [
+        "rnn/lstm_cell/kernel:0", "rnn/lstm_cell/bias:0", "rnn/lstm_cell/w_i_diag:0", "rnn/lstm_cell/w_f_diag:0",
+        "rnn/lstm_cell/w_o_diag:0"]
+    with tf.variable_scope(tf.get_variable_scope(), reuse=True):  # LSTMCell reads the block cell's variables
+        cell = rnn.LSTMCell(5, use_peepholes=True, cell_clip=0.5, forget_bias=0.7)
+        c_out, c_state = tf.nn.dynamic_rnn(cell, x, dtype=tf.float64)
+    assert len(tf.global_variables()) == 5
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        xv = np.random.RandomState(2).randn(2, 4, 3)
+        a, b = sess.run([(b_out, b_state), (c_out, c_state)], {x: xv})
+    np.testing.assert_allclose(a[0], b[0], rtol=1e-10)
+    np.testing.assert_allclose(a[1].c, b[1].c, rtol=1e-10)
+    assert np.abs(a[1].c).max() <= 0.5
