@@ -121,6 +121,15 @@ from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_n
 NotDifferentiable = not_differentiable
 newaxis = None
 
+from . import rnn as _rnn  # noqa: E402
+
+# tf.nn's recurrent names live in dflow/rnn (cells are layers, and dflow.layers uses dflow.nn, so
+# dflow.nn cannot import them): the public namespace binds them into nn, as TF assembles tf.nn
+for _name in _rnn.__all__:
+    setattr(nn, _name, getattr(_rnn, _name))
+nn.__all__ = list(nn.__all__) + [n for n in _rnn.__all__ if n not in nn.__all__]
+del _name
+
 # tf.compat.v1 is this namespace, completed above; a name it lacks raises an AttributeError that says so
 from . import compat  # noqa: E402
 from .compat.behavior import *  # noqa: E402,F403

@@ -65,10 +65,10 @@ BY_HAND = {
                          "get_or_create_global_step get_unique_variable get_variables get_variables_by_name "
                          "get_variables_to_restore init_from_checkpoint is_tensor list_variables load_variable "
                          "local_variable model_variable nest variable with_shape",
-    "contrib.rnn": "AttentionCellWrapper BasicLSTMCell BasicRNNCell CoupledInputForgetGateLSTMCell DropoutWrapper "
-                   "GRUBlockCell GRUCell LSTMBlockCell LSTMCell LSTMStateTuple LayerNormBasicLSTMCell MultiRNNCell "
-                   "OutputProjectionWrapper RNNCell ResidualWrapper stack_bidirectional_dynamic_rnn "
-                   "static_bidirectional_rnn static_rnn",
+    "contrib.rnn": "AttentionCellWrapper BasicLSTMCell BasicRNNCell CoupledInputForgetGateLSTMCell DeviceWrapper "
+                   "DropoutWrapper GRUBlockCell GRUCell LSTMBlockCell LSTMCell LSTMStateTuple LayerNormBasicLSTMCell "
+                   "MultiRNNCell OutputProjectionWrapper RNNCell ResidualWrapper stack_bidirectional_dynamic_rnn "
+                   "stack_bidirectional_rnn static_bidirectional_rnn static_rnn",
     "contrib.learn": "DNNClassifier DNNRegressor Estimator Experiment LinearClassifier LinearRegressor ModeKeys "
                      "ModelFnOps RunConfig SKCompat datasets infer_real_valued_columns_from_input learn_runner "
                      "preprocessing",

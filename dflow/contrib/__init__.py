@@ -1,10 +1,10 @@
 """`dflow.contrib`: the parts of TF1's `tf.contrib` that TF1 programs use most:
-`contrib.layers`, `contrib.slim`, `contrib.framework`, `contrib.losses`, `contrib.metrics`.
+`contrib.layers`, `contrib.slim`, `contrib.framework`, `contrib.losses`, `contrib.metrics`, `contrib.rnn`
+(the recurrent cells of `tf.nn.rnn_cell` and the static drivers).
 
 Any other contrib module (`tf.contrib.learn`, `tf.contrib.keras`, ...) is not provided: reaching it
 as an attribute raises an AttributeError, importing it (`import dflow.contrib.learn`) an ImportError,
 both saying that dflow does not provide it and pointing to docs/tf1_coverage.md.
-`tf.contrib.rnn` becomes the recurrent cells (`dflow.nn.rnn_cell`) once dflow has them.
 """
 
 from __future__ import annotations
@@ -12,23 +12,15 @@ from __future__ import annotations
 import importlib.abc
 import sys
 
-from .. import nn as _nn
-from ..tf1_names import COVERAGE_PAGE, missing_message
-from . import framework, layers, losses, metrics, slim
+from ..tf1_names import missing_message
+from . import framework, layers, losses, metrics, rnn, slim
 
-__all__ = ["framework", "layers", "losses", "metrics", "slim"]
+__all__ = ["framework", "layers", "losses", "metrics", "rnn", "slim"]
 
 
 def __getattr__(name):
     if name.startswith("_"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name == "rnn":
-        cells = getattr(_nn, "rnn_cell", None)
-        if cells is not None:
-            return cells
-        raise AttributeError("dflow does not provide tf.contrib.rnn yet: it becomes the recurrent cells "
-                             f"(tf.nn.rnn_cell), which dflow does not have yet. {COVERAGE_PAGE} lists what dflow "
-                             "provides of TF1.")
     raise AttributeError(missing_message(__name__, name))
 
 

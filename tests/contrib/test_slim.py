@@ -121,8 +121,7 @@ def test_contrib_modules_dflow_lacks_say_so():
         tf.contrib.foo  # noqa: B018
     with pytest.raises(ImportError, match="tf.contrib.foo is not a TF1 name either"):
         import dflow.contrib.foo  # noqa: F401
-    with pytest.raises(AttributeError, match="dflow does not provide tf.contrib.rnn yet"):
-        tf.contrib.rnn  # noqa: B018
+    assert tf.contrib.rnn.BasicLSTMCell is tf.nn.rnn_cell.BasicLSTMCell  # contrib.rnn is provided (dflow.rnn)
     with pytest.raises(ImportError, match="dflow does not provide tf.contrib.learn"):
         import dflow.contrib.learn  # noqa: F401
     with pytest.raises(ImportError, match="dflow does not provide tf.contrib.keras"):
