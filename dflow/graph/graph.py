@@ -360,6 +360,8 @@ class _DefaultGraphStack(_DefaultStack):
     def get_default(self):
         if self.stack:
             return self.stack[-1]
+        if _executors and _executors[-1] is not None:
+            return _executors[-1]
         with _DefaultGraphStack._lock:
             if _DefaultGraphStack._global is None:
                 _DefaultGraphStack._global = Graph()
@@ -373,6 +375,48 @@ class _DefaultGraphStack(_DefaultStack):
 
 
 _default_graph_stack = _DefaultGraphStack()
+
+# ---- the eager executor hook ------------------------------------------------------------------
+# A package above (dflow/eager) installs an executor: a Graph subclass whose `create_op` runs the
+# op's kernel at once. While one is installed and no graph is entered with `as_default()`, it is
+# the default graph, so every op function (and every gradient rule) runs eagerly through the same
+# registry. `None` on the stack is graph mode (`graph_mode()` inside eager code). Process-wide,
+# as TF1's `enable_eager_execution`; a graph entered with `as_default()` is graph mode in its thread.
+_executors = []
+
+
+def push_executor(executor):
+    """Installs `executor` (a Graph whose create_op runs ops at once, or None for graph mode)."""
+    _executors.append(executor)
+
+
+def pop_executor(executor):
+    """Removes the innermost installation of `executor`."""
+    for i in range(len(_executors) - 1, -1, -1):
+        if _executors[i] is executor:
+            del _executors[i]
+            return
+    raise ValueError("pop_executor: this executor is not installed")
+
+
+def current_executor():
+    """The eager executor ops run on now, or None in graph mode (a graph entered with
+    `as_default()`, `graph_mode()`, or no executor installed)."""
+    if _default_graph_stack.stack or not _executors:
+        return None
+    return _executors[-1]
+
+
+def executing_eagerly():
+    """True when ops run at once (an eager executor is installed and no graph is entered)."""
+    return current_executor() is not None
+
+
+def global_graph_has_ops():
+    """Whether the global default graph (not an entered one) has ops: TF1 then refuses
+    `enable_eager_execution`."""
+    g = _DefaultGraphStack._global
+    return g is not None and bool(g._ops)
 
 
 def get_default_graph():

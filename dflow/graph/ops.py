@@ -305,6 +305,8 @@ def constant_value(tensor):
     """
     if not isinstance(tensor, Tensor):
         return None
+    if getattr(tensor, "_is_eager", False):  # an eager tensor (dflow/eager) knows its value
+        return tensor._const()
     cache = getattr(tensor, "_const_cache", None)
     if cache is not None:
         return cache[0]
