@@ -1,5 +1,6 @@
 """`dflow.contrib`: the parts of TF1's `tf.contrib` that TF1 programs use most:
-`contrib.layers`, `contrib.slim`, `contrib.framework`, `contrib.losses`, `contrib.metrics`.
+`contrib.layers`, `contrib.slim`, `contrib.framework`, `contrib.losses`, `contrib.metrics`,
+`contrib.eager` (TF1.5's eager execution API, over dflow/eager).
 
 Any other contrib module (`tf.contrib.learn`, `tf.contrib.keras`, ...) is not provided: reaching it
 as an attribute raises an AttributeError, importing it (`import dflow.contrib.learn`) an ImportError,
@@ -14,9 +15,9 @@ import sys
 
 from .. import nn as _nn
 from ..tf1_names import COVERAGE_PAGE, missing_message
-from . import framework, layers, losses, metrics, slim
+from . import eager, framework, layers, losses, metrics, slim
 
-__all__ = ["framework", "layers", "losses", "metrics", "slim"]
+__all__ = ["eager", "framework", "layers", "losses", "metrics", "slim"]
 
 
 def __getattr__(name):

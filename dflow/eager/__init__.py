@@ -5,15 +5,34 @@ Graph mode stays the default; `enable_eager_execution()` (at program start) or t
 context switches. See docs/ARCHITECTURE.md, "Eager execution".
 """
 
+from ..kernels.custom_gradient import custom_gradient
+from ..kernels.py_ops import py_func
+from ..state.variables import Variable
+from . import metrics
+from .backprop import (
+    gradients_function,
+    implicit_gradients,
+    implicit_value_and_gradients,
+    val_and_grad_function,
+    value_and_gradients_function,
+)
 from .context import (
     EagerGraph,
     eager_mode,
     enable_eager_execution,
     executing_eagerly,
     graph_mode,
-    num_gpus,
+    in_eager_mode,
+    in_graph_mode,
+    run,
 )
+from .gpus import num_gpus
+from .tape import GradientTape
 from .tensor import EagerTensor
 
-__all__ = ["EagerGraph", "EagerTensor", "eager_mode", "enable_eager_execution", "executing_eagerly", "graph_mode",
-           "num_gpus"]
+ResourceVariable = Variable
+
+__all__ = ["EagerGraph", "EagerTensor", "GradientTape", "ResourceVariable", "Variable", "custom_gradient",
+           "eager_mode", "enable_eager_execution", "executing_eagerly", "gradients_function", "graph_mode",
+           "implicit_gradients", "implicit_value_and_gradients", "in_eager_mode", "in_graph_mode", "metrics",
+           "num_gpus", "py_func", "run", "val_and_grad_function", "value_and_gradients_function"]

@@ -33,7 +33,8 @@ from ..graph.graph import Graph
 from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_opdef
-from ..graph.shape import TensorShape
+from . import tensor as _tensor
+from .gpus import gpu_namespace, num_gpus
 from .tensor import EagerTensor, HandleTensor, ReadTensor, Slot
 
 __all__ = ["EagerGraph", "context", "eager_mode", "graph_mode", "enable_eager_execution", "executing_eagerly",
@@ -89,6 +90,7 @@ class EagerGraph(Graph):
         self._counters = {}
         self._session_seed = random.getrandbits(62)
         self._variable_slots = []
+        self._var_names = {}
 
     def __repr__(self):
         return "<dflow eager context>"
@@ -194,6 +196,10 @@ class EagerGraph(Graph):
         return array_api_compat.array_namespace(*[v for v in values if v is not None] or [cp.zeros(1)]), values
 
     def _new_variable(self, opdef, name, attrs):
+        n = self._var_names.get(name, 0)  # unique, so optimizer slots and savers tell variables apart
+        self._var_names[name] = n + 1
+        if n:
+            name = f"{name}_{n}"
         op = Operation(self, name, "VariableV2", (), attrs, (), "", opdef, -1)
         slot = Slot(name)
         self._variable_slots.append(slot)
@@ -205,10 +211,11 @@ class EagerGraph(Graph):
 
     def _via_graph(self, op_type, inputs, attrs, name):
         """An op with no whole-array kernel (a Zarr read or sink), or a host op: run as a one-op
-        graph in a Session, its inputs fed."""
-        from .function import run_single_op
+        graph in a Session, its inputs fed (function.py installs `_single_op_runner`)."""
+        return self._single_op_runner(self, op_type, inputs, attrs, name)
 
-        return run_single_op(self, op_type, inputs, attrs, name)
+    _single_op_runner = None  # set by dflow/eager/function.py
+    compute_gradients = None  # set by dflow/eager/tape.py: (loss_fn, var_list, grad_loss) -> (loss, [(g, v)])
 
     # ---- what TF's eager context does with graph structure ----------------------------------
     def unique_name(self, name, mark_as_used=True):
@@ -267,6 +274,7 @@ def context():
     global _context
     if _context is None:
         _context = EagerGraph()
+        _tensor._ANON[0] = _context._anon
     return _context
 
 
@@ -319,26 +327,21 @@ def to_tensor(value, dtype=None):
         return convert_to_tensor(value, dtype=dtype)
 
 
-def num_gpus():
-    """How many GPUs cupy sees (0 without cupy or a GPU)."""
-    try:
-        import cupy
-
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:  # noqa: BLE001 - no cupy, no driver: no GPU
-        return 0
 
 
-def gpu_namespace(index=0):
-    """cupy, when GPU `index` exists; InvalidArgumentError otherwise."""
-    n = num_gpus()
-    if index >= n:
-        raise InvalidArgumentError(None, None, f"Could not satisfy explicit device specification "
-                                   f"'/job:localhost/replica:0/task:0/device:GPU:{index}': {n} GPUs are visible "
-                                   "(cupy and a CUDA device are needed)")
-    import cupy
-
-    return cupy
+def in_eager_mode():
+    """True in eager mode (TF1.5's `tfe.in_eager_mode`)."""
+    return executing_eagerly()
 
 
-TensorShape  # noqa: B018 - re-exported for the tensor module's users
+def in_graph_mode():
+    """True in graph mode (TF1.5's `tfe.in_graph_mode`)."""
+    return not executing_eagerly()
+
+
+def run(main=None, argv=None):
+    """Enables eager execution, then runs `main` as `tf.app.run` does (TF1.5's `tfe.run`)."""
+    from ..platform.app import run as app_run
+
+    enable_eager_execution()
+    return app_run(main=main, argv=argv)

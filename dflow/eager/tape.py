@@ -16,7 +16,7 @@ import contextlib
 
 from ..graph.gradients import _grad_fn, differentiable
 from ..graph.ops import Operation
-from .context import context
+from .context import EagerGraph, context
 from .tensor import EagerTensor, HandleTensor, ReadTensor
 
 __all__ = ["GradientTape", "flatten", "pack_as"]
@@ -263,3 +263,18 @@ def _backward(ctx, ops, targets, seeds):
                 g = convert_to_tensor(g)
             grads.setdefault(id(t), []).append(g)
     return grads
+
+
+def _compute_gradients(loss_fn, var_list=None, grad_loss=None):
+    """The executor's protocol for `Optimizer.compute_gradients(loss_fn)` in eager mode:
+    (loss, [(gradient, variable), ...]), var_list defaulting to the trainable variables read."""
+    with GradientTape() as tape:
+        if var_list is not None:
+            tape.watch(list(var_list))
+        loss = loss_fn()
+    variables = list(var_list) if var_list is not None else list(tape.watched_variables())
+    grads = tape.gradient(loss, variables, output_gradients=grad_loss) if variables else []
+    return loss, list(zip(grads, variables))
+
+
+EagerGraph.compute_gradients = staticmethod(_compute_gradients)

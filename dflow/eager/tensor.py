@@ -15,6 +15,7 @@ from ..errors import FailedPreconditionError, InvalidArgumentError
 from ..graph.dtypes import as_dtype
 from ..graph.ops import Tensor
 from ..graph.shape import TensorShape
+from .gpus import gpu_namespace
 
 __all__ = ["EagerTensor", "HandleTensor", "ReadTensor", "Slot", "is_eager"]
 
@@ -178,8 +179,6 @@ class EagerTensor(Tensor):
 
     def gpu(self, gpu_index=0):
         """A copy of this tensor on GPU `gpu_index` (cupy); InvalidArgumentError without one."""
-        from .context import gpu_namespace
-
         cp = gpu_namespace(gpu_index)
         with cp.cuda.Device(gpu_index):
             v = cp.asarray(self._v)
@@ -192,10 +191,11 @@ class EagerTensor(Tensor):
         return self.gpu(gpu_index)
 
 
-def _rebuild(value, dtype):
-    from .context import to_tensor
+_ANON = [None]  # the eager context's anonymous op, set by context.py when it makes the context
 
-    return to_tensor(value, as_dtype(dtype))
+
+def _rebuild(value, dtype):
+    return EagerTensor.make(np.asarray(value), as_dtype(dtype), _ANON[0])
 
 
 def _numpy_text(t, is_repr=False):
@@ -203,10 +203,9 @@ def _numpy_text(t, is_repr=False):
     if t._dtype.name == "string":
         v = np.asarray(v)
         return repr(v.item()) if v.ndim == 0 else np.array2string(v, separator=", " if is_repr else " ")
-    if is_repr:
-        return repr(v) if isinstance(v, np.ndarray) else repr(np.asarray(v).item()) \
-            if np.asarray(v).dtype.kind != "f" else repr(v)
-    return np.array_str(np.asarray(v))
+    if not isinstance(v, np.ndarray):  # a 0-d value: numpy's short form (3.1, True), as TF
+        return str(v)
+    return repr(v) if is_repr else np.array_str(v)
 
 
 class Slot:

@@ -9,6 +9,7 @@ sums, seeds and zeros through the registered op types `AddN`, `OnesLike` and `Ze
 
 from __future__ import annotations
 
+from .graph import executing_eagerly
 from .ops import Operation, Tensor
 from .registry import get_opdef, get_registered_gradient
 
@@ -107,6 +108,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     (default ones); `stop_gradients` are treated as constants. Integer and bool tensors get no
     gradient. LookupError if a differentiable op on the path has no gradient rule.
     """
+    if executing_eagerly():
+        raise RuntimeError("tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape "
+                           "instead.")
     ys = [_as_tensor(y, "ys") for y in _as_list(ys)]
     xs = [_as_tensor(x, "xs") for x in _as_list(xs)]
     if not ys:
