@@ -7,7 +7,7 @@ from ..graph.dtypes import int64
 from ..graph.graph import get_seed
 from . import batching, buffers, chunked, sources, transforms, windows
 from .functions import Function
-from .iterator import Iterator
+from .iterator import EagerIterator, Iterator
 from .structure import flatten, pack
 
 
@@ -172,6 +172,10 @@ class Dataset:
         return out
 
     # ---- iterators ----------------------------------------------------------------------------
+    def __iter__(self):
+        """Eager mode: the elements as eager tensors (RuntimeError in graph mode, as TF1)."""
+        return EagerIterator(self)
+
     def make_one_shot_iterator(self):
         """An iterator that starts at this dataset's first element in each session. A dataset that
         captures a placeholder needs an initializable iterator (ValueError, as TF1)."""

@@ -5,6 +5,7 @@ Graph mode stays the default; `enable_eager_execution()` (at program start) or t
 context switches. See docs/ARCHITECTURE.md, "Eager execution".
 """
 
+from ..data.iterator import EagerIterator as Iterator
 from ..kernels.custom_gradient import custom_gradient
 from ..kernels.py_ops import py_func
 from ..state.variables import Variable
@@ -16,6 +17,7 @@ from .backprop import (
     val_and_grad_function,
     value_and_gradients_function,
 )
+from .checkpoint import Checkpoint, Saver
 from .context import (
     EagerGraph,
     eager_mode,
@@ -26,13 +28,14 @@ from .context import (
     in_graph_mode,
     run,
 )
+from .function import defun
 from .gpus import num_gpus
 from .tape import GradientTape
 from .tensor import EagerTensor
 
 ResourceVariable = Variable
 
-__all__ = ["EagerGraph", "EagerTensor", "GradientTape", "ResourceVariable", "Variable", "custom_gradient",
+__all__ = ["Checkpoint", "EagerGraph", "EagerTensor", "GradientTape", "Iterator", "Saver", "defun", "ResourceVariable", "Variable", "custom_gradient",
            "eager_mode", "enable_eager_execution", "executing_eagerly", "gradients_function", "graph_mode",
            "implicit_gradients", "implicit_value_and_gradients", "in_eager_mode", "in_graph_mode", "metrics",
            "num_gpus", "py_func", "run", "val_and_grad_function", "value_and_gradients_function"]

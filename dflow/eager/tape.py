@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 
 from ..graph.gradients import _grad_fn, differentiable
-from ..graph.ops import Operation
+from ..graph.ops import Operation, Tensor
 from .context import EagerGraph, context
 from .tensor import EagerTensor, HandleTensor, ReadTensor
 
@@ -113,6 +113,8 @@ class GradientTape:
     def watch(self, tensor):
         """Watches a tensor, a variable, or a nested structure of them."""
         for t in flatten(tensor):
+            if isinstance(t, Tensor) and not isinstance(t, EagerTensor):
+                continue  # a graph tensor (a defun trace): gradients are symbolic there
             slot = _slot_of(t)
             if slot is not None:
                 self._slots.setdefault(id(slot), slot)
@@ -150,6 +152,8 @@ class GradientTape:
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
         """d(sum of target)/d(source) for each source (a nested structure of tensors or variables),
         None where the target does not depend on it (zeros with `unconnected_gradients="zero"`)."""
+        if not any(isinstance(t, EagerTensor) for t in flatten(target)):  # inside a defun trace: symbolic
+            return _graph_gradient(target, sources, output_gradients, unconnected_gradients)
         if self._used and not self._persistent:
             raise RuntimeError("GradientTape.gradient can only be called once on non-persistent tapes.")
         if unconnected_gradients not in ("none", "zero"):
@@ -189,6 +193,22 @@ class GradientTape:
 
     def jacobian(self, target, sources, unconnected_gradients="none"):
         raise NotImplementedError("GradientTape.jacobian is not provided by dflow")
+
+
+def _graph_gradient(target, sources, output_gradients, unconnected_gradients):
+    """A tape used while a function is traced into a graph (`defun`): `tf.gradients` there."""
+    from ..graph.gradients import gradients
+    from ..kernels.common import convert_to_tensor
+
+    targets = flatten(target)
+    graph = targets[0].graph
+    flat = []
+    for s in flatten(sources):
+        t = convert_to_tensor(s)
+        flat.append(graph._capture_eager(t) if getattr(t, "_is_eager", False) else t)
+    with graph.as_default():
+        grads = gradients(targets, flat, grad_ys=output_gradients, unconnected_gradients=unconnected_gradients)
+    return pack_as(sources, grads)
 
 
 def _op(ctx, op_type, inputs, attrs=None):

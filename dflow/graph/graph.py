@@ -53,6 +53,8 @@ class Graph:
         if not is_registered(op_type):
             raise ValueError(f"Op type not registered: {op_type!r}")
         opdef = get_opdef(op_type)
+        if any(getattr(t, "_is_eager", False) for t in inputs):
+            inputs = [self._capture_eager(t) if getattr(t, "_is_eager", False) else t for t in inputs]
         for t in inputs:
             if not isinstance(t, Tensor):
                 raise TypeError(f"Input to op {op_type!r} must be a Tensor, got {type(t).__name__}")
@@ -90,6 +92,22 @@ class Graph:
             self._ops_by_name[op_name] = op
             self._version += 1
         return op
+
+    def _capture_eager(self, t):
+        """An eager tensor (dflow/eager) used by an op of this graph: a constant of its value now
+        (a variable's handle: of the variable's value now), made once per tensor. A graph that
+        traces a function (`tfe.defun`) overrides this to feed it instead."""
+        captures = self.__dict__.setdefault("_eager_captures", {})
+        hit = captures.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        import numpy as np
+
+        value = np.array(t.numpy())
+        value.setflags(write=False)
+        const = self.create_op("Const", [], {"value": value, "dtype": t.dtype}, name="captured").outputs[0]
+        captures[id(t)] = (t, const)
+        return const
 
     def unique_name(self, name, mark_as_used=True):
         """`name` under the current name scope, suffixed `_N` if taken (TF1, case-insensitive)."""

@@ -116,6 +116,8 @@ def graph_of(values, default=None):
     """The graph of the tensors among `values`; ValueError if they come from different graphs."""
     g = None
     for v in values:
+        if getattr(v, "_is_eager", False) or getattr(getattr(v, "_handle", None), "_is_eager", False):
+            continue  # an eager tensor or variable goes into any graph (captured there)
         if isinstance(v, (Tensor, Operation)) or hasattr(v, "_as_graph_element"):
             vg = v.graph
             if g is None:
