@@ -91,6 +91,7 @@ class EagerGraph(Graph):
         self._session_seed = random.getrandbits(62)
         self._variable_slots = []
         self._var_names = {}
+        self._infer_cache = {}
 
     def __repr__(self):
         return "<dflow eager context>"
@@ -119,14 +120,30 @@ class EagerGraph(Graph):
                 return self._via_graph(op_type, inputs, attrs, name)
         elif opdef.eager is None:
             return self._via_graph(op_type, inputs, attrs, name)
+        # The shape rule checks the inputs and gives the output dtypes (the shapes are the values').
+        # Its result is cached per op type, input dtypes and shapes, and attrs: a rule that depends
+        # on an input's value (a reshape's target) is then not run again for another value of the
+        # same shape, and a failure there is the kernel's, worded by that rule (`_failure`).
         try:
-            outs = opdef.infer(inputs if type(inputs) is list else list(inputs), attrs)
-        except ValueError as e:
-            raise _ArgValueError({"name": name, "op": op_type}, None, f"{e} [Op:{op_type}]") from None
-        except TypeError as e:
-            raise _ArgTypeError({"name": name, "op": op_type}, None, f"{e} [Op:{op_type}]") from None
-        if type(outs) is tuple and len(outs) == 2 and type(outs[0]) is not tuple:
-            outs = (outs,)
+            key = (op_type, tuple(attrs.items()) if attrs else (), *[(t._dtype, t._v.shape) for t in inputs]) \
+                if state is None else None
+            dtypes = self._infer_cache.get(key) if key is not None else None
+        except TypeError:  # an unhashable attr (a list, an array): no caching
+            key = dtypes = None
+        if dtypes is None:
+            try:
+                outs = opdef.infer(inputs if type(inputs) is list else list(inputs), attrs)
+            except ValueError as e:
+                raise _ArgValueError({"name": name, "op": op_type}, None, f"{e} [Op:{op_type}]") from None
+            except TypeError as e:
+                raise _ArgTypeError({"name": name, "op": op_type}, None, f"{e} [Op:{op_type}]") from None
+            if type(outs) is tuple and len(outs) == 2 and type(outs[0]) is not tuple:
+                outs = (outs,)
+            dtypes = tuple(dt if dt.__class__ is DType else as_dtype(dt) for _, dt in outs)
+            if key is not None:
+                if len(self._infer_cache) > 4096:
+                    self._infer_cache.clear()
+                self._infer_cache[key] = dtypes
         if state == "assign":  # overwrites its variable without reading it
             values = [None] + [t._v for t in inputs[1:]]
         else:
@@ -148,12 +165,10 @@ class EagerGraph(Graph):
                     out = opdef.eager(xp, *values, **attrs)
         except Exception as e:  # the op that failed is named, as TF's eager errors
             raise _failure(op, e, values) from (None if isinstance(e, OpError) else e)
-        if len(outs) == 1:
+        if len(dtypes) == 1:
             out = (out[0] if isinstance(out, (tuple, list)) else out,)
         tensors = []
-        for (_, dt), v in zip(outs, out):
-            if dt.__class__ is not DType:
-                dt = as_dtype(dt)
+        for dt, v in zip(dtypes, out):
             if not isinstance(v, np.ndarray) and (isinstance(v, np.generic) or not hasattr(v, "dtype")):
                 v = np.asarray(v, dtype=dt._np)
             elif v.dtype != dt._np:

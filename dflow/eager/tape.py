@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ..graph.gradients import _grad_fn, differentiable
+from ..graph.gradients import _grad_fn, differentiable, set_skipped
 from ..graph.ops import Operation, Tensor
 from .context import EagerGraph, context
 from .tensor import EagerTensor, HandleTensor, ReadTensor
@@ -170,7 +170,7 @@ class GradientTape:
             i = ctx._tapes.index(self)
             ctx._tapes.remove(self)
         try:
-            grads = _backward(ctx, self._ops, targets, seeds)
+            grads = _backward(ctx, self._ops, targets, seeds, self._ids)
             out = []
             for s in flat_sources:
                 slot = _slot_of(s)
@@ -230,7 +230,7 @@ def _zeros_like(ctx, s):
     return _op(ctx, "ZerosLike", [handle], {"dtype": handle.dtype})
 
 
-def _backward(ctx, ops, targets, seeds):
+def _backward(ctx, ops, targets, seeds, ids):
     """{id(tensor): [gradient tensors]} after running the rules of `ops` in reverse."""
     grads = {}
     for i, (y, gy) in enumerate(zip(targets, seeds)):
@@ -267,7 +267,15 @@ def _backward(ctx, ops, targets, seeds):
             raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
         out_grads = [g if g is not None or not differentiable(t._dtype)
                      else _op(ctx, "ZerosLike", [t], {"dtype": t._dtype}) for t, g in zip(outs, out_grads)]
-        in_grads = fn(op, *out_grads)
+        skipped = frozenset(i for i, t in enumerate(inputs) if id(t) not in ids)
+        if skipped:
+            set_skipped(op, skipped)
+            try:
+                in_grads = fn(op, *out_grads)
+            finally:
+                set_skipped(None, None)
+        else:
+            in_grads = fn(op, *out_grads)
         in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
         if len(in_grads) != len(inputs):
             raise ValueError(f"Gradient rule of {op.type} returned {len(in_grads)} gradients for {len(inputs)} "

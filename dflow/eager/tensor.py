@@ -91,7 +91,9 @@ class EagerTensor(Tensor):
 
     @property
     def name(self):
-        raise AttributeError("Tensor.name is meaningless when eager execution is enabled.")
+        # TF raises AttributeError here; shape rules and messages name their inputs, so an eager
+        # tensor has a descriptive stand-in
+        return f"eager tensor of shape {self.shape} and dtype {self._dtype.name}"
 
     @property
     def device(self):
