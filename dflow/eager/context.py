@@ -300,7 +300,8 @@ def executing_eagerly():
 
 @contextlib.contextmanager
 def eager_mode():
-    """Ops created inside run at once (TF's `tfe.eager_mode()`); the mode before is restored after."""
+    """Ops created inside run at once in this thread (TF's `tfe.eager_mode()`); the mode before is
+    restored after."""
     ctx = context()
     graph_mod.push_executor(ctx)
     try:
@@ -311,7 +312,7 @@ def eager_mode():
 
 @contextlib.contextmanager
 def graph_mode():
-    """Ops created inside build the default graph (TF's `tfe.graph_mode()`)."""
+    """Ops created inside build the default graph in this thread (TF's `tfe.graph_mode()`)."""
     graph_mod.push_executor(None)
     try:
         yield
@@ -330,7 +331,7 @@ def enable_eager_execution(config=None, device_policy=None, execution_mode=None)
         return
     if graph_mod.global_graph_has_ops() or graph_mod._default_graph_stack.stack:
         raise ValueError("tf.enable_eager_execution must be called at program startup.")
-    graph_mod.push_executor(context())
+    graph_mod.push_executor(context(), process_wide=True)
     _enabled = True
 
 

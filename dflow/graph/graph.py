@@ -378,8 +378,9 @@ class _DefaultGraphStack(_DefaultStack):
     def get_default(self):
         if self.stack:
             return self.stack[-1]
-        if _executors and _executors[-1] is not None:
-            return _executors[-1]
+        executor = _installed()
+        if executor is not None:
+            return executor
         with _DefaultGraphStack._lock:
             if _DefaultGraphStack._global is None:
                 _DefaultGraphStack._global = Graph()
@@ -398,31 +399,54 @@ _default_graph_stack = _DefaultGraphStack()
 # A package above (dflow/eager) installs an executor: a Graph subclass whose `create_op` runs the
 # op's kernel at once. While one is installed and no graph is entered with `as_default()`, it is
 # the default graph, so every op function (and every gradient rule) runs eagerly through the same
-# registry. `None` on the stack is graph mode (`graph_mode()` inside eager code). Process-wide,
-# as TF1's `enable_eager_execution`; a graph entered with `as_default()` is graph mode in its thread.
-_executors = []
+# registry. `None` on a stack is graph mode (`graph_mode()` inside eager code). An installation is
+# for the calling thread (`eager_mode()`, as TF's context) or, with `process_wide=True`, for every
+# thread (TF1's `enable_eager_execution`); a thread's own installations win.
+_executors = []  # process-wide installations, innermost last
+_thread_executors = threading.local()
 
 
-def push_executor(executor):
-    """Installs `executor` (a Graph whose create_op runs ops at once, or None for graph mode)."""
-    _executors.append(executor)
+def _thread_stack():
+    stack = getattr(_thread_executors, "stack", None)
+    if stack is None:
+        stack = _thread_executors.stack = []
+    return stack
 
 
-def pop_executor(executor):
+def _installed():
+    stack = getattr(_thread_executors, "stack", None)
+    if stack:
+        return stack[-1]
+    return _executors[-1] if _executors else None
+
+
+def push_executor(executor, process_wide=False):
+    """Installs `executor` (a Graph whose create_op runs ops at once, or None for graph mode) for
+    this thread, or for every thread."""
+    (_executors if process_wide else _thread_stack()).append(executor)
+
+
+def pop_executor(executor, process_wide=False):
     """Removes the innermost installation of `executor`."""
-    for i in range(len(_executors) - 1, -1, -1):
-        if _executors[i] is executor:
-            del _executors[i]
+    stack = _executors if process_wide else _thread_stack()
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i] is executor:
+            del stack[i]
             return
     raise ValueError("pop_executor: this executor is not installed")
+
+
+def installed_executors():
+    """(process-wide installations, this thread's installations), for checks in tests."""
+    return list(_executors), list(_thread_stack())
 
 
 def current_executor():
     """The eager executor ops run on now, or None in graph mode (a graph entered with
     `as_default()`, `graph_mode()`, or no executor installed)."""
-    if _default_graph_stack.stack or not _executors:
+    if _default_graph_stack.stack:
         return None
-    return _executors[-1]
+    return _installed()
 
 
 def executing_eagerly():

@@ -10,9 +10,9 @@ from dflow.graph import graph as graph_mod
 
 @pytest.fixture(autouse=True)
 def _graph_mode_after():
-    before = list(graph_mod._executors)
+    before = graph_mod.installed_executors()
     yield
-    assert graph_mod._executors == before, "an eager test left the executor stack changed"
+    assert graph_mod.installed_executors() == before, "an eager test left the executor stacks changed"
     assert not tf.executing_eagerly()
 
 

@@ -121,3 +121,15 @@ def test_enable_eager_execution_after_a_graph_op_is_a_value_error():
     tf.constant(1.0)
     with pytest.raises(ValueError, match="program startup"):
         tf.enable_eager_execution()
+
+
+def test_eager_mode_is_per_thread():
+    import threading
+
+    seen = []
+    with tfe.eager_mode():
+        t = threading.Thread(target=lambda: seen.append(tf.executing_eagerly()))
+        t.start()
+        t.join()
+        assert tf.executing_eagerly()
+    assert seen == [False]
