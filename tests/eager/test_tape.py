@@ -180,3 +180,26 @@ def test_register_gradient_override_applies(eager):
         with tf.get_default_graph().gradient_override_map({"Square": "EagerTestDoubleSquare"}):
             y = tf.square(x)
     assert tape.gradient(y, x).numpy() == 12.0
+
+
+def test_custom_gradient_rules_of_eager_calls_are_released(eager):
+    import gc
+
+    from dflow.graph import registry
+
+    @tfe.custom_gradient
+    def double(x):
+        return x * 2.0, lambda dy: dy * 2.0
+
+    gc.collect()
+    before = set(registry._GRADIENTS)
+    for _ in range(5):
+        double(tf.constant(1.0))  # no tape: nothing needs the rule
+    x = tf.constant(1.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = double(x)
+    assert tape.gradient(y, x).numpy() == 2.0
+    del tape, y
+    gc.collect()
+    assert set(registry._GRADIENTS) <= before
