@@ -35,6 +35,7 @@ from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_opdef
 from . import tensor as _tensor
 from .gpus import gpu_namespace, num_gpus
+from .lazy import LazyPlan
 from .tensor import EagerTensor, HandleTensor, ReadTensor, Slot
 
 __all__ = ["EagerGraph", "context", "eager_mode", "graph_mode", "enable_eager_execution", "executing_eagerly",
@@ -92,6 +93,7 @@ class EagerGraph(Graph):
         self._variable_slots = []
         self._var_names = {}
         self._infer_cache = {}
+        self._lazy = None  # the LazyPlan of out-of-core values, made on first use
 
     def __repr__(self):
         return "<dflow eager context>"
@@ -105,19 +107,25 @@ class EagerGraph(Graph):
         if attrs is None:
             attrs = {}
         name = name[:-1] if name and name.endswith("/") else (name or default_name or op_type)
+        lazy = False
         for t in inputs:
             if not getattr(t, "_is_eager", False):
-                if isinstance(t, Tensor):
-                    raise ValueError(f"Tensor {t.name!r} of a graph cannot be an input of op {op_type!r} in eager "
-                                     "mode: build graph tensors inside `with graph.as_default():` and run them in "
-                                     "a Session")
-                raise TypeError(f"Input to op {op_type!r} must be a Tensor, got {type(t).__name__}")
+                _not_eager(t, op_type)
+            if t._lazy:
+                lazy = True
         state = opdef.state
         if state is not None:
             if state == "variable":
                 return self._new_variable(opdef, name, attrs)
+            if state == "sink" and lazy:  # a Zarr sink of a plan: written chunk by chunk, now
+                op = self._lazy_plan().build(self, opdef, op_type, inputs, attrs, name)
+                for t in op._outputs:
+                    t._v  # noqa: B018 - runs the plan
+                return op
             if state in ("host", "sink") or opdef.eager is None:
                 return self._via_graph(op_type, inputs, attrs, name)
+        elif lazy or (opdef.cheap_source and opdef.stateful and not inputs):  # out of core: a plan
+            return self._lazy_plan().build(self, opdef, op_type, inputs, attrs, name)
         elif opdef.eager is None:
             return self._via_graph(op_type, inputs, attrs, name)
         # The shape rule checks the inputs and gives the output dtypes (the shapes are the values').
@@ -198,6 +206,11 @@ class EagerGraph(Graph):
             for t in tensors:
                 t._op = op
 
+    def _lazy_plan(self):
+        if self._lazy is None:
+            self._lazy = LazyPlan()
+        return self._lazy
+
     def _placed(self, xp, values):
         """Inputs moved to the GPU when ops are placed on one (`with tf.device("/gpu:0")`)."""
         device = self._current_device()
@@ -265,6 +278,14 @@ class EagerGraph(Graph):
 
     def finalize(self):
         raise RuntimeError("An eager context cannot be finalized")
+
+
+def _not_eager(t, op_type):
+    if isinstance(t, Tensor):
+        raise ValueError(f"Tensor {t.name!r} of a graph cannot be an input of op {op_type!r} in eager "
+                         "mode: build graph tensors inside `with graph.as_default():` and run them in "
+                         "a Session")
+    raise TypeError(f"Input to op {op_type!r} must be a Tensor, got {type(t).__name__}")
 
 
 def _failure(op, exc, values):

@@ -42,6 +42,7 @@ class EagerTensor(Tensor):
 
     __slots__ = ("_v",)
     _is_eager = True
+    _lazy = False  # LazyTensor (lazy.py): a value not computed yet
 
     @staticmethod
     def make(value, dtype, op):
