@@ -19,7 +19,16 @@ import sys
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from harness import Report, case_main, fmt_ratio, fmt_time, machine_line, record_run, run_case, table  # noqa: E402
+from harness import (  # noqa: E402
+    Report,
+    case_main,
+    fmt_ratio,
+    fmt_time,
+    machine_line,
+    record_run,
+    run_case,
+    table,
+)
 from harness import tf_python as find_tf_python  # noqa: E402
 
 CASES = ["matmul_1x1", "add_100x100", "tape_step", "defun_step"]

@@ -31,6 +31,7 @@ from . import (
     train,
 )
 from .devices import ConfigProto, DeviceSpec, GPUOptions, GraphOptions
+from .eager import GradientTape, enable_eager_execution
 from .graph import dtypes
 from .graph.dtypes import (
     DType,
@@ -112,7 +113,6 @@ from .state.scope import *  # noqa: F403
 from .state.variables import *  # noqa: F403
 from .summary import Event, HistogramProto, SessionLog, Summary, SummaryMetadata
 from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm  # noqa: E402
-from .eager import GradientTape, enable_eager_execution  # noqa: E402
 
 NotDifferentiable = not_differentiable
 newaxis = None

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ..graph.dtypes import as_dtype
 from ..kernels import math_ops
 from ..kernels.array_ops import size
-from ..kernels.creation_ops import ones_like
 from ..kernels.common import convert_to_tensor
+from ..kernels.creation_ops import ones_like
 from ..kernels.reduction_ops import reduce_sum
 from ..state.variables import Variable
 

@@ -233,7 +233,7 @@ def _zeros_like(ctx, s):
 def _backward(ctx, ops, targets, seeds, ids):
     """{id(tensor): [gradient tensors]} after running the rules of `ops` in reverse."""
     grads = {}
-    for i, (y, gy) in enumerate(zip(targets, seeds)):
+    for y, gy in zip(targets, seeds):
         if not isinstance(y, EagerTensor):
             raise ValueError(f"GradientTape.gradient: target must be a Tensor, got {y!r}")
         if gy is None:

@@ -15,7 +15,6 @@ from .graph import executing_eagerly
 from .ops import Operation, Tensor
 from .registry import get_opdef, get_registered_gradient
 
-
 _skip = threading.local()  # (op, input indices) whose gradients the running backward pass does not need
 
 

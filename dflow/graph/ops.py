@@ -111,6 +111,7 @@ class Tensor:
 
     __array_priority__ = 100
     __array_ufunc__ = None  # numpy defers to our reflected operators
+    _is_eager = False  # an eager tensor (dflow/eager) holds its value: True there
 
     # Filled by dflow.kernels (TF1's Tensor._override_operator): "__add__" -> function.
     _OVERLOADS = ()
