@@ -2,8 +2,8 @@
 graph, then run through a Session's cached plan) and the executor's fallback for ops with no
 whole-array kernel (a one-op graph run in a Session).
 
-A traced graph captures what the function reads from outside: an eager tensor becomes a placeholder
-fed with its value at each call, an eager variable a graph variable whose value is loaded into the
+A traced graph captures what the function reads from outside: an eager tensor (whose value never
+changes) becomes a constant, an eager variable a graph variable whose value is loaded into the
 function's Session before each call and copied back into the eager variable after a call that
 assigned it.
 """
@@ -62,7 +62,6 @@ class _TraceGraph(Graph):
 
     def __init__(self):
         super().__init__()
-        self.captured = []  # (eager tensor, placeholder)
         self.variables = []  # (slot, graph handle)
         self._by_id = {}
 
@@ -70,16 +69,13 @@ class _TraceGraph(Graph):
         hit = self._by_id.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
-        if isinstance(t, HandleTensor):
-            from ..kernels.state_ops import variable_op
+        if not isinstance(t, HandleTensor):  # an eager tensor's value never changes: a constant
+            return super()._capture_eager(t)
+        from ..kernels.state_ops import variable_op
 
-            with self.as_default(), self.name_scope(None):
-                inner = variable_op(t.shape, t.dtype, name=f"captured_{len(self.variables)}/")
-            self.variables.append((t._slot, inner))
-        else:
-            with self.as_default(), self.name_scope(None):
-                inner = placeholder(t.dtype, t.shape, name="captured")
-            self.captured.append((t, inner))
+        with self.as_default(), self.name_scope(None):
+            inner = variable_op(t.shape, t.dtype, name=f"captured_{len(self.variables)}/")
+        self.variables.append((t._slot, inner))
         self._by_id[id(t)] = (t, inner)
         return inner
 
@@ -117,8 +113,6 @@ class _Traced:
         for slot, name in self.var_names:
             sess.load_variable(name, slot.value)
         feeds = {ph: (v._v if isinstance(v, EagerTensor) else v) for ph, v in zip(self.params, flat_args)}
-        for t, ph in self.graph.captured:
-            feeds[ph] = t._v
         values = sess.run([self.fetches, self.effects], feeds)[0] if self.fetches or self.effects else []
         for slot, name in self.assigned_names:
             slot.value = sess.variables.host_value(name)
