@@ -31,3 +31,12 @@ def test_for_loop_over_structures_and_eager_inputs(eager):
 def test_iteration_in_graph_mode_is_refused():
     with pytest.raises(RuntimeError, match="eager"):
         iter(tf.data.Dataset.range(3))
+
+
+def test_one_shot_iterators_work_eagerly_and_initializable_ones_are_refused(eager):
+    it = tf.data.Dataset.range(2).make_one_shot_iterator()
+    assert [it.get_next().numpy(), it.get_next().numpy()] == [0, 1]
+    with pytest.raises(tf.errors.OutOfRangeError):
+        it.get_next()
+    with pytest.raises(RuntimeError, match="not supported when eager"):
+        tf.data.Dataset.range(2).make_initializable_iterator()
