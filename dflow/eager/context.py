@@ -49,6 +49,9 @@ class EagerArgumentError(InvalidArgumentError):
     """An op refused its inputs in eager mode (TF's eager InvalidArgumentError), also the Python class
     graph mode raises there (ValueError/TypeError), so callers that catch those still do."""
 
+    def __reduce__(self):  # pickled as the plain InvalidArgumentError
+        return (InvalidArgumentError, (self.node_def, None, self.message))
+
 
 class _ArgValueError(EagerArgumentError, ValueError):
     pass
@@ -56,6 +59,10 @@ class _ArgValueError(EagerArgumentError, ValueError):
 
 class _ArgTypeError(EagerArgumentError, TypeError):
     pass
+
+
+for _cls in (EagerArgumentError, _ArgValueError, _ArgTypeError):  # tracebacks say what TF's say
+    _cls.__name__ = _cls.__qualname__ = "InvalidArgumentError"
 
 
 class _RunCtx:

@@ -133,3 +133,12 @@ def test_eager_mode_is_per_thread():
         t.join()
         assert tf.executing_eagerly()
     assert seen == [False]
+
+
+def test_eager_argument_errors_pickle_as_invalid_argument_errors(eager):
+    import pickle
+
+    with pytest.raises(errors.InvalidArgumentError) as e:
+        tf.matmul(tf.ones([2, 3]), tf.ones([4, 5]))
+    back = pickle.loads(pickle.dumps(e.value))
+    assert type(back) is errors.InvalidArgumentError and "MatMul" in str(back)
