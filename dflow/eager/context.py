@@ -213,6 +213,10 @@ class EagerGraph(Graph):
             for t in tensors:
                 t._op = op
 
+    def lazy_value(self, array, dtype=None):
+        """The executor's protocol for `convert_to_tensor` of a dask array: a LazyTensor."""
+        return self._lazy_plan().from_dask(self, array, dtype)
+
     def _lazy_plan(self):
         if self._lazy is None:
             self._lazy = LazyPlan()

@@ -1,7 +1,8 @@
 """Lazy eager tensors: out-of-core values in eager mode.
 
-An eager op whose source is a lazy one (a Zarr array read with `tf.io.read_zarr`/`dflow.read_zarr`:
-an op with no inputs flagged `cheap_source` and `stateful`), or that takes a `LazyTensor`, is not
+An eager op whose source is a lazy one (a Zarr array read with `tf.io.read_zarr`: an op with no
+inputs flagged `cheap_source` and `stateful`; a dask array converted to a tensor, through the
+executor's `lazy_value` protocol), or that takes a `LazyTensor`, is not
 computed: the executor builds it into the context's lazy graph (other eager inputs are captured
 there as constants) and returns a `LazyTensor` naming the graph tensor. `.numpy()`, printing,
 `float()`/`bool()` (a Python branch) or an op that needs the value whole (an assign) materializes
@@ -32,6 +33,7 @@ class LazyPlan:
         self.graph = Graph()
         self._session = None
         self._lock = threading.Lock()
+        self._feeds = {}  # placeholders of dask arrays -> the arrays
 
     def build(self, executor, opdef, op_type, inputs, attrs, name):
         g = self.graph
@@ -42,12 +44,27 @@ class LazyPlan:
         result._outputs = tuple(LazyTensor.make_lazy(t, self) for t in op.outputs)
         return result
 
+    def from_dask(self, executor, array, dtype=None):
+        """A LazyTensor of a dask array: a placeholder of the lazy graph, fed with the array (its
+        chunks stay lazy: the Session lowers the plan over them)."""
+        from ..graph.dtypes import as_dtype
+        from ..kernels.array_ops import placeholder
+
+        dtype = as_dtype(dtype if dtype is not None else array.dtype)
+        if array.dtype != dtype.np_dtype:
+            array = array.astype(dtype.np_dtype)
+        with self.graph.as_default():
+            ph = placeholder(dtype, array.shape, name="dask_array")
+        self._feeds[ph] = array
+        return LazyTensor.make_lazy(ph, self)
+
     def value(self, sym):
         with self._lock:
             if self._session is None:
                 self._session = Session(graph=self.graph)
             session = self._session
-        return session.run(sym)
+            feeds = dict(self._feeds)
+        return session.run(sym, feeds or None)
 
 
 class LazyTensor(EagerTensor):

@@ -85,3 +85,16 @@ def test_a_lazy_reduction_over_a_zarr_array_keeps_rss_bounded(tmp_path):
     grown_mb = float(r.stdout.strip().splitlines()[-1])
     np.testing.assert_allclose(np.load(out), total / rows, rtol=1e-4)
     assert grown_mb < 48, f"peak RSS grew by {grown_mb:.0f} MB for an 80 MB array under a 32 MB budget"
+
+
+def test_a_dask_array_stays_lazy_in_eager_mode(eager):
+    import dask.array as da
+
+    a = np.arange(24, dtype=np.float64).reshape(6, 4)
+    x = tf.convert_to_tensor(da.from_array(a, chunks=(2, 4)))
+    assert isinstance(x, tfe.LazyTensor) and x.shape == (6, 4) and x.dtype == tf.float64
+    s = tf.reduce_sum(x * 2.0, 1)
+    assert s.is_lazy
+    np.testing.assert_array_equal(s.numpy(), (a * 2).sum(1))
+    y = tf.convert_to_tensor(da.from_array(a, chunks=3), dtype=tf.float32)
+    assert y.dtype == tf.float32 and tf.reduce_max(y).numpy() == 23.0
