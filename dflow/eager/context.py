@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import weakref
 
 import array_api_compat
 import array_api_compat.numpy as np_xp
@@ -97,7 +98,7 @@ class EagerGraph(Graph):
         self._tapes = []  # active tapes, innermost last (dflow/eager/tape.py)
         self._counters = {}
         self._session_seed = random.getrandbits(62)
-        self._variable_slots = []
+        self._variable_slots = weakref.WeakSet()
         self._var_names = {}
         self._infer_cache = {}
         self._lazy = None  # the LazyPlan of out-of-core values, made on first use
@@ -241,7 +242,7 @@ class EagerGraph(Graph):
             name = f"{name}_{n}"
         op = Operation(self, name, "VariableV2", (), attrs, (), "", opdef, -1)
         slot = Slot(name)
-        self._variable_slots.append(slot)
+        self._variable_slots.add(slot)
         op._outputs = (HandleTensor.make_handle(slot, as_dtype(attrs["dtype"]), attrs["shape"], op),)
         return op
 
