@@ -31,6 +31,7 @@ from . import (
     train,
 )
 from .devices import ConfigProto, DeviceSpec, GPUOptions, GraphOptions
+from .eager import GradientTape, enable_eager_execution
 from .graph import dtypes
 from .graph.dtypes import (
     DType,

@@ -22,10 +22,7 @@ COVERAGE_PAGE = "docs/tf1_coverage.md"
 _DATA = Path(__file__).with_name("tf1_names.txt")
 
 # TF1 names whose absence has a plan: said in their AttributeError
-PLANNED = {
-    "enable_eager_execution": "eager execution is planned in dflow issue #17; until then dflow runs TF1 graph "
-                              "mode only, so leave the call out (TF1 programs that build graphs need no switch)",
-}
+PLANNED = {}
 
 
 class Reference(NamedTuple):

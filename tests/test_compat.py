@@ -89,11 +89,13 @@ def test_switches_that_ask_for_tf1_behaviour_are_accepted():
         assert getattr(tf, name)() is False
 
 
-def test_enable_v2_behavior_and_eager_execution_say_they_are_not_provided():
-    with pytest.raises(dflow.errors.UnimplementedError, match="TF1's graph mode only"):
+def test_enable_v2_behavior_says_it_is_not_provided_and_eager_execution_needs_program_start():
+    with pytest.raises(dflow.errors.UnimplementedError, match="TF2 behaviour is not provided"):
         tf.enable_v2_behavior()
-    with pytest.raises(AttributeError, match=r"tf\.enable_eager_execution.*issue #17"):
+    tf.constant(1.0)  # a graph op exists now: TF1 refuses to switch to eager execution
+    with pytest.raises(ValueError, match="must be called at program startup"):
         tf.enable_eager_execution()
+    assert tf.executing_eagerly() is False
 
 
 def test_bytes_and_text_helpers_as_tf():

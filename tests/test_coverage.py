@@ -77,9 +77,6 @@ def test_messages_in_detail():
     if not hasattr(tf, "contrib"):
         with pytest.raises(AttributeError, match=r"^dflow does not provide tf\.contrib, a TF1 name"):
             tf.contrib  # noqa: B018
-    # a name with a plan says so
-    with pytest.raises(AttributeError, match=r"tf\.enable_eager_execution, a TF1 name .*issue #17"):
-        tf.enable_eager_execution  # noqa: B018
     # private and dunder names: the plain message, without reading the list
     with pytest.raises(AttributeError, match=r"^module 'dflow' has no attribute '__wrapped__'$"):
         tf.__wrapped__  # noqa: B018

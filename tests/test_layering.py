@@ -26,7 +26,7 @@ LAYERS = [
     ["dflow.state"],
     ["dflow.schedule"],
     ["dflow.io", "dflow.data", "dflow.summary", "dflow.saved_model"],
-    ["dflow.train"],
+    ["dflow.train", "dflow.eager"],
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
      "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",
      "dflow.python_io",

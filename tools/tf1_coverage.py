@@ -45,7 +45,7 @@ BY_HAND = {
     "estimator.export": "ClassificationOutput PredictOutput RegressionOutput ServingInputReceiver "
                         "TensorServingInputReceiver build_parsing_serving_input_receiver_fn "
                         "build_raw_serving_input_receiver_fn",
-    "contrib": "crf cudnn_rnn data distributions framework image keras layers learn legacy_seq2seq losses metrics "
+    "contrib": "crf cudnn_rnn data distributions eager framework image keras layers learn legacy_seq2seq losses metrics "
                "opt rnn seq2seq slim training",
     "contrib.layers": "apply_regularization avg_pool2d batch_norm bias_add conv2d conv2d_in_plane conv2d_transpose "
                       "convolution convolution2d convolution2d_transpose dropout embed_sequence flatten "
@@ -60,6 +60,12 @@ BY_HAND = {
                     "l1_regularizer l2_regularizer layer_norm learning losses max_pool2d metrics model_variable "
                     "one_hot_encoding repeat separable_conv2d softmax stack variable "
                     "variance_scaling_initializer xavier_initializer",
+    "contrib.eager": "Checkpoint Checkpointable GradientTape Iterator Metric Network Saver Sequential Variable "
+                     "async_clear_error async_wait custom_gradient defun eager_mode enable_eager_execution "
+                     "executing_eagerly execution_mode gradients_function graph_mode implicit_gradients "
+                     "implicit_value_and_gradients in_eager_mode in_graph_mode list_devices make_template metrics "
+                     "num_gpus py_func restore_variables_on_create run set_execution_mode "
+                     "value_and_gradients_function",
     "contrib.framework": "add_arg_scope arg_scope assign_from_checkpoint assign_from_checkpoint_fn "
                          "filter_variables get_global_step get_model_variables get_name_scope "
                          "get_or_create_global_step get_unique_variable get_variables get_variables_by_name "

@@ -1,14 +1,15 @@
 """The switches TF 2.x gives TF1 programs (`tf.compat.v1.disable_eager_execution()` ...).
 
-dflow is TF1's graph mode and nothing else, so the calls that ask for TF1 behaviour are accepted
-and do nothing, the queries answer as TF1's graph mode does, and `enable_v2_behavior` (which asks
-for TF2's eager semantics) raises UnimplementedError. `enable_eager_execution` is absent: its
-AttributeError says it is planned (issue #17).
+dflow is TF1: graph mode by default, eager execution when `enable_eager_execution()` (dflow/eager)
+asked for it. The calls that ask for TF1 behaviour are accepted and do nothing, `executing_eagerly`
+answers for the mode ops run in now, and `enable_v2_behavior` (which asks for TF2's semantics as a
+whole) raises UnimplementedError.
 """
 
 from __future__ import annotations
 
 from ..errors import UnimplementedError
+from ..graph.graph import executing_eagerly as _executing_eagerly
 
 __all__ = ["disable_eager_execution", "disable_v2_behavior", "disable_v2_tensorshape", "disable_resource_variables",
            "disable_control_flow_v2", "disable_tensor_equality", "enable_v2_behavior", "executing_eagerly",
@@ -16,7 +17,7 @@ __all__ = ["disable_eager_execution", "disable_v2_behavior", "disable_v2_tensors
 
 
 def disable_eager_execution():
-    """Accepted: dflow always builds graphs and runs them in a Session, as TF1."""
+    """Accepted: dflow builds graphs and runs them in a Session unless eager execution was enabled."""
 
 
 def disable_v2_behavior():
@@ -41,19 +42,18 @@ def disable_tensor_equality():
 
 def enable_v2_behavior():
     """Raises UnimplementedError: dflow runs TF1's graph mode only."""
-    raise UnimplementedError(None, None, "enable_v2_behavior: dflow provides TF1's graph mode only (build a graph, "
-                             "run it in a Session); TF2 behaviour and eager execution are not provided "
-                             "(eager execution is planned in dflow issue #17)")
+    raise UnimplementedError(None, None, "enable_v2_behavior: dflow provides TF1 (graph mode, and TF1's eager "
+                             "execution through tf.enable_eager_execution()); TF2 behaviour is not provided")
 
 
 def executing_eagerly():
-    """False: dflow builds graphs (TF1's graph mode)."""
-    return False
+    """True when ops run at once (eager mode, outside any graph entered with `as_default()`)."""
+    return _executing_eagerly()
 
 
 def executing_eagerly_outside_functions():
-    """False, as executing_eagerly."""
-    return False
+    """As executing_eagerly."""
+    return _executing_eagerly()
 
 
 def resource_variables_enabled():

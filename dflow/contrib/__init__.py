@@ -1,6 +1,7 @@
 """`dflow.contrib`: the parts of TF1's `tf.contrib` that TF1 programs use most:
 `contrib.layers`, `contrib.slim`, `contrib.framework`, `contrib.losses`, `contrib.metrics`, `contrib.rnn`
-(the recurrent cells of `tf.nn.rnn_cell` and the static drivers).
+(the recurrent cells of `tf.nn.rnn_cell` and the static drivers), `contrib.eager` (TF1.5's eager
+execution API, over dflow/eager).
 
 Any other contrib module (`tf.contrib.learn`, `tf.contrib.keras`, ...) is not provided: reaching it
 as an attribute raises an AttributeError, importing it (`import dflow.contrib.learn`) an ImportError,
@@ -13,9 +14,9 @@ import importlib.abc
 import sys
 
 from ..tf1_names import missing_message
-from . import framework, layers, losses, metrics, rnn, slim
+from . import eager, framework, layers, losses, metrics, rnn, slim
 
-__all__ = ["framework", "layers", "losses", "metrics", "rnn", "slim"]
+__all__ = ["eager", "framework", "layers", "losses", "metrics", "rnn", "slim"]
 
 
 def __getattr__(name):

@@ -13,12 +13,11 @@ cell's variables: `lstm_cell/kernel`, `bias` and, with `use_peephole`, `w_i_diag
 from __future__ import annotations
 
 from ..graph.graph import name_scope
-from ..kernels.linalg_ops import matmul
-from ..kernels.manip_ops import concat
-from ..nn.core import bias_add
 from ..kernels.common import convert_to_tensor
-from ..kernels.manip_ops import split
+from ..kernels.linalg_ops import matmul
+from ..kernels.manip_ops import concat, split
 from ..kernels.math_ops import add, clip_by_value, multiply, sigmoid, tanh
+from ..nn.core import bias_add
 from ..rnn.cell import LayerRNNCell, LSTMStateTuple, RNNCell, assert_like_rnncell, input_depth
 from ..rnn.cells import BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell
 from ..rnn.dynamic import bidirectional_dynamic_rnn

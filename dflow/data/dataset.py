@@ -4,10 +4,10 @@ TF1's constructors, transformations and iterators."""
 from __future__ import annotations
 
 from ..graph.dtypes import int64
-from ..graph.graph import get_seed
+from ..graph.graph import executing_eagerly, get_seed
 from . import batching, buffers, chunked, sources, transforms, windows
 from .functions import Function
-from .iterator import Iterator
+from .iterator import EagerIterator, Iterator
 from .structure import flatten, pack
 
 
@@ -173,9 +173,16 @@ class Dataset:
         return out
 
     # ---- iterators ----------------------------------------------------------------------------
+    def __iter__(self):
+        """Eager mode: the elements as eager tensors (RuntimeError in graph mode, as TF1)."""
+        return EagerIterator(self)
+
     def make_one_shot_iterator(self):
         """An iterator that starts at this dataset's first element in each session. A dataset that
-        captures a placeholder needs an initializable iterator (ValueError, as TF1)."""
+        captures a placeholder needs an initializable iterator (ValueError, as TF1). In eager mode:
+        a Python iterator whose `get_next()` returns the next element (as TF1's)."""
+        if executing_eagerly():
+            return EagerIterator(self)
         for t in self._node.all_captured():
             if getattr(t, "op", None) is not None and t.op.type in ("Placeholder", "PlaceholderWithDefault"):
                 raise ValueError(f"Cannot capture a placeholder (name:{t.op.name}, type:{t.op.type}) by value; "
@@ -185,6 +192,9 @@ class Dataset:
     def make_initializable_iterator(self, shared_name=None):
         """An iterator started (and restarted) by running its `initializer`, which reads the
         placeholders the dataset captured from that run's `feed_dict`."""
+        if executing_eagerly():
+            raise RuntimeError("dataset.make_initializable_iterator is not supported when eager execution is "
+                               "enabled. Use `for element in dataset` instead.")
         it = Iterator(self._node.spec)
         it._initializer = it.make_initializer(self)
         return it

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 
 from ..errors import InvalidArgumentError, OpError
-from ..graph.graph import get_default_graph, name_scope
+from ..graph.graph import Graph, executing_eagerly, get_default_graph, name_scope
 from ..graph.ops import Tensor
 from ..kernels.array_ops import placeholder
 from ..kernels.common import convert_to_tensor
@@ -30,10 +30,10 @@ class Function:
 
     def __init__(self, fn, spec, what, returns_dataset=False):
         self.what = what
-        g = get_default_graph()
+        g = get_default_graph() if not executing_eagerly() else Graph()  # eager mode: a graph of its own
         self.graph = g
         first = g._last_id()
-        with g.control_dependencies(None), name_scope(what):  # the function's ops depend on its arguments only
+        with g.as_default(), g.control_dependencies(None), name_scope(what):  # ops depend on the arguments only
             self.args = [placeholder(d, s, name=f"arg{i}") for i, (d, s) in enumerate(zip(spec.dtypes, spec.shapes))]
             nested = spec.nested(self.args)
             out = fn(*nested) if isinstance(nested, tuple) and not hasattr(nested, "_fields") else fn(nested)

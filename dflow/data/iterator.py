@@ -28,7 +28,7 @@ from ..errors import (
     ResourceExhaustedError,
 )
 from ..graph.dtypes import string
-from ..graph.graph import get_default_graph
+from ..graph.graph import executing_eagerly, get_default_graph
 from ..graph.registry import def_host, not_differentiable, register_op
 from ..kernels.common import apply_op, constant, convert_to_tensor, to_bytes_array
 from .node import IterContext, buffered_bytes
@@ -245,3 +245,66 @@ class Iterator:
                                           "initialized. Ensure that you have run the initializer operation for "
                                           "this iterator before getting the next element.")
         return IteratorState.start(self._one_shot, h, op)
+
+
+# ---- eager iteration ------------------------------------------------------------------------------
+
+
+class _NoTransaction:
+    """Eager pulls are not part of a run: nothing to hand back on failure."""
+
+    @staticmethod
+    def on_failure(fn):
+        pass
+
+
+class _EagerOp:
+    name = "Iterator"
+    type = "IteratorGetNext"
+
+
+class EagerIterator:
+    """Python iteration over a dataset in eager mode (`for x in dataset`, TF1.5's
+    `tfe.Iterator(dataset)`): elements are eager tensors, the pipeline runs on the host as a
+    session's iterator does; the tensors the dataset captured are read when iteration starts."""
+
+    def __init__(self, dataset):
+        if not executing_eagerly():
+            raise RuntimeError("dataset.__iter__() is only supported when eager execution is enabled.")
+        node = dataset._node
+        captured = node.all_captured()
+        values = {t: np.asarray(t) for t in captured}
+        self._state = IteratorState(node, values, secrets.randbits(32))
+        self._spec = node.spec
+
+    @property
+    def output_types(self):
+        return self._spec.output_types
+
+    @property
+    def output_shapes(self):
+        return self._spec.output_shapes
+
+    @property
+    def output_classes(self):
+        return self._spec.output_classes
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            element = self._state.pull(_NoTransaction, _EagerOp)
+        except OutOfRangeError:
+            raise StopIteration from None
+        tensors = [constant(v) for v in element]
+        return self._spec.nested(tensors)
+
+    next = __next__
+
+    def get_next(self, name=None):
+        """The next element; OutOfRangeError at the end (as TF1.5's eager iterator)."""
+        try:
+            return self.__next__()
+        except StopIteration:
+            raise OutOfRangeError(None, None, "End of sequence") from None

@@ -9,10 +9,28 @@ sums, seeds and zeros through the registered op types `AddN`, `OnesLike` and `Ze
 
 from __future__ import annotations
 
+import threading
+
 from .dtypes import variant
+from .graph import executing_eagerly
 from .indexed_slices import IndexedSlices, densify
 from .ops import Operation, Tensor
 from .registry import get_opdef, get_registered_gradient
+
+_skip = threading.local()  # (op, input indices) whose gradients the running backward pass does not need
+
+
+def needs_gradient(op, index):
+    """False when the backward pass now running `op`'s rule needs no gradient for input `index` (an
+    eager tape knows which inputs lead to its sources): a rule may then skip building it, as TF's
+    `skip_input_indices`. True otherwise (graph mode prunes unneeded gradient ops when it runs)."""
+    s = getattr(_skip, "value", None)
+    return s is None or s[0] is not op or index not in s[1]
+
+
+def set_skipped(op, indices):
+    """Tells rules which inputs of `op` need no gradient (None: every input may)."""
+    _skip.value = None if op is None else (op, indices)
 
 
 def _as_tensor(x, what):
@@ -142,6 +160,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     (default ones); `stop_gradients` are treated as constants. Integer and bool tensors get no
     gradient. LookupError if a differentiable op on the path has no gradient rule.
     """
+    if executing_eagerly():
+        raise RuntimeError("tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape "
+                           "instead.")
     ys = [_as_tensor(y, "ys") for y in _as_list(ys)]
     xs = [_as_tensor(x, "xs") for x in _as_list(xs)]
     if not ys:

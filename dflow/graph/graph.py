@@ -53,6 +53,8 @@ class Graph:
         if not is_registered(op_type):
             raise ValueError(f"Op type not registered: {op_type!r}")
         opdef = get_opdef(op_type)
+        if any(getattr(t, "_is_eager", False) for t in inputs):
+            inputs = [self._capture_eager(t) if getattr(t, "_is_eager", False) else t for t in inputs]
         for t in inputs:
             if not isinstance(t, Tensor):
                 raise TypeError(f"Input to op {op_type!r} must be a Tensor, got {type(t).__name__}")
@@ -90,6 +92,22 @@ class Graph:
             self._ops_by_name[op_name] = op
             self._version += 1
         return op
+
+    def _capture_eager(self, t):
+        """An eager tensor (dflow/eager) used by an op of this graph: a constant of its value now
+        (a variable's handle: of the variable's value now), made once per tensor. A graph that
+        traces a function (`tfe.defun`) overrides this to feed it instead."""
+        captures = self.__dict__.setdefault("_eager_captures", {})
+        hit = captures.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        import numpy as np
+
+        value = np.array(t.numpy())
+        value.setflags(write=False)
+        const = self.create_op("Const", [], {"value": value, "dtype": t.dtype}, name="captured").outputs[0]
+        captures[id(t)] = (t, const)
+        return const
 
     def unique_name(self, name, mark_as_used=True):
         """`name` under the current name scope, suffixed `_N` if taken (TF1, case-insensitive)."""
@@ -360,6 +378,9 @@ class _DefaultGraphStack(_DefaultStack):
     def get_default(self):
         if self.stack:
             return self.stack[-1]
+        executor = _installed()
+        if executor is not None:
+            return executor
         with _DefaultGraphStack._lock:
             if _DefaultGraphStack._global is None:
                 _DefaultGraphStack._global = Graph()
@@ -373,6 +394,71 @@ class _DefaultGraphStack(_DefaultStack):
 
 
 _default_graph_stack = _DefaultGraphStack()
+
+# ---- the eager executor hook ------------------------------------------------------------------
+# A package above (dflow/eager) installs an executor: a Graph subclass whose `create_op` runs the
+# op's kernel at once. While one is installed and no graph is entered with `as_default()`, it is
+# the default graph, so every op function (and every gradient rule) runs eagerly through the same
+# registry. `None` on a stack is graph mode (`graph_mode()` inside eager code). An installation is
+# for the calling thread (`eager_mode()`, as TF's context) or, with `process_wide=True`, for every
+# thread (TF1's `enable_eager_execution`); a thread's own installations win.
+_executors = []  # process-wide installations, innermost last
+_thread_executors = threading.local()
+
+
+def _thread_stack():
+    stack = getattr(_thread_executors, "stack", None)
+    if stack is None:
+        stack = _thread_executors.stack = []
+    return stack
+
+
+def _installed():
+    stack = getattr(_thread_executors, "stack", None)
+    if stack:
+        return stack[-1]
+    return _executors[-1] if _executors else None
+
+
+def push_executor(executor, process_wide=False):
+    """Installs `executor` (a Graph whose create_op runs ops at once, or None for graph mode) for
+    this thread, or for every thread."""
+    (_executors if process_wide else _thread_stack()).append(executor)
+
+
+def pop_executor(executor, process_wide=False):
+    """Removes the innermost installation of `executor`."""
+    stack = _executors if process_wide else _thread_stack()
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i] is executor:
+            del stack[i]
+            return
+    raise ValueError("pop_executor: this executor is not installed")
+
+
+def installed_executors():
+    """(process-wide installations, this thread's installations), for checks in tests."""
+    return list(_executors), list(_thread_stack())
+
+
+def current_executor():
+    """The eager executor ops run on now, or None in graph mode (a graph entered with
+    `as_default()`, `graph_mode()`, or no executor installed)."""
+    if _default_graph_stack.stack:
+        return None
+    return _installed()
+
+
+def executing_eagerly():
+    """True when ops run at once (an eager executor is installed and no graph is entered)."""
+    return current_executor() is not None
+
+
+def global_graph_has_ops():
+    """Whether the global default graph (not an entered one) has ops: TF1 then refuses
+    `enable_eager_execution`."""
+    g = _DefaultGraphStack._global
+    return g is not None and bool(g._ops)
 
 
 def get_default_graph():

@@ -111,6 +111,7 @@ class Tensor:
 
     __array_priority__ = 100
     __array_ufunc__ = None  # numpy defers to our reflected operators
+    _is_eager = False  # an eager tensor (dflow/eager) holds its value: True there
 
     # Filled by dflow.kernels (TF1's Tensor._override_operator): "__add__" -> function.
     _OVERLOADS = ()
@@ -305,6 +306,8 @@ def constant_value(tensor):
     """
     if not isinstance(tensor, Tensor):
         return None
+    if getattr(tensor, "_is_eager", False):  # an eager tensor (dflow/eager) knows its value
+        return tensor._const()
     cache = getattr(tensor, "_const_cache", None)
     if cache is not None:
         return cache[0]

@@ -160,3 +160,8 @@ class RegisterGradient:
 
 def get_registered_gradient(name):
     return _GRADIENTS.get(name)
+
+
+def unregister_gradient(name):
+    """Forgets a gradient registered by name (an eager `custom_gradient` call's, once its op is gone)."""
+    _GRADIENTS.pop(name, None)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
-from ..graph.graph import get_default_graph
+from ..graph.graph import current_executor, get_default_graph
 from ..graph.indexed_slices import IndexedSlices, densify
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import register_op
@@ -117,6 +117,8 @@ def graph_of(values, default=None):
     """The graph of the tensors among `values`; ValueError if they come from different graphs."""
     g = None
     for v in values:
+        if getattr(v, "_is_eager", False) or getattr(getattr(v, "_handle", None), "_is_eager", False):
+            continue  # an eager tensor or variable goes into any graph (captured there)
         if isinstance(v, (Tensor, Operation)) or hasattr(v, "_as_graph_element"):
             vg = v.graph
             if g is None:
@@ -187,6 +189,10 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
         return value
     if isinstance(value, Operation):
         raise TypeError(f"Can't convert Operation {value.name!r} to Tensor (fetch or depend on it instead)")
+    if hasattr(value, "__dask_graph__") and hasattr(value, "chunks"):
+        executor = current_executor()
+        if executor is not None and hasattr(executor, "lazy_value"):  # eager: stays a lazy plan
+            return executor.lazy_value(value, dtype or preferred_dtype)
     if isinstance(value, (list, tuple)) and _contains_tensor(value):
         return apply_op("Pack", [convert_to_tensor(v, dtype=dtype, preferred_dtype=preferred_dtype) for v in value],
                         {"axis": 0}, name=name or "packed")

@@ -11,7 +11,7 @@ iteration by iteration, each iteration one run of a cached plan computing `body(
 
 from __future__ import annotations
 
-from ..graph.graph import control_dependencies, get_default_graph, name_scope
+from ..graph.graph import control_dependencies, executing_eagerly, get_default_graph, name_scope
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape, as_shape
@@ -117,6 +117,11 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     false_fn = false_fn if false_fn is not None else fn2
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("cond: true_fn and false_fn must be callable.")
+    if executing_eagerly():  # TF1's eager cond: the predicate is a value, only the taken branch is called
+        pred = convert_to_tensor(pred)
+        if not pred.dtype.is_bool or pred.shape.ndims != 0:
+            raise ValueError(f"cond: pred must be a bool scalar, got {pred.dtype.name} with shape {pred.shape}")
+        return true_fn() if bool(pred) else false_fn()
     g = get_default_graph()
     with name_scope(name, "cond", [pred]) as scope:
         pred = convert_to_tensor(pred)
@@ -206,6 +211,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise TypeError("while_loop: cond and body must be callable")
     single = not isinstance(loop_vars, (list, tuple, dict))
     structure = [loop_vars] if single else loop_vars
+    if executing_eagerly():  # TF1's eager while_loop: a Python loop over values
+        return _eager_while(cond, body, loop_vars, single, maximum_iterations)
     g = get_default_graph()
     with name_scope(name, "while", _flatten(structure)) as scope:
         init = [convert_to_tensor(v) for v in _flatten(structure)]
@@ -296,6 +303,19 @@ def _variables_made_inside(g, start, phs):
             of_variable.add(op)
     return list(dict.fromkeys(t for op in g._ops[start:] if op in varying for t in op.inputs
                               if t.op in of_variable))
+
+
+def _eager_while(cond, body, loop_vars, single, maximum_iterations):
+    n = 0
+    while maximum_iterations is None or n < int(maximum_iterations):
+        if not bool(_bool_scalar(cond(loop_vars) if single else cond(*loop_vars))):
+            break
+        out = body(loop_vars) if single else body(*loop_vars)
+        if not single and not isinstance(out, (list, tuple)):
+            out = [out]
+        loop_vars = out if single else (type(loop_vars)(out) if isinstance(loop_vars, tuple) else list(out))
+        n += 1
+    return loop_vars
 
 
 def _bool_scalar(c):

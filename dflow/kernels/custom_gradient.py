@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import weakref
 
-from ..graph.registry import RegisterGradient
+from ..graph.graph import executing_eagerly
+from ..graph.registry import RegisterGradient, unregister_gradient
 from .array_ops import identity_n
 from .common import convert_to_tensor
 
@@ -42,6 +44,12 @@ def custom_gradient(f):
         with g.gradient_override_map({"IdentityN": name}):
             outs = identity_n(xs + ys)
         outs = outs if isinstance(outs, list) else [outs]
+        if executing_eagerly():  # each call registers a rule: kept only while a tape holds its op
+            op = outs[0].op
+            if op.type == "IdentityN":
+                weakref.finalize(op, unregister_gradient, name)
+            else:
+                unregister_gradient(name)
         result = outs[len(xs):]
         return result if isinstance(y, (list, tuple)) else result[0]
 

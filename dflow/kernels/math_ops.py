@@ -425,6 +425,7 @@ __all__ = [
 
 # ---- gradient rules (autograd-style: one line per op where possible) -------------------------
 
+from ..graph.gradients import needs_gradient  # noqa: E402
 from ..graph.registry import def_grad, not_differentiable  # noqa: E402
 from .grad_util import unbroadcast  # noqa: E402
 
@@ -513,6 +514,8 @@ def _pow_grad(op, g):
     x, y = op.inputs
     z = op.outputs[0]
     gx = g * y * pow(x, y - 1.0) if x.dtype.is_floating else g * y * pow(x, y - 1)
+    if not needs_gradient(op, 1):  # x**2 on an eager tape: no log branch for the exponent
+        return [unbroadcast(gx, x), None]
     safe_log = where(greater(x, 0), log(where(greater(x, 0), x, ones_like_t(x))), zeros_like_t(x))
     gy = g * z * safe_log
     return [unbroadcast(gx, x), unbroadcast(gy, y)]

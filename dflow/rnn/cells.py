@@ -19,8 +19,8 @@ Kernels without an initializer get `get_variable`'s default (the scope's, else g
 
 from __future__ import annotations
 
-from ..kernels.index_ops import slice as slice_op
 from ..kernels.common import convert_to_tensor
+from ..kernels.index_ops import slice as slice_op
 from ..kernels.linalg_ops import matmul
 from ..kernels.manip_ops import concat, split
 from ..kernels.math_ops import add, clip_by_value, multiply, sigmoid, subtract, tanh

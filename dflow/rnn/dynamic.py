@@ -25,9 +25,19 @@ from ..kernels.common import convert_to_tensor
 from ..kernels.control_flow_ops import while_loop
 from ..kernels.creation_ops import zeros
 from ..kernels.manip_ops import concat, reshape, reverse
-from ..kernels.sequence_ops import reverse_sequence
-from ..kernels.math_ops import cast, equal, less, logical_not, logical_or, maximum, minimum, subtract, where
+from ..kernels.math_ops import (
+    cast,
+    equal,
+    less,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    subtract,
+    where,
+)
 from ..kernels.reduction_ops import reduce_all, reduce_max
+from ..kernels.sequence_ops import reverse_sequence
 from ..kernels.tensor_array_ops import TensorArray
 from ..state.scope import variable_scope
 from . import nest

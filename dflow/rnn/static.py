@@ -16,8 +16,8 @@ from ..kernels.array_ops import shape as shape_op
 from ..kernels.array_ops import stack
 from ..kernels.common import convert_to_tensor
 from ..kernels.manip_ops import concat, unstack
-from ..kernels.sequence_ops import reverse_sequence
 from ..kernels.math_ops import cast
+from ..kernels.sequence_ops import reverse_sequence
 from ..state.scope import variable_scope
 from . import nest
 from .cell import assert_like_rnncell, zeros_of

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
-from ..graph.graph import control_dependencies, get_default_graph, name_scope
+from ..graph.graph import control_dependencies, executing_eagerly, get_default_graph, name_scope
 from ..graph.keys import GraphKeys
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape
@@ -125,8 +125,19 @@ class Variable:
 
     # ---- reading -----------------------------------------------------------------------------
     def value(self):
-        """The variable's value as a tensor (its snapshot `v/read:0`)."""
+        """The variable's value as a tensor (its snapshot `v/read:0`; in eager mode its value now)."""
+        if executing_eagerly():
+            return identity(self._handle, name="read")
         return self._snapshot
+
+    def numpy(self):
+        """The value as a numpy array (eager mode only, as TF1)."""
+        if not hasattr(self._handle, "numpy"):
+            raise NotImplementedError("numpy() is only available when eager execution is enabled.")
+        return self._handle.numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.numpy(), dtype=dtype)
 
     def read_value(self):
         """A new read, ordered after the control dependencies open where it is called."""
@@ -180,6 +191,9 @@ class Variable:
         raise InvalidArgumentError(None, self.op, "count_up_to is not supported by dflow")
 
     def __repr__(self):
+        if hasattr(self._handle, "numpy"):  # eager: TF's ResourceVariable, with its value
+            return (f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}, "
+                    f"numpy={np.array_repr(self.numpy()) if self.shape.ndims else str(self.numpy())}>")
         # TF1's RefVariable: its dtype is printed as the reference type (float32_ref)
         return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}_ref>"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import kernels as _k  # noqa: F401 - registers ops
 from ..graph.gradients import gradients
-from ..graph.graph import control_dependencies, get_default_graph, name_scope
+from ..graph.graph import control_dependencies, current_executor, get_default_graph, name_scope
 from ..graph.indexed_slices import IndexedSlices
 from ..graph.keys import GraphKeys
 from ..graph.ops import Tensor
@@ -47,7 +47,19 @@ class Optimizer:
     # ---- the public protocol -----------------------------------------------------------------
     def compute_gradients(self, loss, var_list=None, gate_gradients=GATE_OP, aggregation_method=None,
                           colocate_gradients_with_ops=False, grad_loss=None):
-        """A list of (gradient or None, variable) for `var_list` (default: trainable variables)."""
+        """A list of (gradient or None, variable) for `var_list` (default: trainable variables).
+
+        In eager mode `loss` is a function: it runs under a gradient tape (the executor's
+        `compute_gradients` protocol) and var_list defaults to the trainable variables it read."""
+        executor = current_executor()
+        if executor is not None:
+            if not callable(loss):
+                raise RuntimeError("`loss` passed to Optimizer.compute_gradients should be a function when eager "
+                                   "execution is enabled.")
+            _, grads_and_vars = executor.compute_gradients(loss, var_list, grad_loss)
+            if not grads_and_vars:
+                raise ValueError("No variables to optimize.")
+            return grads_and_vars
         if callable(loss):
             loss = loss()
         loss = convert_to_tensor(loss)

@@ -56,7 +56,7 @@ def run(step, xs, state, lengths=None):
         if lengths is not None:
             done = (t >= np.asarray(lengths))[:, None]
             out = np.where(done, 0, out)
-            new = _map(lambda a, b: np.where(done, a, b), state, new)
+            new = _map(lambda a, b, done=done: np.where(done, a, b), state, new)
         outs.append(out)
         state = new
     return np.stack(outs, 1), state

@@ -114,7 +114,7 @@ def test_state_not_tuple_concatenates_c_and_h():
             w = _values(sess, cell)
             xv, sv = rng.randn(2, 3), rng.randn(2, 4 + proj)
             o, s = sess.run([out, s1], {x: xv, s0: sv})
-        step = ref.basic_lstm if proj == 4 else (lambda x_, st, k, b: ref.lstm(x_, st, k, b, proj=w["projection/kernel"]))
+        step = ref.basic_lstm if proj == 4 else (lambda x_, st, k, b, w=w: ref.lstm(x_, st, k, b, proj=w["projection/kernel"]))
         r, (c, h) = step(xv, (sv[:, :4], sv[:, 4:]), w["kernel"], w["bias"])
         np.testing.assert_allclose(o, r, rtol=1e-10)
         np.testing.assert_allclose(s, np.concatenate([c, h], 1), rtol=1e-10)

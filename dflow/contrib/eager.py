@@ -1,0 +1,12 @@
+"""`tf.contrib.eager` (`import dflow.contrib.eager as tfe`): TF1.5's eager execution API over
+dflow/eager (ops run at once on the same op registry as graph mode)."""
+
+from __future__ import annotations
+
+from ..eager import *  # noqa: F403
+from ..eager import __all__ as _eager_all
+from ..tf1_names import missing_attribute
+
+__all__ = list(_eager_all)
+
+__getattr__ = missing_attribute(__name__)
