@@ -326,14 +326,16 @@ class DistributedExecutor(Executor):
         held, `cluster_graph`)."""
         copies = list(copies) + [False] * (len(keep_keys) - len(copies))
         # a traced run times each task; without the cut, kept values are shipped as futures
-        one_task = one_task and self.cuts_lineage and not (trace is not None and trace.trace)
+        traced = trace is not None and trace.trace
+        one_task = one_task and self.cuts_lineage and not traced
         if one_task:
             new, (new_keys, new_keep) = self._collapsed(dsk, list(keys), list(keep_keys), copies)
         else:
             new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
             outs = set(flatten([new_keys, new_keep]))
-            new = sources_inlined(chunk_regions(new, outs), outs,
-                                  SOURCE_READERS if self._rereads(task_bytes) else 1)
+            if not traced:  # (a traced run times each op's task)
+                new = chunk_regions(new, outs)
+            new = sources_inlined(new, outs, SOURCE_READERS if self._rereads(task_bytes) else 1)
         with self._traced(trace):
             expr = graph_expr(new, f"dflow-run{self._suffix}")
             if one_task:  # one key gathered: the fetches and the copies, picked out on the worker;
