@@ -17,7 +17,6 @@ import numpy as np
 
 from ..dask_compat import (
     DataNode,
-    GraphNode,
     Task,
     TaskRef,
     convert_legacy_graph,
@@ -30,6 +29,7 @@ from ..dask_compat import (
 )
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnavailableError
 from ..storage.values import Part
+from .cluster_graph import REREAD_TASKS, SOURCE_READERS, chunk_regions, sources_inlined
 
 
 def quiet_numpy():
@@ -323,16 +323,19 @@ class DistributedExecutor(Executor):
         `one_task` (a small plan): the whole graph runs as one task on one worker (`_run_graph`),
         so a training step of a small model costs one scheduler hop, not one per op. `task_bytes`:
         the plan's largest projected task (whether its source chunks are read again rather than
-        held, `_sources_inlined`)."""
+        held, `cluster_graph`)."""
         copies = list(copies) + [False] * (len(keep_keys) - len(copies))
         # a traced run times each task; without the cut, kept values are shipped as futures
-        one_task = one_task and self.cuts_lineage and not (trace is not None and trace.trace)
+        traced = trace is not None and trace.trace
+        one_task = one_task and self.cuts_lineage and not traced
         if one_task:
             new, (new_keys, new_keep) = self._collapsed(dsk, list(keys), list(keep_keys), copies)
         else:
             new, (new_keys, new_keep) = self._renamed(dsk, [list(keys), list(keep_keys)])
-            new = _sources_inlined(new, set(flatten([new_keys, new_keep])),
-                                   SOURCE_READERS if self._rereads(task_bytes) else 1)
+            outs = set(flatten([new_keys, new_keep]))
+            if not traced:  # (a traced run times each op's task)
+                new = chunk_regions(new, outs)
+            new = sources_inlined(new, outs, SOURCE_READERS if self._rereads(task_bytes) else 1)
         with self._traced(trace):
             expr = graph_expr(new, f"dflow-run{self._suffix}")
             if one_task:  # one key gathered: the fetches and the copies, picked out on the worker;
@@ -429,64 +432,6 @@ class DistributedExecutor(Executor):
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
-
-
-# on workers with little memory (a limit under REREAD_TASKS of the plan's largest task), a source
-# task read by up to SOURCE_READERS tasks is read again by each of them instead of being held
-SOURCE_READERS = 2
-REREAD_TASKS = 8
-
-
-def _sources_inlined(graph, outputs, max_readers=SOURCE_READERS):
-    """The graph with each source task (a task without dependencies: a chunk read, a random draw;
-    not a value shipped in the graph) run inside the tasks reading it when there are at most
-    `max_readers` of them (one, for a task whose function has effects): a worker then never holds
-    a source chunk between tasks, waiting for its readers (on workers with small memory limits,
-    chunks read ahead and held that way pause them). A source read by two tasks is then read
-    twice, as stages re-read their large inputs. Then,
-    repeatedly, a task that became a source (a transpose of a read chunk) goes into its one reader
-    when that reader has no other source to take in (a reduction of many chunks stays parallel)."""
-    graph = _inline_pass(graph, outputs, max_readers, any_sources=True)
-    while True:
-        new = _inline_pass(graph, outputs, 1, any_sources=False)
-        if new is graph:
-            return graph
-        graph = new
-
-
-def _inline_pass(graph, outputs, max_readers, any_sources):
-    readers = {}
-    for key, node in graph.items():
-        for dep in node.dependencies:
-            readers.setdefault(dep, []).append(key)
-    inline = {k for k, node in graph.items()
-              if isinstance(node, Task) and not node.dependencies and k not in outputs
-              and 0 < len(readers.get(k, ())) <= (max_readers if _rereadable(node) else 1)}
-    out, changed = {}, False
-    for key, node in graph.items():
-        sources = [graph[d] for d in node.dependencies if d in inline]
-        if not any_sources and len(sources) > 1:
-            sources = []
-        if key in inline and (any_sources or _taken(key, graph, readers, inline)):
-            continue
-        if sources:
-            out[key] = GraphNode.fuse(*sources, node, key=key)
-            changed = True
-        else:
-            out[key] = node
-    return out if changed else graph
-
-
-def _rereadable(task):
-    """Whether a source task may run once per reader: not a function with effects (a py_func's
-    task says so with `rereadable = False`)."""
-    return getattr(task.func, "rereadable", True)
-
-
-def _taken(key, graph, readers, inline):
-    """Whether the single-source pass folds source `key` into its reader."""
-    (reader,) = readers[key]
-    return sum(d in inline for d in graph[reader].dependencies) == 1
 
 
 def _run_graph(graph, out_keys, external_keys, *external_values):
