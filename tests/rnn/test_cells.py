@@ -274,7 +274,7 @@ def test_contrib_rnn_is_the_same_cells():
                  "RNNCell", "ResidualWrapper"):
         assert getattr(tf.contrib.rnn, name) is getattr(tf.nn.rnn_cell, name)
     assert tf.contrib.rnn.static_rnn is tf.nn.static_rnn
-    with pytest.raises(AttributeError, match="dflow does not provide tf.contrib.rnn.LSTMBlockCell, a TF1 name"):
-        tf.contrib.rnn.LSTMBlockCell  # noqa: B018
+    with pytest.raises(AttributeError, match="dflow does not provide tf.contrib.rnn.GRUBlockCell, a TF1 name"):
+        tf.contrib.rnn.GRUBlockCell  # noqa: B018
     with pytest.raises(AttributeError, match="dflow does not provide tf.nn.rnn_cell.Foo|not a TF1 name"):
         tf.nn.rnn_cell.Foo  # noqa: B018
