@@ -17,8 +17,10 @@ tf.data's background threads never fight over the same ones:
   small matmul over every core and each call waits, spinning, until all its threads got one; with a
   core busy decompressing chunks a 1024×1000 logistic step took ~30 ms instead of ~1 ms
   (bench_data).
-- **BLAS** (numpy's, found and set by threadpoolctl): its thread count is 1 while a split kernel
-  runs, the cores left by pipeline threads while any runs (at least 1), and its own count otherwise.
+- **BLAS** (numpy's, found and set by threadpoolctl): its thread count is 1 while an in-process
+  run or a split kernel runs (a matmul large enough to gain is split by dflow, by rows of the
+  product), the cores left by pipeline threads while any runs (at least 1), and its own count
+  otherwise (user code between runs, Dask tasks).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ _lock = threading.Lock()  # guards the counts below and BLAS's thread count
 _split_lock = threading.Lock()  # one split kernel at a time
 _busy = 0  # pipeline threads running now
 _splitting = 0  # split kernels running now (0 or 1)
+_runs = 0  # in-process runs going on now (their kernels split themselves; BLAS stays at one thread)
 _saved = None  # BLAS's own thread count while dflow holds it at another
 _blas = []  # [threadpoolctl controller of numpy's BLAS libraries], looked up once
 _pool = None
@@ -75,11 +78,11 @@ def _apply():
     libs = _blas_libs()
     if not libs:
         return
-    if _splitting or _busy:
+    if _splitting or _runs or _busy:
         if _saved is None:
             _saved = [lib.get_num_threads() for lib in libs]
         for lib, own in zip(libs, _saved):
-            want = 1 if _splitting else max(1, min(own, cpu_count() - _busy))
+            want = 1 if (_splitting or _runs) else max(1, min(own, cpu_count() - _busy))
             if lib.get_num_threads() != want:
                 lib.set_num_threads(want)
     elif _saved is not None:
@@ -123,11 +126,22 @@ def _splitting_kernel():
 
 @contextlib.contextmanager
 def intra_op_threads(n):
-    """Kernels run in this context may split over `n` threads (0 or None: one per core)."""
+    """An in-process run: its kernels may split over `n` threads (0 or None: one per core), and
+    BLAS runs one thread per call meanwhile (a matmul large enough to gain splits itself, as a
+    convolution does), so no BLAS thread spins between the run's many small calls, which on a busy
+    machine made each wait for a time slice (an LSTM step's matmuls: ~1 ms alone, ~47 ms beside
+    other work). `n` = 1: every kernel on the calling thread."""
+    global _runs
     token = _THREADS.set(cpu_count() if not n else max(1, int(n)))
+    with _lock:
+        _runs += 1
+        _apply()
     try:
         yield
     finally:
+        with _lock:
+            _runs -= 1
+            _apply()
         _THREADS.reset(token)
 
 

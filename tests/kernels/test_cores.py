@@ -104,3 +104,20 @@ def test_pipeline_threads_take_cores_from_blas_and_from_splits():
         with cores.intra_op_threads(0):
             assert len(cores.intra_op_parts(np, 100, 1e12)) == max(1, cores.cpu_count() - 1)
     assert cores.blas_threads() == own
+
+
+def test_in_process_runs_hold_blas_at_one_thread_and_split_large_matmuls(split_small):
+    own = cores.blas_threads()
+    rng = np.random.default_rng(3)
+    av, bv = rng.standard_normal((37, 11)), rng.standard_normal((23, 11))
+    with tf.Graph().as_default():
+        a, b = tf.constant(av), tf.constant(bv)
+        seen = tf.py_func(lambda: np.int64(cores.blas_threads() or 0), [], tf.int64)
+        prods = [tf.matmul(a, b, transpose_b=True), tf.matmul(b, a, transpose_b=True)]
+        with tf.Session() as sess:
+            got_seen, p1, p2 = sess.run([seen] + prods)
+    if own is not None:
+        assert got_seen == 1
+        assert cores.blas_threads() == own  # given back after the run
+    np.testing.assert_allclose(p1, av @ bv.T, rtol=1e-12)
+    np.testing.assert_allclose(p2, (av @ bv.T).T, rtol=1e-12)
