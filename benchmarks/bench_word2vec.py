@@ -1,6 +1,6 @@
 """The issue-18 word2vec benchmark: one skip-gram step with nce_loss, dflow vs TF1.
 
-    python benchmarks/bench_word2vec.py [--quick] [--steps 30] [--blas-threads N]
+    python benchmarks/bench_word2vec.py [--quick] [--steps 30] [--blas-threads N] [--record]
                                                                      # TF_PYTHON=/tmp/tfenv/bin/python adds TF1
 
 Model (TF1's word2vec_basic): embeddings [vocab, 128] uniform(-1, 1), nce weights [vocab, 128]
@@ -81,6 +81,7 @@ def main():
     ap.add_argument("--child", choices=["dflow", "tf1"])
     ap.add_argument("--vocab", type=int)
     ap.add_argument("--blas-threads", type=int, help="BLAS threads of dflow's interpreter (default: inherited)")
+    ap.add_argument("--record", action="store_true", help="append the output to benchmarks/RESULTS.md")
     args = ap.parse_args()
     vocab = args.vocab or (50_000 if args.quick else 1_000_000)
     if args.child:
@@ -103,16 +104,24 @@ def main():
             continue
         results[name] = json.loads(out.stdout.strip().splitlines()[-1])
     dense = 2 * vocab * DIM * 4
-    print(f"word2vec skip-gram step, vocab {vocab:,}, dim {DIM}, batch {BATCH}, nce_loss {SAMPLED} samples")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from harness import Report, machine_line, record_run
+
+    report = Report()  # printed, and kept for --record
+    report(machine_line())
+    report(f"word2vec skip-gram step, vocab {vocab:,}, dim {DIM}, batch {BATCH}, nce_loss {SAMPLED} samples")
     for name, r in results.items():
         line = f"  {name:6s} {r['ms_per_step']:8.2f} ms/step"
         if r.get("bytes_in_place") is not None:
             line += (f"   rows written in place {r['bytes_in_place']:,} B, copied {r['bytes_copied']:,} B "
                      f"(a dense update: {dense:,} B)")
-        print(line)
+        report(line)
     if "dflow" in results and "tf1" in results:
-        print(f"  dflow / TF1 time: {results['dflow']['ms_per_step'] / results['tf1']['ms_per_step']:.2f}x "
-              "(target <= 1.5x)")
+        ratio = results["dflow"]["ms_per_step"] / results["tf1"]["ms_per_step"]
+        report(f"  dflow / TF1 time: {ratio:.2f}x (target <= 1.5x: {'met' if ratio <= 1.5 else 'MISSED'})")
+    if args.record:
+        record_run("bench_word2vec (issue #18: skip-gram step with nce_loss)", "bench_word2vec.py", sys.argv[1:],
+                   report.text)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Pad's takes the interior; MirrorPad's adds each mirrored border back onto the ce
 
 from __future__ import annotations
 
+import array_api_compat
 import numpy as np
 
 from ..graph.graph import name_scope
@@ -125,9 +126,18 @@ def _pad_constant_lower(ctx, x, paddings, value=None):
     return x
 
 
-register_op("Pad", _pad_infer, eager=lambda xp, x, p: xp.pad(x, _pads(x, p)), lower=_pad_constant_lower)
-register_op("PadV2", _pad_infer, eager=lambda xp, x, p, v: xp.pad(x, _pads(x, p), constant_values=v),
-            lower=_pad_constant_lower)
+def _pad_constant_eager(xp, x, paddings, value=None):
+    """The constant pad as one filled array and one slice assignment (numpy's `pad` walks its
+    arguments in Python: ~45 µs per call, the larger part of a small gradient step's pads)."""
+    pads = _pads(x, paddings)
+    out = xp.full(tuple(d + b + a for d, (b, a) in zip(x.shape, pads)), 0 if value is None else value,
+                  dtype=x.dtype, device=array_api_compat.device(x))
+    out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pads))] = x
+    return out
+
+
+register_op("Pad", _pad_infer, eager=_pad_constant_eager, lower=_pad_constant_lower)
+register_op("PadV2", _pad_infer, eager=_pad_constant_eager, lower=_pad_constant_lower)
 register_op("MirrorPad", _pad_infer,
             eager=lambda xp, x, p, mode: xp.pad(x, _pads(x, p, mode), mode=mode.lower()),
             lower=lambda ctx, x, p, mode: ctx.da.pad(

@@ -131,8 +131,7 @@ LEAKS = {
     "argmin": "reduction_ops.py:393 xp.astype(..., output_type.np_dtype) " + _NP_DTYPE,
     "cumsum_exclusive_reverse": "reduction_ops.py:463 out[(slice(None),) * a + (slice(0, -1),)] is a "
                                 "partial multi-axis index (the standard needs a trailing ...; cupy ok)",
-    "pad": "pad_ops.py:128 xp.pad is not in the array API (numpy-only name; cupy has it)",
-    "pad_reflect": "pad_ops.py:132 xp.pad is not in the array API (numpy-only name; cupy has it)",
+    "pad_reflect": "pad_ops.py:141 xp.pad is not in the array API (numpy-only name; cupy has it)",
     "strided_slice": "index_ops.py:52 _ints uses ndarray methods a.reshape(-1).tolist() (cupy ok)",
     "unsorted_segment_sum": "scatter_ops.py:106-122 computes on the host with numpy (np.zeros, np.add.at, "
                             "np.asarray(data), np.asarray(ids)): breaks cupy",
@@ -162,7 +161,7 @@ HOST_COPIES = {
                           "reduce_prod", "reduce_any", "reduce_all", "reduce_logsumexp", "argmax",
                           "argmin", "cumsum", "cumsum_exclusive_reverse")},
     **{n: _INTS for n in ("transpose", "concat", "split", "split_sizes", "expand_dims", "reverse", "tile",
-                          "fill", "invert_permutation")},
+                          "fill", "invert_permutation", "pad")},
     "reshape": "array_ops.py:223 _reshape_eager: np.asarray(shape) on a device array (breaks cupy)",
     "one_hot": "gather_ops.py xp.arange(depth) without device= lands on the default device (cupy ok: "
                "the current device)",
