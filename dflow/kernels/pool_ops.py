@@ -216,7 +216,23 @@ def _max_pool_gradient(op, g):
 
 def _max_pool_grad(xp, x, y, g, **attrs):
     """g added into the input cell of each window's first maximum; y is MaxPool(x), the windows'
-    maxima (TF's CPU kernel recomputes them: the same values for the y its gradient passes)."""
+    maxima (TF's CPU kernel recomputes them: the same values for the y its gradient passes). A
+    large batch runs a part per intra-op thread (cores.py)."""
+    n = int(x.shape[0])
+    parts = intra_op_parts(xp, n, 8.0 * x.size)  # memory-bound: a few ns a cell
+    if len(parts) == 1:
+        return _max_pool_grad_part(xp, x, y, g, **attrs)
+    _geometry(x.shape, attrs, "MaxPoolGrad")  # the whole input's errors, before any part runs
+    dx = xp.empty(x.shape, dtype=g.dtype)
+
+    def part(p):
+        dx[p, ...] = _max_pool_grad_part(xp, x[p, ...], y[p, ...], g[p, ...], **attrs)
+
+    run_parts(part, parts)
+    return dx
+
+
+def _max_pool_grad_part(xp, x, y, g, **attrs):
     geo = _geometry(x.shape, attrs, "MaxPoolGrad")
     # g * hit is ~10x faster than where(hit, g, 0) but gives nan for an infinite g outside the hit
     finite = bool(xp.all(xp.isfinite(g))) if xp.isdtype(g.dtype, "real floating") else True
