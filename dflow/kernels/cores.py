@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -42,13 +43,15 @@ _split_lock = threading.Lock()  # one split kernel at a time
 _busy = 0  # pipeline threads running now
 _splitting = 0  # split kernels running now (0 or 1)
 _runs = 0  # in-process runs going on now (their kernels split themselves; BLAS stays at one thread)
-_saved = None  # BLAS's own thread count while dflow holds it at another
+_saved = None  # BLAS's own thread counts while dflow holds them at others
+_current = None  # the counts dflow set last (None: BLAS's own)
 _blas = []  # [threadpoolctl controller of numpy's BLAS libraries], looked up once
 _pool = None
 
 
+@functools.lru_cache(maxsize=1)
 def cpu_count():
-    """Cores this process may run on (its affinity mask, e.g. under taskset)."""
+    """Cores this process may run on (its affinity mask, e.g. under taskset; read once)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # not on Linux
@@ -73,22 +76,23 @@ def blas_threads():
 
 
 def _apply():
-    """Sets BLAS's thread count from the counts (under _lock)."""
-    global _saved
+    """Sets BLAS's thread count from the counts (under _lock); a count already set is not set again."""
+    global _saved, _current
     libs = _blas_libs()
     if not libs:
         return
     if _splitting or _runs or _busy:
         if _saved is None:
             _saved = [lib.get_num_threads() for lib in libs]
-        for lib, own in zip(libs, _saved):
-            want = 1 if (_splitting or _runs) else max(1, min(own, cpu_count() - _busy))
-            if lib.get_num_threads() != want:
-                lib.set_num_threads(want)
+        want = [1 if (_splitting or _runs) else max(1, min(own, cpu_count() - _busy)) for own in _saved]
+        if want != _current:
+            for lib, n in zip(libs, want):
+                lib.set_num_threads(n)
+            _current = want
     elif _saved is not None:
         for lib, own in zip(libs, _saved):
             lib.set_num_threads(own)
-        _saved = None
+        _saved = _current = None
 
 
 @contextlib.contextmanager
@@ -124,25 +128,36 @@ def _splitting_kernel():
 # ---- intra-op splits -----------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def intra_op_threads(n):
+class intra_op_threads:  # noqa: N801 - used as a function, like contextlib's managers
     """An in-process run: its kernels may split over `n` threads (0 or None: one per core), and
     BLAS runs one thread per call meanwhile (a matmul large enough to gain splits itself, as a
     convolution does), so no BLAS thread spins between the run's many small calls, which on a busy
     machine made each wait for a time slice (an LSTM step's matmuls: ~1 ms alone, ~47 ms beside
     other work). `n` = 1: every kernel on the calling thread."""
-    global _runs
-    token = _THREADS.set(cpu_count() if not n else max(1, int(n)))
-    with _lock:
-        _runs += 1
-        _apply()
-    try:
-        yield
-    finally:
+
+    __slots__ = ("n", "token")
+
+    def __init__(self, n):
+        self.n = cpu_count() if not n else max(1, int(n))
+
+    def __enter__(self):
+        global _runs
+        self.token = _THREADS.set(self.n)
+        with _lock:
+            _runs += 1
+            _apply()
+
+    def __exit__(self, *exc):
+        global _runs
         with _lock:
             _runs -= 1
             _apply()
-        _THREADS.reset(token)
+        _THREADS.reset(self.token)
+
+
+def may_split(flops):
+    """Whether a kernel of `flops` could split here (a cheap test before `intra_op_parts`)."""
+    return flops >= 2 * _MIN_PART_FLOPS and _THREADS.get() > 1
 
 
 def intra_op_parts(xp, n, flops):

@@ -16,7 +16,7 @@ from ..graph.ops import Tensor, constant_value
 from ..graph.registry import register_op
 from ..graph.shape import Dimension, TensorShape, broadcast_static_shape, unknown_shape
 from .common import apply_op, check_dtype, constant, convert_pair, convert_to_tensor
-from .cores import intra_op_parts, run_parts
+from .cores import intra_op_parts, may_split, run_parts
 
 __all__ = ["norm", "matmul", "tensordot", "einsum"]
 
@@ -99,7 +99,7 @@ def _matmul_eager(xp, a, b, *, transpose_a, transpose_b, adjoint_a, adjoint_b):
     a, b = _upcast(xp, [a, b])
     a = _prepare(xp, a, transpose_a, adjoint_a)
     b = _prepare(xp, b, transpose_b, adjoint_b)
-    if a.ndim == 2 and b.ndim == 2:
+    if a.ndim == 2 and b.ndim == 2 and may_split(2.0 * a.shape[0] * a.shape[1] * b.shape[1]):
         parts = intra_op_parts(xp, a.shape[0], 2.0 * a.shape[0] * a.shape[1] * b.shape[1])
         if len(parts) > 1:  # rows of the product on the intra-op threads (kernels/cores.py)
             out = np.empty((a.shape[0], b.shape[1]), dtype=np.result_type(a.dtype, b.dtype))
