@@ -47,14 +47,7 @@ class EagerTensor(Tensor):
     @staticmethod
     def make(value, dtype, op):
         """A new eager tensor of `value` (an array of `dtype`, a DType), made by `op`."""
-        t = _new(EagerTensor)
-        t._op = op
-        t._value_index = 0
-        t._dtype = dtype
-        t._shape = None
-        t._v = value
-        t._const_cache = None
-        return t
+        return _filled(_new(EagerTensor), value, dtype, op)
 
     # ---- the value -------------------------------------------------------------------------
     def numpy(self):
@@ -272,15 +265,20 @@ class ReadTensor(EagerTensor):
 
     @staticmethod
     def make_read(value, dtype, slot, op):
-        t = _new(ReadTensor)
-        t._op = op
-        t._value_index = 0
-        t._dtype = dtype
-        t._shape = None
-        t._v = value
-        t._const_cache = None
+        t = _filled(_new(ReadTensor), value, dtype, op)
         t._slot = slot
         return t
+
+
+def _filled(t, value, dtype, op):
+    """`t` (a bare EagerTensor or subclass) holding `value` of `dtype`, made by `op`."""
+    t._op = op
+    t._value_index = 0
+    t._dtype = dtype
+    t._shape = None
+    t._v = value
+    t._const_cache = None
+    return t
 
 
 def is_eager(x):

@@ -204,6 +204,19 @@ def loop_constants(h, op):
     return h.loop_records[key]
 
 
+def _run_cached(h, elements, feeds, values, fed, plan, specs):
+    """(outputs, plan, specs): `elements` run with the plan of the last step while the feed specs
+    of `fed` stay the same, planned again when they change; a plan that needs host decisions (a
+    cond or loop inside the body) takes the general path and is not kept."""
+    new_specs = tuple(feeds[t] for t in fed)
+    if plan is None or new_specs != specs:
+        plan, specs = h.plan(elements, feeds, h.decisions), new_specs
+        if plan.kind == "host":
+            return h.evaluate(elements, feeds, values), None, specs
+    out, _ = h.run_plan(plan, elements, values)
+    return out, plan, specs
+
+
 def run_while_grad(h, op):
     """The reverse pass of a while loop: the body's VJP applied once per recorded iteration, last
     to first (its body intermediates fed from the record), accumulating the captured tensors'
@@ -230,16 +243,7 @@ def run_while_grad(h, op):
             cap_acc = [_add_into(a, np.asarray(c)) for a, c in zip(cap_acc, out[len(idx):])]
             continue
         f, v = h.with_feeds(h.feeds, h.values, fed, values)
-        new_specs = tuple(f[t] for t in fed)
-        if plan is None or new_specs != specs:
-            plan, specs = h.plan(vjp, f, h.decisions), new_specs
-            if plan.kind == "host":  # a cond or loop inside the body: the general path
-                out = h.evaluate(vjp, f, v)
-                plan = None
-            else:
-                out, _ = h.run_plan(plan, vjp, v)
-        else:
-            out, _ = h.run_plan(plan, vjp, v)
+        out, plan, specs = _run_cached(h, vjp, f, v, fed, plan, specs)
         g = [np.asarray(x) for x in out[:len(idx)]]
         caps = [np.asarray(x) for x in out[len(idx):]]
         cap_acc = [_owned(c) for c in caps] if cap_acc is None else [_add_into(a, c) for a, c in zip(cap_acc, caps)]
@@ -308,16 +312,7 @@ def run_while(h, op, record=None, saved=()):
         return [np.asarray(v) for v in current]
     while bool(go) and (limit is None or i < limit):
         loop_feeds, loop_values = h.with_feeds(base_feeds, base_values, phs, current)
-        new_specs = tuple(loop_feeds[p] for p in phs)
-        if plan is None or new_specs != specs:
-            plan, specs = h.plan(step_elements, loop_feeds, h.decisions), new_specs
-            if plan.kind == "host":  # a cond or loop inside the body: the general path
-                out = h.evaluate(step_elements, loop_feeds, loop_values)
-                plan = None
-            else:
-                out, _ = h.run_plan(plan, step_elements, loop_values)
-        else:
-            out, _ = h.run_plan(plan, step_elements, loop_values)
+        out, plan, specs = _run_cached(h, step_elements, loop_feeds, loop_values, phs, plan, specs)
         if record is not None:
             record.append((current, [np.asarray(v) for v in out[n + 1:]]))
         current = [np.asarray(v) for v in out[:n]]
