@@ -15,6 +15,7 @@ number, per-run values, the scratch store), never the Session.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from dataclasses import dataclass
 from typing import Callable
@@ -98,7 +99,7 @@ class FeedSpec:
 
     @property
     def nbytes(self):
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.size
+        return math.prod(self.shape) * self.dtype.size
 
 
 @dataclass(eq=False)
@@ -152,7 +153,11 @@ class EagerPlan:
     def __init__(self, program):
         self.fetch_elements = program.fetch_elements
         self.state = program.state
-        consts = {}
+        # constants, and what follows from them alone, are computed once (Program.folded)
+        folded, program = program.folded()
+        # scalars: faster numpy ops (but a string stays a 0-d object array: numpy would make two
+        # bytes scalars an S array)
+        consts = {t: v[()] if v.ndim == 0 and v.dtype != object else v for t, v in folded.items()}
         steps = []  # (op, fn, input tensors, output tensors, attrs, run_state)
         labels = []  # what a traced run names each step (a fused chain: its last op, the chain in the label)
         groups = fusion_groups(program)
@@ -165,12 +170,7 @@ class EagerPlan:
             emit_after.setdefault(after, []).append(root)
         for step in program.steps:
             op = step.op
-            if op._type == "Const":  # preloaded: constants are not re-made every run
-                value = op._attrs["value"]
-                # scalars: faster numpy ops (but a string stays a 0-d object array: numpy would make
-                # two bytes scalars an S array)
-                consts[op._outputs[0]] = value[()] if value.ndim == 0 and value.dtype != object else value
-            elif op not in absorbed and op not in epilogues:
+            if op not in absorbed and op not in epilogues:
                 group = groups.get(op)
                 if step.select:
                     steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
@@ -204,6 +204,10 @@ class EagerPlan:
         self.labels = labels
         self.consts = consts
         self._fetch_tensors = program.fetch_tensors
+        # a fetched folded value is the caller's own array, as a computed one is (constants stay
+        # read-only, as they always were)
+        copied = [t is not None and t in folded and t.op._type != "Const" for t in program.fetch_tensors]
+        self._copied_fetches = copied if any(copied) else None
         self.commit_tensors = program.commit_tensors
         # each intermediate is dropped after its last reader (fetched and committed ones are kept)
         last = {}
@@ -233,6 +237,8 @@ class EagerPlan:
         with np.errstate(all="ignore"), intra_op_threads(rc.intra_op_threads):
             self._run_steps(rc, env, xp)
         values = [env[e] if e is not None else None for e in self._fetch_tensors]
+        if self._copied_fetches is not None:
+            values = [np.array(v) if c else v for v, c in zip(values, self._copied_fetches)]
         if self._patched_fetches is not None:
             values = [materialized(v) if p else v for v, p in zip(values, self._patched_fetches)]
         return values, {var: env[t] for var, t in self.commit_tensors.items()}

@@ -15,8 +15,13 @@ walks the graph. Building one:
 
 from __future__ import annotations
 
+import copy
+
+import array_api_compat.numpy as np_xp
+import numpy as np
+
 from ..errors import InvalidArgumentError
-from ..graph.ops import Operation, Tensor
+from ..graph.ops import FOLD_MAX_ELEMENTS, Operation, Tensor
 from .state import reads_input, resolve_state
 
 
@@ -141,8 +146,71 @@ class Program:
             steps.append(Step(op, inputs))
         return steps
 
+    def folded(self):
+        """(values, program): the value of every tensor this program computes from constants alone
+        (Const ops, then pure ops whose inputs are all such values, or fully known static shapes
+        for an op reading only its input's shape, and whose outputs are small), computed once now, and a copy of this program without
+        those steps (the in-process plan then runs none of them: a gradient's Shape, Sub, Pack and
+        OnesLike on known shapes). The Dask lowering folds the same kind of values as it lowers.
+        Values are read-only: every run shares them."""
+        values, steps = {}, []
+        for step in self.steps:
+            if step.op._type == "Const":
+                values[step.outputs[0]] = step.op._attrs["value"]
+                continue
+            out = _fold_step(step, values, self.fed)
+            if out is None:
+                steps.append(step)
+                continue
+            for t, v in zip(step.outputs, out):
+                v.setflags(write=False)
+                values[t] = v
+        if len(steps) == len(self.steps):
+            return values, self
+        program = copy.copy(self)
+        program.steps = steps
+        reads = {}
+        for step in steps:
+            for t in step.inputs:
+                if t is not None:
+                    reads[t] = reads.get(t, 0) + 1
+        program.reads = reads
+        return values, program
+
     def fuses_into_consumer(self, t):
         """Whether elementwise `t` may live only inside its consumer's fused kernel: read by one
         step, and neither fetched, committed nor run for its effects (the one fusion rule of both
         the in-process and the Dask path)."""
         return self.reads.get(t, 0) == 1 and t not in self.kept
+
+
+def _fold_step(step, known, fed):
+    """The output values of `step` if they follow from `known` values (or, for an op reading only
+    its input's shape, from a fully known static shape) and are small plain arrays, else None."""
+    op, opdef = step.op, step.opdef
+    if step.select or opdef.state is not None or opdef.stateful or opdef.run_state or opdef.must_feed or \
+            opdef.eager is None or not step.outputs or any(t in fed for t in step.outputs):
+        return None
+    for t in step.outputs:
+        n = t.shape.num_elements()
+        if n is None or n > FOLD_MAX_ELEMENTS or t.dtype.np_dtype is None or \
+                np.dtype(t.dtype.np_dtype).kind not in "biuf":
+            return None
+    args = []
+    for t in step.inputs:
+        if t is not None and t in known:
+            args.append(known[t])
+        elif t is not None and opdef.shape_only and t.shape.is_fully_defined():
+            # a stand-in of the static shape (an op reading only its input's shape)
+            args.append(np.broadcast_to(np.empty((), t.dtype.np_dtype), t.shape.as_list()))
+        else:
+            return None
+    try:
+        with np.errstate(all="ignore"):
+            out = opdef.eager(np_xp, *args, **op._attrs)
+    except Exception:  # noqa: BLE001 - left to the run, which raises it as the op's error
+        return None
+    out = list(out) if isinstance(out, (list, tuple)) else [out]
+    if len(out) != len(step.outputs) or not all(isinstance(v, (np.ndarray, np.generic)) for v in out):
+        return None
+    return [np.array(v) for v in out]  # (owned copies: they are frozen)
