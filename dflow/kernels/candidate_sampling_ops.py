@@ -23,7 +23,7 @@ from ..graph.graph import get_seed
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from .common import apply_op, convert_to_tensor
-from .random_ops import _hash_words, _material, _run_values
+from .random_ops import _bits, _material, _run_values
 
 __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "fixed_unigram_candidate_sampler"]
 
@@ -44,48 +44,54 @@ def _unigram_table(unigrams, distortion, num_reserved_ids):
     return weights / weights.sum()
 
 
-def _draw(rng, kind, n, range_max, probs):
+def _draw(material, start, stop, kind, range_max, probs):
+    """The classes drawn at positions start..stop-1 of a run's stream: uniforms in [0, 1) from the
+    random ops' counter-based bits (random_ops._bits; no generator to seed per run), so a longer
+    stream begins with the same draws."""
+    bits = _bits(np, np.arange(start, stop, dtype=np.uint64), material, 0)  # (numpy itself: a small draw)
+    u = (bits >> np.uint64(11)).astype(np.float64) * 2.0 ** -53  # random_ops._unit's float64
     if kind == "log_uniform":  # TF1's LogUniformSampler: exp(u * log(range_max + 1)) - 1
-        return (np.exp(rng.random(n) * math.log(range_max + 1.0)).astype(np.int64) - 1) % range_max
+        return (np.exp(u * math.log(range_max + 1.0)).astype(np.int64) - 1) % range_max
     if kind == "uniform":
-        return rng.integers(0, range_max, n, dtype=np.int64)
+        return np.minimum((u * range_max).astype(np.int64), range_max - 1)
     cdf = np.cumsum(probs(np.arange(range_max)))
-    return np.minimum(np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right"), range_max - 1).astype(np.int64)
+    return np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), range_max - 1).astype(np.int64)
 
 
 def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique, range_max, seed, seed2, op_name,
             unigrams=(), distortion=1.0, num_reserved_ids=0, output=None):
     probs = _probabilities(kind, range_max, unigrams, distortion, num_reserved_ids)
-    rng = np.random.Generator(np.random.PCG64(_hash_words(_material(seed, seed2, op_name, counter,
-                                                                     0 if base is None else base))))
+    material = _material(seed, seed2, op_name, counter, 0 if base is None else base)
     if unique:
         if num_sampled > range_max:
             raise ValueError(f"{op_name}: range_max ({range_max}) must be >= num_sampled ({num_sampled}) when "
                              "unique is True")
-        seen, order, tries = set(), [], 0
-        while len(order) < num_sampled:
-            batch = _draw(rng, kind, max(2 * (num_sampled - len(order)), 16), range_max, probs)
-            for v in batch.tolist():
-                tries += 1
-                if v not in seen:
-                    seen.add(v)
-                    order.append(v)
-                    if len(order) == num_sampled:
-                        break
-        sampled = np.asarray(order, np.int64)
+        # draws until num_sampled distinct classes came, the first of each kept in draw order
+        # (vectorized: one stream of draws, read in growing prefixes)
+        draws = np.empty(0, np.int64)
+        size = max(2 * num_sampled, 16)
+        while True:
+            draws = np.concatenate([draws, _draw(material, draws.size, size, kind, range_max, probs)])
+            _, first = np.unique(draws, return_index=True)
+            if first.size >= num_sampled:
+                first.sort()
+                sampled = draws[first[:num_sampled]]
+                tries = int(first[num_sampled - 1]) + 1
+                break
+            size *= 2
     else:
-        sampled = _draw(rng, kind, num_sampled, range_max, probs)
+        sampled = _draw(material, 0, num_sampled, kind, range_max, probs)
         tries = num_sampled
-
-    def expected(p):
-        return (-np.expm1(tries * np.log1p(-np.minimum(p, 1.0 - 1e-16))) if unique else num_sampled * p
-                ).astype(np.float32)
 
     true = np.asarray(true_classes).astype(np.int64)
     if true.size and (true.min() < 0 or true.max() >= range_max):
         bad = true[(true < 0) | (true >= range_max)][0]
         raise ValueError(f"{op_name}: true class {int(bad)} is not in [0, {range_max})")
-    out = (sampled, expected(probs(true)).reshape(true.shape), expected(probs(sampled)))
+    # the expected counts of the true and the sampled classes, in one pass
+    p = probs(np.concatenate([true.reshape(-1), sampled]))
+    counts = (-np.expm1(tries * np.log1p(-np.minimum(p, 1.0 - 1e-16))) if unique else num_sampled * p
+              ).astype(np.float32)
+    out = (sampled, counts[:true.size].reshape(true.shape), counts[true.size:])
     return out if output is None else out[output]
 
 
