@@ -43,7 +43,7 @@ _UNARY = {
     "Rsqrt": ("rsqrt", "fc", lambda xp, x: 1 / xp.sqrt(x), None),
     "Exp": ("exp", "fc", lambda xp, x: xp.exp(x), None),
     "Log": ("log", "fc", lambda xp, x: xp.log(x), None),
-    "Log1p": ("log1p", "fc", lambda xp, x: xp.log1p(x), None),
+    "Log1p": ("log1p", "fc", lambda xp, x: _log1p(xp, x), None),
     "Expm1": ("expm1", "fc", lambda xp, x: xp.expm1(x), None),
     "Sin": ("sin", "fc", lambda xp, x: xp.sin(x), None),
     "Cos": ("cos", "fc", lambda xp, x: xp.cos(x), None),
@@ -198,6 +198,22 @@ def _truncatemod(xp, x, y):
     """C's remainder (the sign of x), TF1's TruncateMod: fmod for floats too."""
     _int_divisor(xp, y)
     return xp.fmod(x, y) if hasattr(xp, "fmod") else x - y * _truncatediv(xp, x, y)
+
+
+def _log1p(xp, x):
+    """log(1 + x). numpy's float32 log1p is a scalar loop (~13 ns an element, 5x its vectorized
+    log); on float32 numpy arrays this is Eigen's formula, the one TF1's CPU kernel uses:
+    x * log(u) / (u - 1) with u = 1 + x (the rounding of u cancels), x itself where u rounds to 1
+    or is +inf. Within a few ulps of the exact value."""
+    if not (isinstance(x, np.ndarray) and x.dtype == np.float32 and x.size >= 256):
+        return xp.log1p(x)
+    u = x + np.float32(1)
+    d = u - np.float32(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.log(u)
+        r /= d
+    r *= x
+    return np.where((d == 0) | (u == np.inf), x, r)
 
 
 _BINARY = {
