@@ -163,6 +163,9 @@ class TensorShape:
         return n
 
     def is_compatible_with(self, other):
+        if type(other) is tuple and self._dims is not None:  # a value's shape (a feed's, each run)
+            return len(other) == len(self._dims) and \
+                all(d._value is None or d._value == n for d, n in zip(self._dims, other))
         other = as_shape(other)
         if self._dims is None or other._dims is None:
             return True

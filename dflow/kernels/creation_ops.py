@@ -81,6 +81,10 @@ def _int_input(value, what, op_type):
 def _ints(v):
     """A host value (numpy or cupy array, or Python) as a flat list of Python ints."""
     v = v.tolist() if hasattr(v, "tolist") else v
+    if type(v) is int:  # (the common cases, without a numpy round trip)
+        return [v]
+    if type(v) is list and all(type(i) is int for i in v):
+        return v
     return np.asarray(v, dtype=np.int64).reshape(-1).tolist()
 
 

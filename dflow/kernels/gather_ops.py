@@ -50,6 +50,9 @@ def _gather_infer(inputs, attrs):
 
 def _raise_bad_indices(xp, indices, n, offsets=()):
     """InvalidArgumentError naming the first index outside [0, n), if any (TF1's message)."""
+    if isinstance(indices, np.ndarray):  # (two reductions: cheaper than the mask on the common path)
+        if not indices.size or (int(indices.min()) >= 0 and int(indices.max()) < n):
+            return
     bad = (indices < 0) | (indices >= n)
     if bool(xp.any(bad)):
         pos = [int(a[0]) for a in xp.nonzero(bad)] if indices.ndim else []

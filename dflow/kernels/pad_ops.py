@@ -130,8 +130,11 @@ def _pad_constant_eager(xp, x, paddings, value=None):
     """The constant pad as one filled array and one slice assignment (numpy's `pad` walks its
     arguments in Python: ~45 µs per call, the larger part of a small gradient step's pads)."""
     pads = _pads(x, paddings)
-    out = xp.full(tuple(d + b + a for d, (b, a) in zip(x.shape, pads)), 0 if value is None else value,
-                  dtype=x.dtype, device=array_api_compat.device(x))
+    shape = tuple(d + b + a for d, (b, a) in zip(x.shape, pads))
+    if type(x) is np.ndarray and value is None:
+        out = np.zeros(shape, x.dtype)
+    else:
+        out = xp.full(shape, 0 if value is None else value, dtype=x.dtype, device=array_api_compat.device(x))
     out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pads))] = x
     return out
 

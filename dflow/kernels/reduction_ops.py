@@ -10,6 +10,7 @@ few chunks however many chunks the reduced axes span. Gradient rules (TF1's) are
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -40,7 +41,12 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
 
 def _host_ints(a):
     """The ints of a small numpy/cupy array (axes), on the host."""
-    return [int(v) for v in np.asarray(a.tolist() if hasattr(a, "tolist") else a).reshape(-1)]
+    v = a.tolist() if hasattr(a, "tolist") else a
+    if type(v) is int:  # (the common cases, without a numpy round trip)
+        return [v]
+    if type(v) is list and all(type(i) is int for i in v):
+        return v
+    return [int(v) for v in np.asarray(v).reshape(-1)]
 
 
 def _normalize_axes(axes, ndims, op_type):
@@ -124,7 +130,8 @@ _MEAN_ACC = {"f": None, "c": None, "i": np.int64, "u": np.uint64}
 
 def _mean(xp, x, axes, keepdims):
     """Sum then divide; integers divide truncating toward zero, as TF1 (-3 // 2 is -1 there)."""
-    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    dims = [x.shape[a] for a in axes]
+    n = math.prod(dims) if all(type(d) is int for d in dims) else int(np.prod(dims, dtype=np.int64))
     dt = x.dtype
     kind = np.dtype(dt).kind
     if kind in "iu":

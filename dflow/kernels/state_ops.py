@@ -172,8 +172,11 @@ def _scatter_rows(xp, old, indices, updates, sign):
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = idx[(idx < 0) | (idx >= n)][0]
         raise IndexError(f"index {int(bad)} is out of range [0, {n})")
-    rows = xp.reshape(xp.broadcast_to(updates, tuple(np.shape(indices)) + tuple(old.shape[1:])),
-                      (idx.size,) + tuple(old.shape[1:]))
+    rows_shape = (idx.size,) + tuple(old.shape[1:])
+    if np.shape(updates) == rows_shape:  # (an optimizer's sparse update: rows as they are)
+        rows = updates
+    else:
+        rows = xp.reshape(xp.broadcast_to(updates, tuple(np.shape(indices)) + tuple(old.shape[1:])), rows_shape)
     return idx, (-rows if sign < 0 else rows)
 
 

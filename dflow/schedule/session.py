@@ -18,7 +18,7 @@ from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, Unk
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
-from ..graph.ops import Tensor
+from ..graph.ops import Operation, Tensor
 from ..kernels.common import to_bytes_array
 from ..kernels.sparse_ops import SparseTensor
 from ..run_options import RunOptions
@@ -248,7 +248,7 @@ class Session:
         """
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
-        if isinstance(fetches, Tensor) and fetches.graph is self._graph:
+        if isinstance(fetches, (Tensor, Operation)) and fetches.graph is self._graph:
             elements, rebuild = [fetches], _first
         else:
             elements, rebuild = flatten_fetches(fetches, self._graph)
