@@ -4,8 +4,8 @@ gradients as BLAS matmuls over im2col columns, through the array namespace `xp`.
 
 - Conv2D is im2col + one matmul: the (padded) input viewed as windows [n, OH, OW, KH, KW, C]
   with `as_strided` (no copy), copied into a [rows, KH*KW*C] matrix and multiplied by the
-  filter [KH*KW*C, O], one BLAS call per slab of the batch: ~8 MiB of columns, copied into one
-  buffer reused by every slab and written by the matmul straight into the output, so a task
+  filter [KH*KW*C, O], one BLAS call per slab of the batch: ~1 MiB of columns while dflow holds
+  BLAS at one thread, ~8 MiB otherwise (`_SLAB_BYTES`), copied into one buffer reused by every slab and written by the matmul straight into the output, so a task
   never holds the column matrix of a whole large chunk and a slab's columns are still in cache
   when multiplied. One input channel: the columns are built tap-major (`_im2col_slabs`).
 - Conv2DBackpropInput (conv2d's input gradient, conv2d_transpose): at stride 1 it is itself a
@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cores import intra_op_parts, run_parts
+from .cores import blas_held, intra_op_parts, run_parts
 from .creation_ops import _ints
 
-# im2col columns held at once by a kernel: a few MiB stay in cache between their copy and the
-# matmul (LeNet's conv2 at 1 BLAS thread: 16 MiB 37 ms, 8 MiB 30 ms, 4 MiB 30 ms), but each slab is
-# one BLAS call, and on a loaded machine every call with 2 BLAS threads can wait a time slice for
-# the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176: +135 ms, measured here)
+# im2col columns held at once by a kernel: a slab's columns stay in cache between their copy and the
+# matmul. With BLAS held at one thread (an in-process run, a split kernel: `cores.blas_held`) a slab
+# is ~1 MiB, one image of LeNet's conv2 (one thread, a part of batch 64; ms for the forward pass,
+# the input and the filter gradient: 8 MiB slabs 26/27/28, 1 MiB 20/23/20, the matmuls near BLAS's
+# peak). Otherwise 8 MiB: each slab is one BLAS call, and on a loaded machine every call with 2 BLAS
+# threads can wait a time slice for the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176:
+# +135 ms, measured here)
 _SLAB_BYTES = 8 << 20
+_HELD_SLAB_BYTES = 1 << 20
 # output rows an epilogue (a fused elementwise chain) takes at a time: its temporaries stay in L2
 # (one input channel makes a slab's output 32x its columns: 10 MiB for LeNet's first conv)
 _EPILOGUE_BYTES = 1 << 20
@@ -97,7 +101,7 @@ def _from_nhwc(xp, x, data_format):
 
 def _slabs(n, item_bytes):
     """Slices of the batch axis holding ~_SLAB_BYTES of columns each (one, empty, for n = 0)."""
-    step = max(1, _SLAB_BYTES // max(item_bytes, 1))
+    step = max(1, (_HELD_SLAB_BYTES if blas_held() else _SLAB_BYTES) // max(item_bytes, 1))
     return [slice(i, min(i + step, n)) for i in range(0, n, step)] or [slice(0, 0)]
 
 

@@ -121,3 +121,27 @@ def test_in_process_runs_hold_blas_at_one_thread_and_split_large_matmuls(split_s
         assert cores.blas_threads() == own  # given back after the run
     np.testing.assert_allclose(p1, av @ bv.T, rtol=1e-12)
     np.testing.assert_allclose(p2, (av @ bv.T).T, rtol=1e-12)
+
+
+def test_convolutions_take_small_slabs_only_while_blas_is_held(monkeypatch):
+    """An in-process run (BLAS held at one thread) cuts a convolution into small im2col slabs, a Dask
+    task into large ones; both give the whole-batch result (each slab a few images here)."""
+    monkeypatch.setattr(conv_kernels, "_HELD_SLAB_BYTES", 3 * 9 * 9 * 27 * 4)  # 3 images of columns
+    monkeypatch.setattr(conv_kernels, "_SLAB_BYTES", 5 * 9 * 9 * 27 * 4)
+    seen = []
+    slabs = conv_kernels._slabs
+    monkeypatch.setattr(conv_kernels, "_slabs", lambda n, b: seen.append(slabs(n, b)) or seen[-1])
+    rng = np.random.default_rng(4)
+    xv = rng.standard_normal((8, 9, 9, 3)).astype(np.float32)
+    assert not cores.blas_held()
+    with tf.Graph().as_default():
+        x, fetches = _conv_graph(rng)
+        with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+            held = sess.run(fetches, {x: xv})
+        held_slabs, seen[:] = list(seen), []
+        with tf.Session(scheduler="sync") as sess:
+            whole = sess.run(fetches, {x: xv})
+    assert held_slabs and all(s.stop - s.start <= 3 for slabs_ in held_slabs for s in slabs_)
+    assert seen and any(s.stop - s.start > 3 for slabs_ in seen for s in slabs_)
+    for a, b in zip(held, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
