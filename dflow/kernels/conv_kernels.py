@@ -37,14 +37,15 @@ from .creation_ops import _ints
 # +135 ms, measured here)
 _SLAB_BYTES = 8 << 20
 _HELD_SLAB_BYTES = 1 << 20
-# output rows an epilogue (a fused elementwise chain) takes at a time: its temporaries stay in L2
-# (one input channel makes a slab's output 32x its columns: 10 MiB for LeNet's first conv)
+# output rows an epilogue (a fused elementwise chain) takes at a time, in place: its temporaries stay
+# in cache and no output-sized value is made (one input channel makes a slab's output 32x its
+# columns: 10 MiB for LeNet's first conv). Rows are handed over in blocks of about this size however
+# small the im2col slabs are (one image of LeNet's conv2: a chain per image cost ~2 ms per conv)
 _EPILOGUE_BYTES = 1 << 20
-# ... but only for outputs of at least this size: the chain on a whole smaller output is as fast (LeNet
-# at batch 128: the slab by slab chain was 0-3 ms slower per conv), while a larger one is a fresh
-# mapping (glibc maps blocks over 32 MiB anew, page faults and all) for each value the unfused
-# chain makes (LeNet's first conv at batch 1024: 100 MB; the epilogue saved ~15 ms of its 80)
-_EPILOGUE_MIN_BYTES = 32 << 20
+# ... for outputs of at least this size; a smaller one takes the chain whole. On a whole larger output
+# each value the chain makes is a fresh output-sized block, page faults and all: LeNet's first conv at
+# batch 128 (12.8 MB, one thread) 17-21 ms with the chain whole, 12 ms in place
+_EPILOGUE_MIN_BYTES = 4 << 20
 
 
 # ---- geometry ----------------------------------------------------------------------------------
@@ -176,12 +177,16 @@ def _conv_fwd(xp, x, w, g, epilogue=None):
 
 
 def _conv_fwd_into(xp, x, w2, k_hw, g, out, epilogue):
-    o = w2.shape[1]
+    n, o = x.shape[0], w2.shape[1]
     rows = max(1, _EPILOGUE_BYTES // max(1, g.oh * g.ow * o * x.dtype.itemsize))
+    done = 0  # images [0, done) went through the epilogue
     for s, cols in _im2col_slabs(xp, x, g, *k_hw):
         _matmul_into(xp, cols, w2, xp.reshape(out[s, ...], (-1, o)))
-        for i in range(s.start, s.stop, rows) if epilogue is not None else ():
-            epilogue(out[i:min(i + rows, s.stop), ...])
+        if epilogue is not None:  # whole blocks of `rows` images, the rest at the end
+            end = s.stop if s.stop == n else s.stop - (s.stop - done) % rows
+            for i in range(done, end, rows):
+                epilogue(out[i:min(i + rows, end), ...])
+            done = end
 
 
 def _matmul_into(xp, a, b, out):
