@@ -4,8 +4,8 @@ gradients as BLAS matmuls over im2col columns, through the array namespace `xp`.
 
 - Conv2D is im2col + one matmul: the (padded) input viewed as windows [n, OH, OW, KH, KW, C]
   with `as_strided` (no copy), copied into a [rows, KH*KW*C] matrix and multiplied by the
-  filter [KH*KW*C, O], one BLAS call per slab of the batch: ~8 MiB of columns, copied into one
-  buffer reused by every slab and written by the matmul straight into the output, so a task
+  filter [KH*KW*C, O], one BLAS call per slab of the batch: ~1 MiB of columns while dflow holds
+  BLAS at one thread, ~8 MiB otherwise (`_SLAB_BYTES`), copied into one buffer reused by every slab and written by the matmul straight into the output, so a task
   never holds the column matrix of a whole large chunk and a slab's columns are still in cache
   when multiplied. One input channel: the columns are built tap-major (`_im2col_slabs`).
 - Conv2DBackpropInput (conv2d's input gradient, conv2d_transpose): at stride 1 it is itself a
@@ -25,22 +25,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cores import intra_op_parts, run_parts
+from .cores import blas_held, intra_op_parts, run_parts
 from .creation_ops import _ints
 
-# im2col columns held at once by a kernel: a few MiB stay in cache between their copy and the
-# matmul (LeNet's conv2 at 1 BLAS thread: 16 MiB 37 ms, 8 MiB 30 ms, 4 MiB 30 ms), but each slab is
-# one BLAS call, and on a loaded machine every call with 2 BLAS threads can wait a time slice for
-# the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176: +135 ms, measured here)
+# im2col columns held at once by a kernel: a slab's columns stay in cache between their copy and the
+# matmul. With BLAS held at one thread (an in-process run, a split kernel: `cores.blas_held`) a slab
+# is ~1 MiB, one image of LeNet's conv2 (one thread, a part of batch 64; ms for the forward pass,
+# the input and the filter gradient: 8 MiB slabs 26/27/28, 1 MiB 20/23/20, the matmuls near BLAS's
+# peak). Otherwise 8 MiB: each slab is one BLAS call, and on a loaded machine every call with 2 BLAS
+# threads can wait a time slice for the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176:
+# +135 ms, measured here)
 _SLAB_BYTES = 8 << 20
-# output rows an epilogue (a fused elementwise chain) takes at a time: its temporaries stay in L2
-# (one input channel makes a slab's output 32x its columns: 10 MiB for LeNet's first conv)
+_HELD_SLAB_BYTES = 1 << 20
+# output rows an epilogue (a fused elementwise chain) takes at a time, in place: its temporaries stay
+# in cache and no output-sized value is made (one input channel makes a slab's output 32x its
+# columns: 10 MiB for LeNet's first conv). Rows are handed over in blocks of about this size however
+# small the im2col slabs are (one image of LeNet's conv2: a chain per image cost ~2 ms per conv)
 _EPILOGUE_BYTES = 1 << 20
-# ... but only for outputs of at least this size: the chain on a whole smaller output is as fast (LeNet
-# at batch 128: the slab by slab chain was 0-3 ms slower per conv), while a larger one is a fresh
-# mapping (glibc maps blocks over 32 MiB anew, page faults and all) for each value the unfused
-# chain makes (LeNet's first conv at batch 1024: 100 MB; the epilogue saved ~15 ms of its 80)
-_EPILOGUE_MIN_BYTES = 32 << 20
+# ... for outputs of at least this size; a smaller one takes the chain whole. On a whole larger output
+# each value the chain makes is a fresh output-sized block, page faults and all: LeNet's first conv at
+# batch 128 (12.8 MB, one thread) 17-21 ms with the chain whole, 12 ms in place
+_EPILOGUE_MIN_BYTES = 4 << 20
 
 
 # ---- geometry ----------------------------------------------------------------------------------
@@ -97,7 +102,7 @@ def _from_nhwc(xp, x, data_format):
 
 def _slabs(n, item_bytes):
     """Slices of the batch axis holding ~_SLAB_BYTES of columns each (one, empty, for n = 0)."""
-    step = max(1, _SLAB_BYTES // max(item_bytes, 1))
+    step = max(1, (_HELD_SLAB_BYTES if blas_held() else _SLAB_BYTES) // max(item_bytes, 1))
     return [slice(i, min(i + step, n)) for i in range(0, n, step)] or [slice(0, 0)]
 
 
@@ -172,12 +177,16 @@ def _conv_fwd(xp, x, w, g, epilogue=None):
 
 
 def _conv_fwd_into(xp, x, w2, k_hw, g, out, epilogue):
-    o = w2.shape[1]
+    n, o = x.shape[0], w2.shape[1]
     rows = max(1, _EPILOGUE_BYTES // max(1, g.oh * g.ow * o * x.dtype.itemsize))
+    done = 0  # images [0, done) went through the epilogue
     for s, cols in _im2col_slabs(xp, x, g, *k_hw):
         _matmul_into(xp, cols, w2, xp.reshape(out[s, ...], (-1, o)))
-        for i in range(s.start, s.stop, rows) if epilogue is not None else ():
-            epilogue(out[i:min(i + rows, s.stop), ...])
+        if epilogue is not None:  # whole blocks of `rows` images, the rest at the end
+            end = s.stop if s.stop == n else s.stop - (s.stop - done) % rows
+            for i in range(done, end, rows):
+                epilogue(out[i:min(i + rows, end), ...])
+            done = end
 
 
 def _matmul_into(xp, a, b, out):

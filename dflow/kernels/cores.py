@@ -155,6 +155,12 @@ class intra_op_threads:  # noqa: N801 - used as a function, like contextlib's ma
         _THREADS.reset(self.token)
 
 
+def blas_held():
+    """Whether dflow holds BLAS at one thread now (an in-process run or a split kernel is going on):
+    a BLAS call then costs no wait for other threads, so kernels may cut their work into small calls."""
+    return bool(_runs or _splitting)
+
+
 def may_split(flops):
     """Whether a kernel of `flops` could split here (a cheap test before `intra_op_parts`)."""
     return flops >= 2 * _MIN_PART_FLOPS and _THREADS.get() > 1

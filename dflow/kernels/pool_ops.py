@@ -166,13 +166,17 @@ def _lower_same_as_input(kernel, pooled_second):
 
 
 _BLOCK_CELLS = 1 << 20  # a large input is pooled by blocks of images whose maxima stay in cache
+# the work of a pool kernel per input cell, in matmul flops (how cores.intra_op_parts weighs work): a
+# memory-bound cell costs 1-2.5 ns on one thread (LeNet's 2x2 pools: MaxPool ~1, MaxPoolGrad ~2.4),
+# a float32 matmul flop ~0.016 ns, so LeNet's pools split at batch 128 too (pool1's gradient: ~8 ms)
+_CELL_FLOPS = 64.0
 
 
 def _max_pool(xp, x, **attrs):
     geo = _geometry(x.shape, attrs, "MaxPool")
     n = int(x.shape[0])
     step = max(1, _BLOCK_CELLS // max(1, x.size // max(n, 1)))  # (array_api_strict dtypes have no itemsize)
-    parts = intra_op_parts(xp, n, 8.0 * x.size)  # memory-bound: a few ns a cell
+    parts = intra_op_parts(xp, n, _CELL_FLOPS * x.size)
     if n <= 4 * step and len(parts) == 1:
         return _max_pool_walk(xp, x, geo)
     # the walk reads and writes its output once per window offset: by blocks, in cache (LeNet's
@@ -219,35 +223,46 @@ def _max_pool_grad(xp, x, y, g, **attrs):
     maxima (TF's CPU kernel recomputes them: the same values for the y its gradient passes). A
     large batch runs a part per intra-op thread (cores.py)."""
     n = int(x.shape[0])
-    parts = intra_op_parts(xp, n, 8.0 * x.size)  # memory-bound: a few ns a cell
+    parts = intra_op_parts(xp, n, _CELL_FLOPS * x.size)
     if len(parts) == 1:
         return _max_pool_grad_part(xp, x, y, g, **attrs)
     _geometry(x.shape, attrs, "MaxPoolGrad")  # the whole input's errors, before any part runs
     dx = xp.empty(x.shape, dtype=g.dtype)
 
     def part(p):
-        dx[p, ...] = _max_pool_grad_part(xp, x[p, ...], y[p, ...], g[p, ...], **attrs)
+        _max_pool_grad_part(xp, x[p, ...], y[p, ...], g[p, ...], out=dx[p, ...], **attrs)
 
     run_parts(part, parts)
     return dx
 
 
-def _max_pool_grad_part(xp, x, y, g, **attrs):
+def _max_pool_grad_part(xp, x, y, g, out=None, **attrs):
+    """The gradient of one part; written into `out` (numpy, a C-contiguous view) when given."""
     geo = _geometry(x.shape, attrs, "MaxPoolGrad")
     # g * hit is ~10x faster than where(hit, g, 0) but gives nan for an infinite g outside the hit
     finite = bool(xp.all(xp.isfinite(g))) if xp.isdtype(g.dtype, "real floating") else True
     tiling = _tiling(x.shape, geo)
     if tiling is not None:  # LeNet's 2x2/2 pools: ~1.7x faster than the walk below
         hit, gs = _first_max_tiled(xp, x, tiling, y), xp.reshape(g, tiling[1])
+        if finite and isinstance(hit, np.ndarray) and out is not None:  # the product straight into the part
+            np.multiply(gs, hit, out=np.reshape(out, tiling[0]))
+            return out
         # numpy multiplies by the bool mask itself (an astype first: 2x slower); strict namespaces need it
         dx = xp.multiply(gs, hit if isinstance(hit, np.ndarray) else xp.astype(hit, g.dtype)) if finite else \
             xp.where(hit, gs, xp.zeros((), dtype=g.dtype, device=_device(g)))
-        return xp.reshape(dx, x.shape)
+        return _into(xp.reshape(dx, x.shape), out)
     dx = xp.zeros(_padded_shape(x.shape, geo), dtype=g.dtype, device=_device(g))
     zero = xp.zeros((), dtype=g.dtype, device=_device(g))
     for _i, view, hit in _first_max(xp, x, geo, y):
         dx[view] += g * xp.astype(hit, g.dtype) if finite else xp.where(hit, g, zero)  # in place on the view
-    return dx[_interior(x.ndim, geo)]
+    return _into(dx[_interior(x.ndim, geo)], out)
+
+
+def _into(value, out):
+    if out is None:
+        return value
+    out[...] = value
+    return out
 
 
 def _max_pool_grad_grad(xp, x, y, gg, **attrs):

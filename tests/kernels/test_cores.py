@@ -18,8 +18,8 @@ def split_small(monkeypatch):
     monkeypatch.setattr(conv_kernels, "_EPILOGUE_MIN_BYTES", 0)  # the fused chain runs in the parts too
 
 
-def _conv_graph(rng, fmt="NHWC"):
-    x = tf.placeholder(tf.float32, [None, 9, 9, 3] if fmt == "NHWC" else [None, 3, 9, 9])
+def _conv_graph(rng, fmt="NHWC", hw=9):
+    x = tf.placeholder(tf.float32, [None, hw, hw, 3] if fmt == "NHWC" else [None, 3, hw, hw])
     w = tf.constant(rng.standard_normal((3, 3, 3, 4)).astype(np.float32))
     y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", data_format=fmt),
                                   tf.constant([0.1, -0.2, 0.3, 0.0]), data_format=fmt))
@@ -29,13 +29,14 @@ def _conv_graph(rng, fmt="NHWC"):
     return x, [y, p, loss] + tf.gradients(loss, [x, w])
 
 
-@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
-def test_split_kernels_equal_serial(split_small, fmt):
+@pytest.mark.parametrize("fmt,hw", [("NHWC", 9), ("NCHW", 9), ("NHWC", 8)])  # 8: the pools tile the input
+def test_split_kernels_equal_serial(split_small, fmt, hw):
     rng = np.random.default_rng(0)
-    shape = (7, 9, 9, 3) if fmt == "NHWC" else (7, 3, 9, 9)
+    shape = (7, hw, hw, 3) if fmt == "NHWC" else (7, 3, hw, hw)
     xv = rng.standard_normal(shape).astype(np.float32)
+    xv[:, :2] = 0  # ties in the pools' windows (relu'd zeros)
     with tf.Graph().as_default():
-        x, fetches = _conv_graph(rng, fmt)
+        x, fetches = _conv_graph(rng, fmt, hw)
         with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
             serial = sess.run(fetches, {x: xv})
         with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=3)) as sess:
@@ -121,3 +122,27 @@ def test_in_process_runs_hold_blas_at_one_thread_and_split_large_matmuls(split_s
         assert cores.blas_threads() == own  # given back after the run
     np.testing.assert_allclose(p1, av @ bv.T, rtol=1e-12)
     np.testing.assert_allclose(p2, (av @ bv.T).T, rtol=1e-12)
+
+
+def test_convolutions_take_small_slabs_only_while_blas_is_held(monkeypatch):
+    """An in-process run (BLAS held at one thread) cuts a convolution into small im2col slabs, a Dask
+    task into large ones; both give the whole-batch result (each slab a few images here)."""
+    monkeypatch.setattr(conv_kernels, "_HELD_SLAB_BYTES", 3 * 9 * 9 * 27 * 4)  # 3 images of columns
+    monkeypatch.setattr(conv_kernels, "_SLAB_BYTES", 5 * 9 * 9 * 27 * 4)
+    seen = []
+    slabs = conv_kernels._slabs
+    monkeypatch.setattr(conv_kernels, "_slabs", lambda n, b: seen.append(slabs(n, b)) or seen[-1])
+    rng = np.random.default_rng(4)
+    xv = rng.standard_normal((8, 9, 9, 3)).astype(np.float32)
+    assert not cores.blas_held()
+    with tf.Graph().as_default():
+        x, fetches = _conv_graph(rng)
+        with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:
+            held = sess.run(fetches, {x: xv})
+        held_slabs, seen[:] = list(seen), []
+        with tf.Session(scheduler="sync") as sess:
+            whole = sess.run(fetches, {x: xv})
+    assert held_slabs and all(s.stop - s.start <= 3 for slabs_ in held_slabs for s in slabs_)
+    assert seen and any(s.stop - s.start > 3 for slabs_ in seen for s in slabs_)
+    for a, b in zip(held, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

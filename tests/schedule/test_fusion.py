@@ -14,13 +14,17 @@ from dflow.kernels import conv_kernels
 from tests.conftest import make_session
 
 
-@pytest.fixture(autouse=True, params=["slabs", "whole"])
+@pytest.fixture(autouse=True, params=["slabs", "image slabs", "whole"])
 def epilogue_path(request, monkeypatch):
-    """Every case twice: the chain on slabs of a few output rows inside the conv (as for outputs of
-    32 MiB and more), and on the whole output after it (as for smaller ones)."""
-    if request.param == "slabs":
+    """Every case three times: the chain on blocks of a few output rows inside the conv (as for
+    outputs of 4 MiB and more), so again with im2col slabs of one image each (blocks of rows then
+    span several slabs), and on the whole output after it (as for smaller ones)."""
+    if request.param != "whole":
         monkeypatch.setattr(conv_kernels, "_EPILOGUE_MIN_BYTES", 0)
         monkeypatch.setattr(conv_kernels, "_EPILOGUE_BYTES", 2048)
+    if request.param == "image slabs":
+        monkeypatch.setattr(conv_kernels, "_HELD_SLAB_BYTES", 1)
+        monkeypatch.setattr(conv_kernels, "_SLAB_BYTES", 1)
     return request.param
 
 
