@@ -28,6 +28,11 @@ dtype): the in-process plan runs an elementwise chain that only reads this outpu
 (Conv2D + BiasAdd + Relu in one pass; see schedule/fusion.py `epilogue_producers`).
 ``fold(op)``: the op's value when it is known from static facts alone (`shape` of a fully defined
 shape), used by `constant_value`.
+``bind(op, known) -> kernel or None``: the eager kernel specialized, once per in-process plan, to
+the inputs known when the plan is compiled (`known`: input index -> value; a reshape's target, a
+slice's bounds, a reduction's axes, parsed and checked once instead of every run). The kernel takes
+`xp` and the other inputs in order; None leaves the op to `eager`. A bound kernel computes what
+`eager` would, and `eager` with every input is what reports a failure (the plan runs it again).
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class OpDef:
     sparse_grad: bool = False  # its gradient rule takes an IndexedSlices output gradient (Identity)
     row_patch: bool = False  # a row scatter into a variable: its eager value may be a RowPatch (state_ops)
     reads_rows: bool = False  # may read only some rows of input 0 (a gather along axis 0)
+    bind: Callable | None = None  # bind(op, known) -> kernel of the other inputs, or None (module doc)
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -86,6 +92,18 @@ def def_grad(*op_types):
     def deco(fn):
         for t in op_types:
             _REGISTRY[t] = replace(get_opdef(t), grad=fn)
+        return fn
+
+    return deco
+
+
+def def_bind(*op_types):
+    """Decorator giving op types their `bind(op, known)` (see the module doc), written next to the
+    op's eager kernel."""
+
+    def deco(fn):
+        for t in op_types:
+            _REGISTRY[t] = replace(get_opdef(t), bind=fn)
         return fn
 
     return deco

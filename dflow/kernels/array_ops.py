@@ -9,7 +9,7 @@ from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
 from ..graph.ops import Tensor, constant_value
-from ..graph.registry import register_op
+from ..graph.registry import def_bind, register_op
 from ..graph.shape import TensorShape, as_shape, check_static_size, unknown_shape
 from .common import apply_op, convert_to_tensor, normalize_axis
 
@@ -236,6 +236,14 @@ def _reshape_lower(ctx, x, shape):
 
 
 register_op("Reshape", _reshape_infer, eager=_reshape_eager, lower=_reshape_lower)
+
+
+@def_bind("Reshape")
+def _reshape_bind(op, known):
+    if 1 not in known:
+        return None
+    target = tuple(int(d) for d in np.asarray(known[1]).reshape(-1))
+    return lambda xp, x: x.reshape(target) if type(x) is np.ndarray else xp.reshape(x, target)
 
 
 def reshape(tensor, shape, name=None):

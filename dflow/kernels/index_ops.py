@@ -20,7 +20,7 @@ from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
-from ..graph.registry import def_grad, register_op
+from ..graph.registry import def_bind, def_grad, register_op
 from ..graph.shape import Dimension, TensorShape, unknown_shape
 from .array_ops import partial_shape_value, shape, stack
 from .common import apply_op, constant, convert_to_tensor, to_numpy
@@ -347,6 +347,16 @@ def _slice_lower(ctx, x, begin, size):
 
 
 register_op("Slice", _slice_infer, eager=_slice_eager, lower=_slice_lower)
+
+
+@def_bind("Slice")
+def _slice_bind(op, known):
+    x = op.inputs[0]
+    if set(known) != {1, 2} or not x.shape.is_fully_defined():
+        return None
+    index = tuple(_py_slice(a, b) for a, b in _slice_bounds(tuple(x.shape.as_list()), known[1], known[2],
+                                                            _slice_error(op)))
+    return lambda xp, x: x[index]
 
 
 def _slice_grad(op, g):

@@ -17,7 +17,7 @@ import numpy as np
 from ..graph import dtypes
 from ..graph.graph import name_scope
 from ..graph.ops import constant_value
-from ..graph.registry import def_grad, not_differentiable, register_op
+from ..graph.registry import def_bind, def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
 from . import creation_ops
 from .array_ops import identity, partial_shape_value, reshape, stack
@@ -105,6 +105,15 @@ def _transpose_lower(ctx, x, perm=None, conjugate=False):
 
 
 register_op("Transpose", _transpose_infer, eager=_transpose_eager, lower=_transpose_lower)
+
+
+@def_bind("Transpose")
+def _transpose_bind(op, known):
+    ndim = op.inputs[0].shape.ndims
+    if 1 not in known or ndim is None:
+        return None
+    perm = tuple(_norm_perm(_ints(known[1]), ndim, op.inputs[0].shape))
+    return lambda xp, x: xp.permute_dims(x, perm)
 register_op("ConjugateTranspose", _transpose_infer, eager=functools.partial(_transpose_eager, conjugate=True),
             lower=functools.partial(_transpose_lower, conjugate=True))
 
@@ -175,6 +184,15 @@ register_op("ExpandDims", _expand_dims_infer,
             eager=lambda xp, x, axis: xp.expand_dims(x, axis=_expand_axis(_ints(axis)[0], x.ndim, x.shape)),
             lower=lambda ctx, x, axis: ctx.da.expand_dims(ctx.as_dask(x), _expand_axis(
                 _ints(ctx.host_value(axis, "ExpandDims axis"))[0], x.ndim, x.shape)))
+
+
+@def_bind("ExpandDims")
+def _expand_dims_bind(op, known):
+    ndim = op.inputs[0].shape.ndims
+    if 1 not in known or ndim is None:
+        return None
+    index = (slice(None),) * _expand_axis(_ints(known[1])[0], ndim, op.inputs[0].shape) + (None,)
+    return lambda xp, x: x[index]
 
 
 def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002 - TF1 signature
@@ -288,6 +306,16 @@ register_op("ConcatV2", _concat_infer,
             lower=lambda ctx, *args: ctx.da.concatenate(
                 [ctx.as_dask(v) for v in args[:-1]],
                 axis=_concat_axis(ctx.host_value(args[-1], "ConcatV2 axis"), args[0].ndim)))
+
+
+@def_bind("ConcatV2")
+def _concat_bind(op, known):
+    n = len(op.inputs) - 1
+    ndim = op.inputs[0].shape.ndims
+    if set(known) != {n} or ndim is None:
+        return None
+    a = _concat_axis(known[n], ndim)
+    return lambda xp, *values: xp.concat(values, axis=a)
 
 
 def concat(values, axis, name="concat"):
@@ -417,6 +445,18 @@ register_op("SplitV", _splitv_infer,
             lower=lambda ctx, x, sizes, axis, num_split: _splitv_run(
                 ctx.as_dask(x), ctx.host_value(sizes, "SplitV size_splits"), ctx.host_value(axis, "SplitV axis"),
                 num_split), num_outputs=None)
+
+
+@def_bind("SplitV")
+def _splitv_bind(op, known):
+    x = op.inputs[0]
+    if set(known) != {1, 2} or not x.shape.is_fully_defined():
+        return None
+    dims = x.shape.as_list()
+    a = normalize_axis(_ints(known[2])[0], len(dims), "SplitV")
+    bounds = np.cumsum([0] + _split_sizes(_ints(known[1]), dims[a], "SplitV")).tolist()
+    index = [(slice(None),) * a + (slice(b, e),) for b, e in zip(bounds[:-1], bounds[1:])]
+    return lambda xp, x: _outputs([x[i] for i in index])
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..graph.graph import name_scope
 from ..graph.ops import constant_value
-from ..graph.registry import def_grad, register_op
+from ..graph.registry import def_bind, def_grad, register_op
 from ..graph.shape import TensorShape, unknown_shape
 from .common import apply_op
 from .creation_ops import (
@@ -129,18 +129,32 @@ def _pad_constant_lower(ctx, x, paddings, value=None):
 def _pad_constant_eager(xp, x, paddings, value=None):
     """The constant pad as one filled array and one slice assignment (numpy's `pad` walks its
     arguments in Python: ~45 µs per call, the larger part of a small gradient step's pads)."""
-    pads = _pads(x, paddings)
+    return _padded(xp, x, _pads(x, paddings), value)
+
+
+def _padded(xp, x, pads, value):
     shape = tuple(d + b + a for d, (b, a) in zip(x.shape, pads))
     if type(x) is np.ndarray and value is None:
         out = np.zeros(shape, x.dtype)
     else:
         out = xp.full(shape, 0 if value is None else value, dtype=x.dtype, device=array_api_compat.device(x))
-    out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pads))] = x
+    out[tuple(slice(b, -a if a else None) for b, a in pads)] = x
     return out
 
 
 register_op("Pad", _pad_infer, eager=_pad_constant_eager, lower=_pad_constant_lower)
 register_op("PadV2", _pad_infer, eager=_pad_constant_eager, lower=_pad_constant_lower)
+
+
+@def_bind("Pad", "PadV2")
+def _pad_bind(op, known):
+    ndim = op.inputs[0].shape.ndims
+    if set(known) != set(range(1, len(op.inputs))) or ndim is None:
+        return None
+    flat = _ints(known[1])
+    pads = _check_pads([flat[i:i + 2] for i in _pyrange(0, len(flat), 2)], [None] * ndim, None, op.type)
+    value = known.get(2)
+    return lambda xp, x: _padded(xp, x, pads, value)
 register_op("MirrorPad", _pad_infer,
             eager=lambda xp, x, p, mode: xp.pad(x, _pads(x, p, mode), mode=mode.lower()),
             lower=lambda ctx, x, p, mode: ctx.da.pad(

@@ -18,7 +18,7 @@ from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
-from ..graph.registry import register_op
+from ..graph.registry import def_bind, register_op
 from ..graph.shape import TensorShape, unknown_shape
 from .common import (
     BOOL,
@@ -306,6 +306,22 @@ _REDUCTIONS = {
 for _type, (_pub, _kinds) in _REDUCTIONS.items():
     register_op(_type, _reduce_infer(_type, _kinds), eager=_reduce_eager(_type),
                 lower=_reduce_lower(_type))
+
+
+@def_bind(*_REDUCTIONS)
+def _reduce_bind(op, known):
+    """The axes parsed once, for an input of known rank; a float sum straight through numpy."""
+    ndim = op.inputs[0].shape.ndims
+    if 1 not in known or ndim is None:
+        return None
+    axes, keep_dims, kernel = _normalize_axes(_host_ints(known[1]), ndim, op.type), op.get_attr("keep_dims"), \
+        _KERNELS[op.type]
+    if not axes:
+        return lambda xp, x: x
+    if op.type == "Sum" and op.outputs[0].dtype.is_floating:
+        return lambda xp, x: x.sum(axis=axes, keepdims=keep_dims, dtype=x.dtype) if type(x) is np.ndarray \
+            else kernel(xp, x, axes, keep_dims)
+    return lambda xp, x: kernel(xp, x, axes, keep_dims)
 
 
 def _pick(new, old, new_name, old_name):

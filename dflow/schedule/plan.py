@@ -175,8 +175,12 @@ class EagerPlan:
                 if step.select:
                     steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
                 elif group is None:
-                    steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
-                                  step.opdef.run_state))
+                    bound = _bound(step, consts)
+                    if bound is not None:
+                        steps.append((op, bound, bound.inputs, step.outputs, {}, False))
+                    else:
+                        steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
+                                      step.opdef.run_state))
                 elif group.root is step:
                     steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
                 if len(labels) < len(steps):  # (not when inside a fused chain)
@@ -257,11 +261,13 @@ class EagerPlan:
                 else:
                     out = fn(xp, *args, **attrs)
             except Exception as e:  # an OpError keeps its class, and gets its op named
-                err = input_failure(op, e, [value_shape(a) for a in args]) if len(args) == len(op._inputs) \
-                    else kernel_failure(op, e)
-                if err is e:
-                    raise
-                raise err from e
+                if type(fn) is not _Bound:
+                    _raise_step_failure(op, e, args)
+                args = fn.all_args(args)  # the op's own kernel on every input says what failed
+                try:
+                    out = fn.eager(xp, *args, **op._attrs)
+                except Exception as e2:  # noqa: BLE001 - raised as the op's failure
+                    _raise_step_failure(op, e2, args)
             del args
             if len(outputs) == 1:
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
@@ -274,6 +280,50 @@ class EagerPlan:
                 del env[t]
         if trace is not None:
             trace.check_deadline(" (when its last op finished)")
+
+
+def _raise_step_failure(op, e, args):
+    """Raises kernel exception `e` of `op` on `args` as the op's error (an OpError keeps its class)."""
+    err = input_failure(op, e, [value_shape(a) for a in args]) if len(args) == len(op._inputs) \
+        else kernel_failure(op, e)
+    if err is e:
+        raise e
+    raise err from e
+
+
+class _Bound:
+    """A step's kernel bound to its inputs known at compile time (OpDef `bind`); `inputs` are the
+    others, the ones it takes."""
+
+    __slots__ = ("kernel", "eager", "known", "inputs")
+
+    def __init__(self, kernel, eager, known, inputs):
+        self.kernel, self.eager, self.known, self.inputs = kernel, eager, known, inputs
+
+    def __call__(self, xp, *args):
+        return self.kernel(xp, *args)
+
+    def all_args(self, args):
+        """Every input's value, in the op's order, from the values this kernel took."""
+        rest = iter(args)
+        return [self.known[i] if i in self.known else next(rest) for i in range(len(self.known) + len(args))]
+
+
+def _bound(step, consts):
+    """The step's kernel bound to its inputs known at compile time, or None."""
+    opdef = step.opdef
+    if opdef.bind is None or opdef.run_state:
+        return None
+    known = {i: consts[t] for i, t in enumerate(step.inputs) if t is not None and t in consts}
+    if not known:
+        return None
+    try:
+        kernel = opdef.bind(step.op, known)
+    except Exception:  # noqa: BLE001 - a value the kernel refuses: it runs (and fails) unbound
+        return None
+    if kernel is None:
+        return None
+    return _Bound(kernel, opdef.eager, known, [t for i, t in enumerate(step.inputs) if i not in known])
 
 
 def _reading_patches(fn):
