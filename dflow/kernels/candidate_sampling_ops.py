@@ -7,14 +7,16 @@ rejected until num_sampled distinct classes came, after `num_tries` draws)
 `-expm1(num_tries * log1p(-p))` (TF1's RangeSampler).
 
 Seeds are the random ops' (random_ops.py): a run's draw is keyed by (seed, seed2, run count), or
-by the session's seed and the op's name when unseeded, so every scheduler draws the same classes.
-The op runs in one task (it is small). The numbers are not TF's stream.
+by the session's seed and the op's name when unseeded, so every scheduler draws the same classes;
+the uniforms are numpy's PCG64 with its state set from a hash of that key (`_uniform`). The op
+runs in one task (it is small). The numbers are not TF's stream.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import threading
 
 import numpy as np
 
@@ -23,7 +25,7 @@ from ..graph.graph import get_seed
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from .common import apply_op, convert_to_tensor
-from .random_ops import _bits, _material, _run_values
+from .random_ops import _hash_words, _material, _run_values
 
 __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "fixed_unigram_candidate_sampler"]
 
@@ -44,18 +46,45 @@ def _unigram_table(unigrams, distortion, num_reserved_ids):
     return weights / weights.sum()
 
 
-def _draw(material, start, stop, kind, range_max, probs):
-    """The classes drawn at positions start..stop-1 of a run's stream: uniforms in [0, 1) from the
-    random ops' counter-based bits (random_ops._bits; no generator to seed per run), so a longer
-    stream begins with the same draws."""
-    bits = _bits(np, np.arange(start, stop, dtype=np.uint64), material, 0)  # (numpy itself: a small draw)
-    u = (bits >> np.uint64(11)).astype(np.float64) * 2.0 ** -53  # random_ops._unit's float64
+_generators = threading.local()  # one PCG64 per thread, its state set per draw (no seeding cost)
+_M128 = (1 << 128) - 1
+
+
+def _uniform(material, n):
+    """The first n uniforms in [0, 1) of a run's stream: numpy's PCG64 from a state hashed from the
+    run's key material (random_ops: seeds, run counter), set directly, since seeding a generator
+    (SeedSequence) costs more than the whole draw. A longer stream begins with the same draws."""
+    g = getattr(_generators, "g", None)
+    if g is None:
+        g = _generators.g = np.random.Generator(np.random.PCG64(0))
+    h = _hash_words(material)  # (64 bits; PCG64's output permutation mixes the rest)
+    g.bit_generator.state = {"bit_generator": "PCG64", "has_uint32": 0, "uinteger": 0,
+                             "state": {"state": h << 64 | (h ^ 0x9E3779B97F4A7C15),
+                                       "inc": (h * 0xD1B54A32D192ED03 & _M128) | 1}}
+    return g.random(n)
+
+
+def _draw(material, n, kind, range_max, probs):
+    """The first n classes drawn in a run's stream."""
+    u = _uniform(material, n)
     if kind == "log_uniform":  # TF1's LogUniformSampler: exp(u * log(range_max + 1)) - 1
         return (np.exp(u * math.log(range_max + 1.0)).astype(np.int64) - 1) % range_max
     if kind == "uniform":
         return np.minimum((u * range_max).astype(np.int64), range_max - 1)
     cdf = np.cumsum(probs(np.arange(range_max)))
     return np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), range_max - 1).astype(np.int64)
+
+
+def _first_distinct(draws):
+    """The positions of each value's first occurrence in `draws`, ascending."""
+    order = np.argsort(draws, kind="stable")
+    s = draws[order]
+    keep = np.empty(s.size, bool)
+    keep[:1] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    first = order[keep]
+    first.sort()
+    return first
 
 
 def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique, range_max, seed, seed2, op_name,
@@ -67,20 +96,18 @@ def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique,
             raise ValueError(f"{op_name}: range_max ({range_max}) must be >= num_sampled ({num_sampled}) when "
                              "unique is True")
         # draws until num_sampled distinct classes came, the first of each kept in draw order
-        # (vectorized: one stream of draws, read in growing prefixes)
-        draws = np.empty(0, np.int64)
+        # (vectorized: growing prefixes of one stream of draws)
         size = max(2 * num_sampled, 16)
         while True:
-            draws = np.concatenate([draws, _draw(material, draws.size, size, kind, range_max, probs)])
-            _, first = np.unique(draws, return_index=True)
+            draws = _draw(material, size, kind, range_max, probs)
+            first = _first_distinct(draws)
             if first.size >= num_sampled:
-                first.sort()
                 sampled = draws[first[:num_sampled]]
                 tries = int(first[num_sampled - 1]) + 1
                 break
             size *= 2
     else:
-        sampled = _draw(material, 0, num_sampled, kind, range_max, probs)
+        sampled = _draw(material, num_sampled, kind, range_max, probs)
         tries = num_sampled
 
     true = np.asarray(true_classes).astype(np.int64)
