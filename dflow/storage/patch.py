@@ -87,6 +87,8 @@ def _summed(idx, rows):
     order), by one sort and np.add.reduceat instead of np.add.at's slow unbuffered loop."""
     if idx.size < 2:
         return idx, rows
+    if idx.size <= 4096 and len(set(idx.tolist())) == idx.size:  # no repeats (a batch's usual case)
+        return idx, rows
     order = np.argsort(idx, kind="stable")
     sorted_idx = idx[order]
     starts = np.concatenate([[0], np.nonzero(sorted_idx[1:] != sorted_idx[:-1])[0] + 1])
