@@ -147,12 +147,13 @@ class Program:
         return steps
 
     def folded(self):
-        """(values, program): the value of every tensor this program computes from constants alone
-        (Const ops, then pure ops whose inputs are all such values, or fully known static shapes
-        for an op reading only its input's shape, and whose outputs are small), computed once now, and a copy of this program without
-        those steps (the in-process plan then runs none of them: a gradient's Shape, Sub, Pack and
-        OnesLike on known shapes). The Dask lowering folds the same kind of values as it lowers.
-        Values are read-only: every run shares them."""
+        """(values, program): the value of every tensor this program computes from constants
+        alone, computed once now, and a copy of this program without those steps (the in-process
+        plan then runs none of them: a gradient's Shape, Sub, Pack and OnesLike on known shapes).
+        Folded: Const ops, then pure ops with small outputs whose inputs are all such values (or,
+        for an op reading only its input's shape, a fully known static shape), by the rules of
+        build-time folding (`constant_value`). The Dask lowering folds the same kind of values as
+        it lowers. Values are read-only: every run shares them."""
         values, steps = {}, []
         for step in self.steps:
             if step.op._type == "Const":
