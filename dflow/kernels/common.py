@@ -298,6 +298,17 @@ def broadcast_infer(kinds=ANY, out_dtype=None, op_type="op"):
     return infer
 
 
+def host_ints(v):
+    """A host value (numpy or cupy array, or Python; axes, shapes, sizes) as a flat list of Python
+    ints."""
+    v = v.tolist() if hasattr(v, "tolist") else v
+    if type(v) is int:  # (the common cases, without a numpy round trip)
+        return [v]
+    if type(v) is list and all(type(i) is int for i in v):
+        return v
+    return np.asarray(v, dtype=np.int64).reshape(-1).tolist()
+
+
 def normalize_axis(axis, ndims, op_name):
     """`axis` (int, may be negative) as 0..ndims-1; ValueError if out of range."""
     a = int(axis)

@@ -24,7 +24,7 @@ from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor, constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op, shape_only
 from ..graph.shape import Dimension, TensorShape, too_many_elements, unknown_shape
 from .array_ops import partial_shape_value, stack
-from .common import apply_op, convert_to_tensor, to_numpy
+from .common import apply_op, convert_to_tensor, host_ints, to_numpy
 from .math_ops import cast
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "range", "linspace", "lin_space"]
@@ -78,14 +78,7 @@ def _int_input(value, what, op_type):
     return t
 
 
-def _ints(v):
-    """A host value (numpy or cupy array, or Python) as a flat list of Python ints."""
-    v = v.tolist() if hasattr(v, "tolist") else v
-    if type(v) is int:  # (the common cases, without a numpy round trip)
-        return [v]
-    if type(v) is list and all(type(i) is int for i in v):
-        return v
-    return np.asarray(v, dtype=np.int64).reshape(-1).tolist()
+_ints = host_ints  # (the name the kernel modules above import)
 
 
 def _partial_shape(t):

@@ -29,6 +29,7 @@ from .common import (
     check_dtype,
     constant,
     convert_to_tensor,
+    host_ints,
 )
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
@@ -39,14 +40,7 @@ __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod
 # ---- axes --------------------------------------------------------------------------------------
 
 
-def _host_ints(a):
-    """The ints of a small numpy/cupy array (axes), on the host."""
-    v = a.tolist() if hasattr(a, "tolist") else a
-    if type(v) is int:  # (the common cases, without a numpy round trip)
-        return [v]
-    if type(v) is list and all(type(i) is int for i in v):
-        return v
-    return [int(v) for v in np.asarray(v).reshape(-1)]
+_host_ints = host_ints  # the ints of a small numpy/cupy array (axes), on the host
 
 
 def _normalize_axes(axes, ndims, op_type):
@@ -187,7 +181,8 @@ def _logsumexp(xp, x, axes, keepdims):
 
 
 _KERNELS = {
-    "Sum": lambda xp, x, axes, keepdims: xp.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
+    "Sum": lambda xp, x, axes, keepdims: x.sum(axis=axes, keepdims=keepdims, dtype=x.dtype)
+    if type(x) is np.ndarray else xp.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
     "Prod": lambda xp, x, axes, keepdims: xp.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
     "Mean": _mean,
     "Max": _extreme("max", _lowest),
@@ -310,7 +305,7 @@ for _type, (_pub, _kinds) in _REDUCTIONS.items():
 
 @def_bind(*_REDUCTIONS)
 def _reduce_bind(op, known):
-    """The axes parsed once, for an input of known rank; a float sum straight through numpy."""
+    """The axes parsed once, for an input of known rank."""
     ndim = op.inputs[0].shape.ndims
     if 1 not in known or ndim is None:
         return None
@@ -318,9 +313,6 @@ def _reduce_bind(op, known):
         _KERNELS[op.type]
     if not axes:
         return lambda xp, x: x
-    if op.type == "Sum" and op.outputs[0].dtype.is_floating:
-        return lambda xp, x: x.sum(axis=axes, keepdims=keep_dims, dtype=x.dtype) if type(x) is np.ndarray \
-            else kernel(xp, x, axes, keep_dims)
     return lambda xp, x: kernel(xp, x, axes, keep_dims)
 
 
