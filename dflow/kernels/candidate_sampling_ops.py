@@ -31,13 +31,25 @@ __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "fixed_
 
 
 def _probabilities(kind, range_max, unigrams, distortion, num_reserved_ids):
-    """p(k) for an array of classes k (computed for the classes asked, not the whole range)."""
+    """p(k) for an array of classes k (computed for the classes asked, not the whole range); a new
+    float64 array the caller may overwrite."""
     if kind == "log_uniform":
-        return lambda k: (np.log(k + 2.0) - np.log(k + 1.0)) / math.log(range_max + 1.0)
+        return functools.partial(_log_uniform_p, math.log(range_max + 1.0))
     if kind == "uniform":
         return lambda k: np.full(np.shape(k), 1.0 / range_max)
     table = _unigram_table(unigrams, distortion, num_reserved_ids)
     return lambda k: table[k]
+
+
+def _log_uniform_p(log_range, k):
+    """(log(k + 2) - log(k + 1)) / log(range_max + 1), in place on one float64 temporary."""
+    p = k + 2.0
+    np.log(p, out=p)
+    q = k + 1.0
+    np.log(q, out=q)
+    p -= q
+    p /= log_range
+    return p
 
 
 @functools.lru_cache(maxsize=8)
@@ -68,7 +80,11 @@ def _draw(material, n, kind, range_max, probs):
     """The first n classes drawn in a run's stream."""
     u = _uniform(material, n)
     if kind == "log_uniform":  # TF1's LogUniformSampler: exp(u * log(range_max + 1)) - 1
-        return (np.exp(u * math.log(range_max + 1.0)).astype(np.int64) - 1) % range_max
+        u *= math.log(range_max + 1.0)
+        k = np.exp(u, out=u).astype(np.int64)
+        k -= 1
+        k %= range_max
+        return k
     if kind == "uniform":
         return np.minimum((u * range_max).astype(np.int64), range_max - 1)
     cdf = np.cumsum(probs(np.arange(range_max)))
@@ -110,14 +126,22 @@ def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique,
         sampled = _draw(material, num_sampled, kind, range_max, probs)
         tries = num_sampled
 
-    true = np.asarray(true_classes).astype(np.int64)
+    true = np.asarray(true_classes)
     if true.size and (true.min() < 0 or true.max() >= range_max):
         bad = true[(true < 0) | (true >= range_max)][0]
         raise ValueError(f"{op_name}: true class {int(bad)} is not in [0, {range_max})")
-    # the expected counts of the true and the sampled classes, in one pass
+    # the expected counts of the true and the sampled classes, in one pass (in place on p)
     p = probs(np.concatenate([true.reshape(-1), sampled]))
-    counts = (-np.expm1(tries * np.log1p(-np.minimum(p, 1.0 - 1e-16))) if unique else num_sampled * p
-              ).astype(np.float32)
+    if unique:  # -expm1(tries * log1p(-p)), p kept below 1 (a class of probability 1: count 1)
+        np.minimum(p, 1.0 - 1e-16, out=p)
+        np.negative(p, out=p)
+        np.log1p(p, out=p)
+        p *= tries
+        np.expm1(p, out=p)
+        np.negative(p, out=p)
+    else:
+        p *= num_sampled
+    counts = p.astype(np.float32)
     out = (sampled, counts[:true.size].reshape(true.shape), counts[true.size:])
     return out if output is None else out[output]
 

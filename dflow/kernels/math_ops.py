@@ -202,7 +202,14 @@ def _truncatemod(xp, x, y):
 
 def _sigmoid(xp, x):
     """1 / (1 + exp(-x)): exp is vectorized in numpy, tanh about half as fast; exp(-x) overflowing
-    to inf for very negative x gives the limit 0, silently."""
+    to inf for very negative x gives the limit 0, silently. On float numpy arrays in place on one
+    temporary."""
+    if type(x) is np.ndarray and x.dtype.kind == "f" and x.size >= 64:
+        e = np.negative(x)
+        with np.errstate(over="ignore"):
+            np.exp(e, out=e)
+        e += 1
+        return np.reciprocal(e, out=e)
     with np.errstate(over="ignore"):
         return 1 / (1 + xp.exp(-x))
 
@@ -212,15 +219,24 @@ def _log1p(xp, x):
     log); on float32 numpy arrays this is Eigen's formula, the one TF1's CPU kernel uses:
     x * log(u) / (u - 1) with u = 1 + x (the rounding of u cancels), x itself where u rounds to 1
     or is +inf. Within a few ulps of the exact value."""
-    if not (isinstance(x, np.ndarray) and x.dtype == np.float32 and x.size >= 256):
+    if not (type(x) is np.ndarray and x.dtype == np.float32 and x.size >= 256):
         return xp.log1p(x)
+    return _log1p_f32(x, not x.max() < np.inf)  # (a nan max: may hold inf too)
+
+
+def _log1p_f32(x, infinite=True):
+    """Eigen's log1p of a float32 array, on two temporaries (`infinite`: x may hold +inf)."""
     u = x + np.float32(1)
     d = u - np.float32(1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.log(u)
-        r /= d
-    r *= x
-    return np.where((d == 0) | (u == np.inf), x, r)
+        np.log(u, out=u)
+        u /= d
+    u *= x
+    same = d == 0  # u rounded to 1: log1p(x) is x to float32 precision
+    if infinite:
+        same |= x == np.inf
+    np.copyto(u, x, where=same)
+    return u
 
 
 _BINARY = {

@@ -127,6 +127,8 @@ def _mean(xp, x, axes, keepdims):
     dims = [x.shape[a] for a in axes]
     n = math.prod(dims) if all(type(d) is int for d in dims) else int(np.prod(dims, dtype=np.int64))
     dt = x.dtype
+    if type(x) is np.ndarray and dt.kind == "f" and dt.itemsize >= 4 and n:
+        return (x.sum(axis=axes, keepdims=keepdims, dtype=dt) / dt.type(n)).astype(dt, copy=False)
     kind = np.dtype(dt).kind
     if kind in "iu":
         s = xp.sum(x, axis=axes, keepdims=keepdims, dtype=_MEAN_ACC[kind])

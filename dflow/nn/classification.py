@@ -20,6 +20,7 @@ from ..kernels.creation_ops import range as _range
 from ..kernels.gather_ops import one_hot
 from ..kernels.math_ops import (
     _log1p,
+    _log1p_f32,
     add,
     cast,
     equal,
@@ -153,7 +154,19 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
 
 
 def _logistic_loss(xp, x, z):
-    """max(x, 0) - x * z + log1p(exp(-|x|)): finite for any finite logits x, labels z."""
+    """max(x, 0) - x * z + log1p(exp(-|x|)): finite for any finite logits x, labels z. float32
+    numpy arrays of one shape: in place on three temporaries (a step's loss on [128, 65] ran
+    17 numpy passes)."""
+    if type(x) is np.ndarray and type(z) is np.ndarray and x.dtype == z.dtype == np.float32 \
+            and x.shape == z.shape and x.size >= 256:
+        e = np.abs(x)
+        np.negative(e, out=e)
+        np.exp(e, out=e)  # in (0, 1] (nan for a nan logit): log1p's u never overflows
+        sp = _log1p_f32(e, infinite=False)
+        out = np.maximum(x, np.float32(0))
+        out -= np.multiply(x, z, out=e)  # (max(x, 0) - x z) first: exact where they cancel
+        out += sp
+        return out
     return xp.maximum(x, xp.zeros_like(x)) - x * z + _log1p(xp, xp.exp(-xp.abs(x)))
 
 
