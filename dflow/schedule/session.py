@@ -137,6 +137,7 @@ class Session:
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
         self._plans = {}
         self._chunk_cache = {}
+        self._feed_fast = {}  # (feed key, numpy dtype, shape) -> (tensor, FeedSpec, dtype to cast to or None)
         self._counters = {}
         self.variables = VariableStore(storage)  # the committed values of variables
         # host state of host ops, outside variables (dataset iterators, dflow/data); changed only
@@ -426,11 +427,29 @@ class Session:
         if not feed_dict:
             return {}, {}
         feeds, values = {}, {}
+        fast = self._feed_fast
         for key, value in _sparse_feeds(feed_dict):
+            if type(value) is np.ndarray:  # a numpy feed seen before: its tensor, spec and cast
+                try:
+                    hit = fast.get((key, value.dtype, value.shape))
+                except TypeError:  # an unhashable key
+                    hit = None
+                if hit is not None:
+                    t, spec, cast = hit
+                    feeds[t] = spec
+                    values[t] = value if cast is None else value.astype(cast)
+                    continue
             t = self._feed_tensor(key)
             spec, v = self._feed_spec(t, value)
             feeds[t] = spec
             values[t] = v
+            if type(value) is np.ndarray and spec.kind == "numpy" and t.dtype != dtypes.string:
+                if len(fast) > 1024:
+                    fast.clear()
+                try:
+                    fast[(key, value.dtype, value.shape)] = (t, spec, None if v is value else t.dtype.np_dtype)
+                except TypeError:
+                    pass
         return feeds, values
 
     def _feed_tensor(self, key):
