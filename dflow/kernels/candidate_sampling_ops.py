@@ -42,12 +42,11 @@ def _probabilities(kind, range_max, unigrams, distortion, num_reserved_ids):
 
 
 def _log_uniform_p(log_range, k):
-    """(log(k + 2) - log(k + 1)) / log(range_max + 1), in place on one float64 temporary."""
-    p = k + 2.0
-    np.log(p, out=p)
-    q = k + 1.0
-    np.log(q, out=q)
-    p -= q
+    """log((k + 2) / (k + 1)) / log(range_max + 1) as log1p(1 / (k + 1)) / log(range_max + 1),
+    in place on one float64 temporary."""
+    p = k + 1.0
+    np.reciprocal(p, out=p)
+    np.log1p(p, out=p)
     p /= log_range
     return p
 
@@ -127,13 +126,15 @@ def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique,
         tries = num_sampled
 
     true = np.asarray(true_classes)
-    if true.size and (true.min() < 0 or true.max() >= range_max):
+    if true.size and (true.view(np.uint64).max() >= range_max if true.dtype == np.int64 else
+                      true.min() < 0 or true.max() >= range_max):  # (as uint64 a negative class is huge)
         bad = true[(true < 0) | (true >= range_max)][0]
         raise ValueError(f"{op_name}: true class {int(bad)} is not in [0, {range_max})")
     # the expected counts of the true and the sampled classes, in one pass (in place on p)
     p = probs(np.concatenate([true.reshape(-1), sampled]))
     if unique:  # -expm1(tries * log1p(-p)), p kept below 1 (a class of probability 1: count 1)
-        np.minimum(p, 1.0 - 1e-16, out=p)
+        if kind != "log_uniform" or range_max == 1:
+            np.minimum(p, 1.0 - 1e-16, out=p)
         np.negative(p, out=p)
         np.log1p(p, out=p)
         p *= tries
