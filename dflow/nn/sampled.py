@@ -18,9 +18,8 @@ from ..kernels.candidate_sampling_ops import log_uniform_candidate_sampler
 from ..kernels.common import constant, convert_to_tensor
 from ..kernels.creation_ops import range as tf_range
 from ..kernels.data_dependent_ops import where_coordinates as coordinates
-from ..kernels.index_ops import slice as tf_slice
 from ..kernels.linalg_ops import matmul
-from ..kernels.manip_ops import concat, expand_dims, ones_like, zeros_like
+from ..kernels.manip_ops import concat, expand_dims, ones_like, split, zeros_like
 from ..kernels.math_ops import (
     cast,
     equal,
@@ -86,13 +85,13 @@ def _compute_sampled_logits(weights, biases, labels, inputs, num_sampled, num_cl
         n_true = labels_flat.shape[0].value
         n_true_t = n_true if n_true is not None else shape(labels_flat, out_type=dtypes.int32)[0]
         dim = all_w.shape[1].value
-        true_w = tf_slice(all_w, [0, 0], concat([reshape(n_true_t, [1]), [-1]], 0) if n_true is None else [n_true, -1])
-        sampled_w = tf_slice(all_w, concat([reshape(n_true_t, [1]), [0]], 0) if n_true is None else [n_true, 0],
-                             [-1, -1])
+        # the true rows and the sampled ones as one split (TF1 takes two slices): the gradient
+        # of all_w is then one concat, not two zero-padded copies summed
+        sizes = concat([reshape(n_true_t, [1]), [-1]], 0) if n_true is None else [n_true, -1]
+        true_w, sampled_w = split(all_w, sizes, 0)
         sampled_logits = matmul(inputs, sampled_w, transpose_b=True)  # [batch, num_sampled]
         all_b = embedding_lookup(biases, all_ids, partition_strategy=partition_strategy)
-        true_b = tf_slice(all_b, [0], reshape(n_true_t, [1]) if n_true is None else [n_true])
-        sampled_b = tf_slice(all_b, reshape(n_true_t, [1]) if n_true is None else [n_true], [-1])
+        true_b, sampled_b = split(all_b, sizes, 0)
         rows = reshape(true_w, [-1, num_true, dim if dim is not None else -1])
         true_logits = reduce_sum(multiply(expand_dims(inputs, 1), rows), 2)  # [batch, num_true]
         true_logits = true_logits + reshape(true_b, [-1, num_true])
