@@ -166,7 +166,8 @@ def _scatter_infer(op_type):
 
 
 def _scatter_rows(xp, old, indices, updates, sign):
-    """(flat indices, rows) of a scatter, checked: IndexError naming an index out of range."""
+    """(flat indices, rows) of a scatter, checked: IndexError naming an index out of range. Rows
+    are negated for `sign` -1 (0: left as they are, for a RowPatch that subtracts them)."""
     n = old.shape[0]
     idx = np.asarray(indices).reshape(-1)
     if idx.size and (idx.min() < 0 or idx.max() >= n):
@@ -185,8 +186,8 @@ def _scatter_kernel(add, sign=1):
     # session commits in place and any other reader gets materialized, so a sparse update never
     # copies the whole variable.
     def kernel(xp, old, indices, updates):
-        idx, rows = _scatter_rows(xp, materialized(old), indices, updates, sign)
-        return patched(old, idx, rows, add)
+        idx, rows = _scatter_rows(xp, materialized(old), indices, updates, 0 if add else sign)
+        return patched(old, idx, rows, add, sign)  # (ScatterSub: the patch subtracts, no negated copy)
 
     return kernel
 

@@ -35,12 +35,13 @@ def reset_counters():
 
 class RowPatch:
     """`base` with rows `indices` (1-D int) set to, or (`add`) incremented by, `rows`
-    ([len(indices)] + base.shape[1:]); repeated indices add up (`add`) or the last wins."""
+    ([len(indices)] + base.shape[1:]), or with `add` and `sign` -1 decremented by them (a
+    ScatterSub's rows, not negated first); repeated indices add up (`add`) or the last wins."""
 
-    __slots__ = ("base", "indices", "rows", "add")
+    __slots__ = ("base", "indices", "rows", "add", "sign")
 
-    def __init__(self, base, indices, rows, add):
-        self.base, self.indices, self.rows, self.add = base, indices, rows, add
+    def __init__(self, base, indices, rows, add, sign=1):
+        self.base, self.indices, self.rows, self.add, self.sign = base, indices, rows, add, sign
 
     shape = property(lambda self: self.base.shape)
     dtype = property(lambda self: self.base.dtype)
@@ -51,9 +52,12 @@ class RowPatch:
         if self.add:
             if isinstance(target, np.ndarray):
                 idx, rows = _summed(np.asarray(self.indices), self.rows)
-                target[idx] += rows
+                if self.sign < 0:
+                    target[idx] -= rows
+                else:
+                    target[idx] += rows
             else:  # cupy
-                target.scatter_add(self.indices, self.rows)
+                target.scatter_add(self.indices, -self.rows if self.sign < 0 else self.rows)
         else:
             target[self.indices] = self.rows
 
@@ -102,7 +106,7 @@ def materialized(v):
     return v.materialize() if type(v) is RowPatch else v
 
 
-def patched(base, indices, rows, add):
+def patched(base, indices, rows, add, sign=1):
     """A RowPatch of `base`; a patch of a patch is materialized first (two scatters of one variable
     in one run, ordered by control dependencies)."""
-    return RowPatch(materialized(base), indices, rows, add)
+    return RowPatch(materialized(base), indices, rows, add, sign)
