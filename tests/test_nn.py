@@ -314,6 +314,23 @@ def test_sigmoid_and_weighted_cross_entropy():
         nn.sigmoid_cross_entropy_with_logits(labels=tf.zeros([2, 2]), logits=tf.zeros([2, 3]))
 
 
+def test_float32_logistic_loss_of_a_whole_batch_matches_float64():
+    """A [128, 65] float32 batch (nce_loss's shape) takes the in-place numpy path; where
+    max(x, 0) and x z cancel (x large, z 1) the loss is log1p(exp(-x)), not 0."""
+    rng = np.random.default_rng(9)
+    x = (rng.standard_normal((128, 65)) * 8).astype(np.float32)
+    z = (rng.random((128, 65)) < 0.3).astype(np.float32)
+    x[0, :6], z[0, :6] = [15.68, 40.0, -40.0, 0.0, 1e-30, -90.0], [1, 1, 0, 1, 0, 0]
+    xs, zs = tf.placeholder(tf.float32, x.shape), tf.placeholder(tf.float32, z.shape)
+    loss = nn.sigmoid_cross_entropy_with_logits(labels=zs, logits=xs)
+    got, grad = run_modes([loss, tf.gradients(tf.reduce_sum(loss), xs)[0]], {xs: x, zs: z})
+    x64 = x.astype(np.float64)
+    ref = np.maximum(x64, 0) - x64 * z + np.log1p(np.exp(-np.abs(x64)))
+    np.testing.assert_allclose(got, ref, rtol=2e-6, atol=0)
+    assert got[0, 0] > 0 and got[0, 1] > 0  # ~1.5e-7 and ~4e-18: kept, not cancelled to 0
+    np.testing.assert_allclose(grad, np_sigmoid(x64) - z, rtol=1e-5, atol=1e-7)
+
+
 # ---- losses and normalization ----------------------------------------------------------------
 
 

@@ -148,6 +148,32 @@ def test_nce_and_sampled_softmax_losses_match_numpy_and_differences():
                 assert err < 2e-2
 
 
+def test_sampled_losses_of_an_unknown_batch_match_a_known_one():
+    """The true and sampled rows are split by a size computed in the run when the batch is unknown;
+    losses and the weights' (sparse) gradients agree with the static-batch graph in every mode."""
+    rng = np.random.default_rng(3)
+    W0 = rng.standard_normal((20, 4)).astype(np.float32)
+    b0 = rng.standard_normal(20).astype(np.float32)
+    x0 = rng.standard_normal((3, 4)).astype(np.float32)
+    labels0 = np.array([[1], [5], [9]])
+    sv = (tf.constant(np.array([0, 2, 5, 13], np.int64)), tf.constant(np.full((3, 1), 0.3, np.float32)),
+          tf.constant(np.full(4, 0.2, np.float32)))
+    W, b = tf.constant(W0), tf.constant(b0)
+    lab = tf.placeholder(tf.int64, [None, 1])
+    x = tf.placeholder(tf.float32, [None, 4])
+    fetches = []
+    for labels, inputs in ((labels0, x0), (lab, x)):
+        for fn in (tf.nn.nce_loss, tf.nn.sampled_softmax_loss):
+            loss = fn(W, b, labels, inputs, 4, 20, sampled_values=sv)
+            gw, gb = tf.gradients(tf.reduce_sum(loss), [W, b])
+            fetches.append([loss, tf.convert_to_tensor(gw), tf.convert_to_tensor(gb)])
+    got = run_modes(fetches, {lab: labels0, x: x0})
+    for static, dynamic in zip(got[:2], got[2:]):
+        for a, c in zip(static, dynamic):
+            np.testing.assert_allclose(c, a, rtol=1e-6)
+    assert np.abs(got[0][1]).sum() > 0 and np.abs(got[1][2]).sum() > 0
+
+
 def _skipgram_pairs(rng, n):
     """Words 0-4 and 5-9 form two topics: a centre word's context is a word of its own topic."""
     centre = rng.integers(0, 10, n)

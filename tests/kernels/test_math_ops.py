@@ -144,6 +144,23 @@ def test_sigmoid_saturates_without_overflow(dtype):
     np.testing.assert_allclose(got[2], 1 / (1 + np.exp(1.0)), rtol=1e-6)
 
 
+def test_float32_sigmoid_and_log1p_of_whole_arrays_match_float64():
+    """Arrays of hundreds of float32 values take the in-place numpy paths (Eigen's log1p, which
+    must keep inf, nan and values too small to change 1 + x); float64 numpy is the reference."""
+    rng = np.random.default_rng(5)
+    v = np.concatenate([rng.standard_normal(380) * 10, [0, 1e-30, -1e-30, 1e-8, -0.5, 30, -30, 88, -88, 100,
+                                                         -100, 1e30, np.inf, np.nan, -1, 3e-39]]).astype(np.float32)
+    x = tf.placeholder(tf.float32, v.shape, name="x")
+    with np.errstate(all="ignore"):
+        sig, l1p = run_modes([tf.sigmoid(x), tf.log1p(x)], {x: v})
+        ref_sig = 1 / (1 + np.exp(-v.astype(np.float64)))
+        ref_l1p = np.log1p(v.astype(np.float64))
+    np.testing.assert_allclose(sig, ref_sig, rtol=1e-6, atol=1e-30)
+    ok = v > -1
+    np.testing.assert_allclose(l1p[ok], ref_l1p[ok], rtol=1e-6, atol=0)
+    assert l1p[v == -1][0] == -np.inf and np.isnan(l1p[np.isnan(v)]).all()
+
+
 # ---- cast ----------------------------------------------------------------------------------------
 
 def test_cast_float_to_int_truncates_toward_zero():

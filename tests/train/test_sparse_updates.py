@@ -119,6 +119,17 @@ def test_scatter_sub_and_chained_scatters():
         np.testing.assert_array_equal(s.run(v), [[-2, -1], [9, 9], [4, 5], [5, 6]])
 
 
+def test_scatter_sub_commits_in_place_with_repeated_rows():
+    v = tf.Variable(np.arange(8, dtype=np.float32).reshape(4, 2))
+    c = tf.scatter_sub(v, [2, 2, 0], [[1.0, 2.0], [3.0, 4.0], [0.5, 0.5]])
+    with tf.Session() as s:
+        s.run(v.initializer)
+        held = s.variables.values[v.op.name]
+        s.run(c.op)
+        assert s.variables.values[v.op.name] is held  # the committed array itself, rows subtracted
+        np.testing.assert_array_equal(s.run(v), [[-0.5, 0.5], [2, 3], [0, -1], [6, 7]])
+
+
 def test_clip_by_global_norm_keeps_indexed_slices():
     emb = tf.Variable(INIT)
     loss = tf.reduce_sum(tf.square(tf.gather(emb, IDS)))
