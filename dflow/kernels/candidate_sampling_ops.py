@@ -24,7 +24,7 @@ from ..graph import dtypes
 from ..graph.graph import get_seed
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
-from .common import apply_op, convert_to_tensor
+from .common import apply_op, convert_to_tensor, ints_in_range
 from .random_ops import _hash_words, _material, _run_values
 
 __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "fixed_unigram_candidate_sampler"]
@@ -126,8 +126,7 @@ def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique,
         tries = num_sampled
 
     true = np.asarray(true_classes)
-    if true.size and (true.view(np.uint64).max() >= range_max if true.dtype == np.int64 else
-                      true.min() < 0 or true.max() >= range_max):  # (as uint64 a negative class is huge)
+    if not ints_in_range(true, range_max):
         bad = true[(true < 0) | (true >= range_max)][0]
         raise ValueError(f"{op_name}: true class {int(bad)} is not in [0, {range_max})")
     # the expected counts of the true and the sampled classes, in one pass (in place on p)

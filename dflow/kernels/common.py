@@ -309,6 +309,17 @@ def host_ints(v):
     return np.asarray(v, dtype=np.int64).reshape(-1).tolist()
 
 
+def ints_in_range(idx, n):
+    """Whether every value of integer numpy array `idx` is in [0, n): one reduction (a signed array
+    viewed as unsigned, where a negative value is at least 2**(bits - 1)), two where n is that
+    large. A per-step check of a batch of row ids."""
+    if not idx.size:
+        return True
+    if idx.dtype.kind == "i" and n <= 1 << (8 * idx.dtype.itemsize - 1) and idx.flags.c_contiguous:
+        return int(idx.view(idx.dtype.str.replace("i", "u")).max()) < n
+    return int(idx.min()) >= 0 and int(idx.max()) < n
+
+
 def normalize_axis(axis, ndims, op_name):
     """`axis` (int, may be negative) as 0..ndims-1; ValueError if out of range."""
     a = int(axis)

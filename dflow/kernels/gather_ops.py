@@ -21,7 +21,7 @@ from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_grad, register_op, set_flags
 from ..graph.shape import TensorShape, unknown_shape
 from .array_ops import reshape, shape
-from .common import REAL, apply_op, check_dtype, constant, convert_to_tensor
+from .common import REAL, apply_op, check_dtype, constant, convert_to_tensor, ints_in_range
 from .index_ops import _py_slice, _runtime_error, _tensor
 from .math_ops import cast
 
@@ -50,8 +50,8 @@ def _gather_infer(inputs, attrs):
 
 def _raise_bad_indices(xp, indices, n, offsets=()):
     """InvalidArgumentError naming the first index outside [0, n), if any (TF1's message)."""
-    if isinstance(indices, np.ndarray):  # (two reductions: cheaper than the mask on the common path)
-        if not indices.size or (int(indices.min()) >= 0 and int(indices.max()) < n):
+    if isinstance(indices, np.ndarray) and indices.dtype.kind in "iu":  # (cheaper than the mask)
+        if ints_in_range(indices, n):
             return
     bad = (indices < 0) | (indices >= n)
     if bool(xp.any(bad)):

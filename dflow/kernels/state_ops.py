@@ -16,7 +16,7 @@ from ..graph.ops import Tensor
 from ..graph.registry import register_op, set_flags
 from ..graph.shape import TensorShape, as_shape, broadcast_static_shape, check_static_size
 from ..storage.patch import materialized, patched
-from .common import apply_op, convert_to_tensor
+from .common import apply_op, convert_to_tensor, ints_in_range
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub",
            "is_variable_initialized"]
@@ -170,7 +170,7 @@ def _scatter_rows(xp, old, indices, updates, sign):
     are negated for `sign` -1 (0: left as they are, for a RowPatch that subtracts them)."""
     n = old.shape[0]
     idx = np.asarray(indices).reshape(-1)
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
+    if not ints_in_range(idx, n):
         bad = idx[(idx < 0) | (idx >= n)][0]
         raise IndexError(f"index {int(bad)} is out of range [0, {n})")
     rows_shape = (idx.size,) + tuple(old.shape[1:])
