@@ -323,7 +323,7 @@ def test_float32_logistic_loss_of_a_whole_batch_matches_float64():
     x[0, :6], z[0, :6] = [15.68, 40.0, -40.0, 0.0, 1e-30, -90.0], [1, 1, 0, 1, 0, 0]
     xs, zs = tf.placeholder(tf.float32, x.shape), tf.placeholder(tf.float32, z.shape)
     loss = nn.sigmoid_cross_entropy_with_logits(labels=zs, logits=xs)
-    got, grad = run_modes([loss, tf.gradients(tf.reduce_sum(loss), xs)[0]], {xs: x, zs: z})
+    got, grad = run_modes([loss, tf.gradients(tf.reduce_sum(loss), xs)[0]], {xs: x, zs: z}, chunks=64)
     x64 = x.astype(np.float64)
     ref = np.maximum(x64, 0) - x64 * z + np.log1p(np.exp(-np.abs(x64)))
     np.testing.assert_allclose(got, ref, rtol=2e-6, atol=0)
