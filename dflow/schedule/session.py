@@ -137,7 +137,9 @@ class Session:
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
         self._plans = {}
         self._chunk_cache = {}
-        self._feed_fast = {}  # (feed key, numpy dtype, shape) -> (tensor, FeedSpec, dtype to cast to or None)
+        # (feed key, numpy dtype, shape) -> (tensor, FeedSpec, dtype to cast to or None, the tensor's
+        # static shape then): a numpy feed seen before skips resolving and checking
+        self._feed_fast = {}
         self._counters = {}
         self.variables = VariableStore(storage)  # the committed values of variables
         # host state of host ops, outside variables (dataset iterators, dflow/data); changed only
@@ -434,8 +436,8 @@ class Session:
                     hit = fast.get((key, value.dtype, value.shape))
                 except TypeError:  # an unhashable key
                     hit = None
-                if hit is not None:
-                    t, spec, cast = hit
+                if hit is not None and hit[0]._shape is hit[3]:  # (not since a set_shape)
+                    t, spec, cast, _ = hit
                     feeds[t] = spec
                     values[t] = value if cast is None else value.astype(cast)
                     continue
@@ -447,7 +449,8 @@ class Session:
                 if len(fast) > 1024:
                     fast.clear()
                 try:
-                    fast[(key, value.dtype, value.shape)] = (t, spec, None if v is value else t.dtype.np_dtype)
+                    fast[(key, value.dtype, value.shape)] = (t, spec, None if v is value else t.dtype.np_dtype,
+                                                             t._shape)
                 except TypeError:
                     pass
         return feeds, values

@@ -237,6 +237,23 @@ def test_feed_numpy_of_wider_float_is_cast():
     assert r.dtype == np.float32
 
 
+def test_a_repeated_numpy_feed_is_cast_and_checked_as_the_first():
+    """Feeds seen before reuse their resolved tensor and spec: the cast still happens each run, a
+    name key works like the tensor, and a set_shape after a run is still enforced."""
+    x = tf.placeholder(tf.float32, [None], name="xr")
+    y = x * 2.0
+    with tf.Session() as s:
+        for v in (np.arange(3.0), np.arange(3.0) + 1, np.arange(3.0) + 2):
+            r = s.run(y, {x: v})
+            assert r.dtype == np.float32 and r.tolist() == (2 * v).tolist()
+            assert s.run(y, {"xr:0": v}).tolist() == (2 * v).tolist()
+        with pytest.raises(tf.errors.InvalidArgumentError, match="dtype"):
+            s.run(y, {x: np.array(["a", "b", "c"])})
+        x.set_shape([4])
+        with pytest.raises(ValueError, match="shape"):
+            s.run(y, {x: np.arange(3.0)})
+
+
 @pytest.mark.parametrize("sched", [None, "sync", "threads"])
 def test_feed_dask_array_with_several_chunks(sched):
     x = tf.placeholder(tf.float64, [None, 4], name="x")
