@@ -124,7 +124,10 @@ def main():
         for name, p in children.items():
             p.stdin.write("run\n")
             p.stdin.flush()
-            rounds[name].append(json.loads(_read_line(p)))
+            line = _read_line(p)
+            if not line:  # the child died: its own error, not a JSON one
+                sys.exit(f"{name} failed:\n{p.stderr.read()[-2000:]}")
+            rounds[name].append(json.loads(line))
     for p in children.values():
         p.stdin.close()
         p.wait(timeout=120)
