@@ -110,7 +110,7 @@ def test_distributed_scheduler(sess_factory):
 
 @pytest.mark.program(modes=["inprocess"])
 def test_logistic_regression_epoch_from_zarr_with_bounded_memory(tmp_path):
-    n, d, chunk = 40000, 40, 500
+    n, d, chunk = 120000, 40, 500
     rng = np.random.RandomState(1)
     w_true = rng.randn(d).astype(np.float32)
     X = rng.randn(n, d).astype(np.float32)
@@ -119,7 +119,7 @@ def test_logistic_regression_epoch_from_zarr_with_bounded_memory(tmp_path):
     zx[...] = X
     zy = zarr.create_array(str(tmp_path / "y.zarr"), shape=y.shape, dtype=y.dtype, chunks=(chunk,))
     zy[...] = y
-    dataset_bytes = X.nbytes + y.nbytes  # 6.6 MB
+    dataset_bytes = X.nbytes + y.nbytes  # 19.7 MB
     del X, y
 
     ds = tf.data.Dataset.from_zarr((zx, zy)).shuffle(1000, seed=2).batch(200).prefetch(2)
@@ -145,9 +145,10 @@ def test_logistic_regression_epoch_from_zarr_with_bounded_memory(tmp_path):
             tracemalloc.stop()
         w_fit, b_fit = sess.run([w, b])
     assert steps == n // 200
-    # the pipeline holds a shuffle buffer (1000 rows), ~2 chunks and a few batches (~2 MB with the
-    # per-row objects and the plans compiled meanwhile), not the dataset
-    assert peak < dataset_bytes / 2, (peak, dataset_bytes)
+    # the pipeline holds a shuffle buffer (1000 rows), the chunks its reader thread has read ahead
+    # and a few batches: ~3 MB measured (3.0 to 3.3 MB on different machines), whatever the
+    # dataset's size, so the dataset is made large enough (20 MB) for the bound to hold with margin
+    assert peak < dataset_bytes / 4, (peak, dataset_bytes)
 
     # the numpy reference: the same batches (the pipeline iterated directly), the same SGD
     wr, br = np.zeros(d, np.float64), 0.0
