@@ -11,6 +11,7 @@ violation.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -89,33 +90,43 @@ def _imports(module, modules=None):
     `importlib.import_module("...")` / `__import__("...")` with a literal name, wherever they sit."""
     modules = MODULES if modules is None else modules
     path, is_pkg = modules[module]
-    tree = ast.parse(path.read_text(), str(path))
     package = module if is_pkg else module.rsplit(".", 1)[0]
+    found = []
+    for base, names, line, where in _scan(path.read_text(), str(path), package):
+        targets = [f"{base}.{n}" if f"{base}.{n}" in modules else base for n in names] if names else [base]
+        for t in targets:
+            if t == "dflow" or t.startswith("dflow."):
+                found.append((_resolve(t, modules), line, where))
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _scan(text, filename, package):
+    """The imports of one module's source, before they are resolved against a module map: (base,
+    names taken from it or None, line, where). Cached: every check walks every module, and the
+    self-tests run the checks on the real tree again and again."""
     found = []
 
     def visit(node, stack):
-        targets = []
         if isinstance(node, ast.Import):
-            targets = [a.name for a in node.names]
+            found.extend((a.name, None, node.lineno, _where(stack)) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) if node.level \
                 else node.module or ""
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            found.append((base, tuple(a.name for a in node.names), node.lineno, _where(stack)))
         elif isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             if name in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant) \
                     and isinstance(node.args[0].value, str):
                 name_arg = node.args[0].value
-                targets = [importlib.util.resolve_name(name_arg, package) if name_arg.startswith(".") else name_arg]
-        for t in targets:
-            if t == "dflow" or t.startswith("dflow."):
-                found.append((_resolve(t, modules), node.lineno, _where(stack)))
+                target = importlib.util.resolve_name(name_arg, package) if name_arg.startswith(".") else name_arg
+                found.append((target, None, node.lineno, _where(stack)))
         for child in ast.iter_child_nodes(node):
             visit(child, stack + [node])
 
-    visit(tree, [])
-    return found
+    visit(ast.parse(text, filename), [])
+    return tuple(found)
 
 
 def _unplaced(modules):
