@@ -2,7 +2,8 @@
 # into it when missing or when pyproject.toml changed since the last install (stamp files).
 #
 #   make demo    standardize a ~1 GB Zarr dataset and train a logistic regression on it (GB=... to resize)
-#   make test    the test suite (slow tests are deselected by pyproject's addopts)
+#   make test    the test suite (slow tests are deselected by pyproject's addopts), in TEST_JOBS
+#                pytest-xdist workers (default: the cores, at most 4; TEST_JOBS=0 runs it in one process)
 #   make bench   benchmarks/bench_*.py, each appending its figures to benchmarks/RESULTS.md
 #   make lint    ruff
 
@@ -12,6 +13,7 @@ PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 PY := $(VENV)/bin/python
 GB ?= 1
 PYTEST_ARGS ?=
+TEST_JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$(( n < 4 ? n : 4 )))
 
 .PHONY: demo test bench lint clean-venv
 
@@ -20,7 +22,7 @@ demo: $(VENV)/.stamp-demo
 
 # pytest exits 5 when it collected no test; a test run that ran nothing is a failure here.
 test: $(VENV)/.stamp-test
-	@rc=0; $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	@rc=0; $(PY) -m pytest $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist worksteal) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$rc
 

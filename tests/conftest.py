@@ -25,6 +25,10 @@ value a reason or a dict of pytest.mark.xfail arguments (`dict(reason=..., raise
 failing otherwise is then a failure). Several `program` markers on one test (module + function)
 add up their xfail tables; the closest wins for a key.
 
+`program(slow={key: reason})` (keys as for xfail) marks those runs `slow`: deselected by default,
+run with `-m slow`. For the few runs that repeat, at minutes of cost, what the test's other modes
+already show.
+
 `program(extra={"chunked-sync": dict(scheduler="sync", chunks=3)})` adds runs with explicit Session
 arguments, which the test gets from the `session_kwargs` fixture ({} in the PROGRAM_MODES) and
 passes to its `tf.Session(**session_kwargs)`; `program(modes=[...])` restricts the PROGRAM_MODES.
@@ -32,8 +36,10 @@ passes to its `tf.Session(**session_kwargs)`; `program(modes=[...])` restricts t
 `-m "not program"` deselects them; `--program-modes=inprocess,dask-sync` runs only some modes.
 
 Cost: `dask-processes` starts a spawn process pool per Session (~0.5 s) and ships every run's task
-graph to it (~15 ms a run), so the two 1000-step programs of tests/train/test_tf1_examples.py use
-`program(modes=[...])` to skip it (~15 s each); every other program runs in all four modes.
+graph to it (~15 ms a run, ~100 ms for word2vec's), so the two 1000-step programs of
+tests/train/test_tf1_examples.py use `program(modes=[...])` to skip it (~15 s each) and run on
+threads only with `-m slow` (sync shows the same trajectory), as do the examples of hundreds of
+runs on processes (tests/test_examples.py); every other program runs in all four modes.
 """
 
 from __future__ import annotations
@@ -182,18 +188,25 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("program_mode", wanted, ids=wanted, indirect=True)
 
 
+def _program_keys(item, table, callspec, mode):
+    """The values of `program(<table>={key: ...})` entries that apply to this parametrization."""
+    return [why for marker in _program_markers(item) for key, why in marker.kwargs.get(table, {}).items()
+            if key in (callspec.id, mode) or (key == "dask" and mode in DASK_PROGRAM_MODES)]
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: a `slow` entry is deselected like a slow test
 def pytest_collection_modifyitems(config, items):
     for item in items:
         callspec = getattr(item, "callspec", None)
         if callspec is None or "program_mode" not in callspec.params:
             continue
         mode = callspec.params["program_mode"]
-        known = [why for marker in _program_markers(item)
-                 for key, why in marker.kwargs.get("xfail", {}).items()
-                 if key in (callspec.id, mode) or (key == "dask" and mode in DASK_PROGRAM_MODES)]
+        known = _program_keys(item, "xfail", callspec, mode)
         if known:
             why = known[0] if isinstance(known[0], dict) else {"reason": known[0]}
             item.add_marker(pytest.mark.xfail(strict=True, **why))
+        if _program_keys(item, "slow", callspec, mode):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,11 @@ def test_there_are_examples():
     assert {"custom_op_softmax_xent.py", "make_parallel.py"} <= names
 
 
-@pytest.mark.program
+# word2vec (300 runs) and the LSTM example (30 runs of a 7-step static_rnn, then a dynamic_rnn)
+# cost 20-35 s on dask-processes, where every run ships its task graph to the pool: those two run
+# there with -m slow (their sync and threads runs stay in the default suite)
+@pytest.mark.program(slow={"word2vec-dask-processes": "300 runs on the process pool",
+                           "lstm_bit_majority-dask-processes": "an LSTM's graph shipped 30 times"})
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_runs(path, program_mode):
     # PYTHONPATH: the examples import this checkout's dflow, whatever the interpreter has installed

@@ -68,8 +68,10 @@ def _train_fit(sess, steps):
 
 
 # not on dask-processes: 1000 runs cost ~15 s there (each run ships its task graph to the pool);
-# the 300 Adam steps of test_maximizing_entropy_with_adam_reaches_uniform_softmax cover that path
-@pytest.mark.program(modes=["inprocess", "dask-sync", "dask-threads"])
+# the 300 Adam steps of test_maximizing_entropy_with_adam_reaches_uniform_softmax cover that path.
+# On threads only with -m slow (~15 s): the trajectory is sync's, and the ten steps of
+# test_fit_quadratic_steps_agree_in_dask_modes check threads and processes against TF1's figures.
+@pytest.mark.program(modes=["inprocess", "dask-sync", "dask-threads"], slow={"dask-threads": "1000 runs"})
 def test_fit_quadratic_with_adam_and_l2_loss_matches_tf1():
     with tf.Session() as sess:
         ws, losses = _train_fit(sess, 1000)
@@ -89,8 +91,8 @@ def test_fit_quadratic_steps_agree_in_dask_modes(mode, sess_factory):
     assert losses[9] == pytest.approx(TF1_FIT_LOSS[9], rel=1e-5)
 
 
-# not on dask-processes: 1000 runs, as above
-@pytest.mark.program(modes=["inprocess", "dask-sync", "dask-threads"])
+# not on dask-processes, and on threads only with -m slow: 1000 runs, as above
+@pytest.mark.program(modes=["inprocess", "dask-sync", "dask-threads"], slow={"dask-threads": "1000 runs"})
 def test_fit_quadratic_verbatim_program_converges():
     # The tutorial's code unchanged: random initial w, float64 batches fed to float32 placeholders.
     # The constant term converges slowest (its gradient is tiny next to the x² term's): the tutorial
