@@ -159,6 +159,33 @@ def test_variables_created_inside_the_body_get_gradients():
         np.testing.assert_allclose(g, u, rtol=1e-10)
 
 
+def test_the_forward_pass_records_what_varies_and_each_steps_random_draw():
+    """The reverse pass reads each step's own values of what varies from step to step (functions
+    of the loop vars, a random draw made in the body) and computes the body's invariants itself (a
+    variable a cell creates on its first call, a constant): those are not recorded per step."""
+    x = tf.placeholder(tf.float64, [3])
+
+    def body(t, h):
+        w = tf.get_variable("w", [3], tf.float64, initializer=tf.constant_initializer([0.5, -1.0, 2.0]))
+        r = tf.random_uniform([], 0.5, 1.5, dtype=tf.float64, seed=3)  # a new draw every step
+        return t + 1, h * r * w * tf.constant(2.0, tf.float64)
+
+    _, h = tf.while_loop(lambda t, h: t < 4, body, [0, x])
+    (g,) = tf.gradients(tf.reduce_sum(h), [x])
+    (grad_op,) = [op for op in tf.get_default_graph().get_operations() if op.type == "WhileGrad"]
+    saved = [t.op.type for t in grad_op.get_attr("saved")]
+    assert saved and not {"VariableV2", "Const"} & set(saved), saved
+    x0 = np.array([0.3, -0.7, 1.1])
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        hv, gv = s.run([h, g], {x: x0})
+    # h_4 = x * prod(r_t) * (2 w)^4, so d sum(h_4) / dx = h_4 / x with the forward pass's own draws
+    # (a reverse pass drawing r again would give other factors)
+    np.testing.assert_allclose(gv, hv / x0, rtol=1e-12)
+    draws = hv / (x0 * (2 * np.array([0.5, -1.0, 2.0])) ** 4)
+    assert np.allclose(draws, draws[0]) and 0.5 ** 4 <= draws[0] <= 1.5 ** 4
+
+
 def test_an_assign_nothing_in_the_loop_reads_never_runs_as_tf1():
     v = tf.Variable(0.0)
 
