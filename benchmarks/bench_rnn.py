@@ -1,6 +1,6 @@
 """The RNN benchmark of issue #18: an LSTM `dynamic_rnn` forward and forward+backward, dflow vs TF1.
 
-    python benchmarks/bench_rnn.py [--batch 64] [--units 128] [--steps 100] [--repeat 5] [--record]
+    python benchmarks/bench_rnn.py [--batch 64] [--units 128] [--steps 100] [--repeat 5] [--rounds 3] [--record]
     python benchmarks/bench_rnn.py --quick                  # batch 16, 32 units, 20 steps: a smoke run
     TF_PYTHON=/path/to/python ...                           # adds the TF1 peer (tf.compat.v1 graph mode)
 
@@ -9,6 +9,11 @@ One graph in each peer: `tf.nn.dynamic_rnn(BasicLSTMCell(units), x)` over x [bat
 the gradients of sum(outputs) w.r.t. the kernel and bias (the reverse pass through the loop and
 its TensorArrays). Each figure is the median time of one `Session.run`, also shown per time step.
 Targets: dflow ≤ 2× TF1's time for each; dflow's forward+backward ≤ 3× its forward.
+
+This machine's speed changes over seconds (host contention: one build measured 1.54× and 2.02×
+a minute apart, each peer timed once after the other), so the peers run in `--rounds` alternating
+rounds (dflow, TF1, dflow, ...; a fresh interpreter each): each figure is the median over rounds
+of the rounds' medians, and the ratios' round-by-round spread is printed.
 
 On a loaded machine OpenBLAS's own threads can make each of these small matmuls ([64, 256] by
 [256, 512]) 50× slower than one thread (they wait for each other while descheduled; 2 cores at a
@@ -115,12 +120,28 @@ def case_dflow_profile():
 CASES = {"dflow": case_dflow, "tf1": case_tf1, "dflow-profile": case_dflow_profile}
 
 
+def _combined(rounds):
+    """One peer's figures over its rounds: the median of each timing (the first round's first-run
+    figures and output), the largest peak RSS; an error if any round failed."""
+    for r in rounds:
+        if "error" in r:
+            return r
+    out = dict(rounds[0])
+    for key in ("forward", "forward_min", "gradient", "gradient_min"):
+        values = sorted(r[key] for r in rounds)
+        out[key] = values[len(values) // 2]
+    if "peak_rss_mb" in out:
+        out["peak_rss_mb"] = max(r["peak_rss_mb"] for r in rounds)
+    return out
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--units", type=int, default=128)
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of the two peers")
     parser.add_argument("--quick", action="store_true", help="batch 16, 32 units, 20 steps, 3 repeats")
     parser.add_argument("--profile", action="store_true", help="print where dflow's forward run spends its time")
     parser.add_argument("--record", action="store_true", help="append the output to benchmarks/RESULTS.md")
@@ -132,9 +153,12 @@ def main(argv):
     report = Report()
     report(f"LSTM dynamic_rnn: batch {args.batch}, {args.units} units, {args.steps} steps, float32; "
            f"{machine_line()}")
-    results = {"dflow": run_case(__file__, "dflow")}
     tf_py = find_tf_python()
-    results["TF1"] = run_case(__file__, "tf1", python=tf_py) if tf_py else {"error": "no TF_PYTHON"}
+    rounds = {"dflow": [], "TF1": []}
+    for _ in range(max(1, args.rounds)):  # alternating, so that both peers meet the machine's spells
+        rounds["dflow"].append(run_case(__file__, "dflow"))
+        rounds["TF1"].append(run_case(__file__, "tf1", python=tf_py) if tf_py else {"error": "no TF_PYTHON"})
+    results = {name: _combined(rs) for name, rs in rounds.items()}
     rows = []
     for name, r in results.items():
         if "error" in r:
@@ -154,8 +178,10 @@ def main(argv):
     if "error" not in d and "error" not in t:
         for key, label in (("forward", "forward"), ("gradient", "forward+backward")):
             ratio = d[key] / t[key]
+            by_round = [a[key] / b[key] for a, b in zip(rounds["dflow"], rounds["TF1"])]
             report(f"dflow / TF1, {label}: {ratio:.2f}× (target ≤ {FORWARD_TARGET:g}×: "
-                   f"{'met' if ratio <= FORWARD_TARGET else 'missed'})")
+                   f"{'met' if ratio <= FORWARD_TARGET else 'missed'}); round by round: "
+                   + ", ".join(f"{r:.2f}×" for r in by_round))
         report(f"mean output: dflow {d['out_mean']:.4f}, TF1 {t['out_mean']:.4f} (different random weights)")
     if args.profile:
         p = run_case(__file__, "dflow-profile")
