@@ -26,8 +26,8 @@ failing otherwise is then a failure). Several `program` markers on one test (mod
 add up their xfail tables; the closest wins for a key.
 
 `program(slow={key: reason})` (keys as for xfail) marks those runs `slow`: deselected by default,
-run with `-m slow`. For the few runs that repeat, at minutes of cost, what the test's other modes
-already show.
+run with `-m slow`. It is for the few runs that cost tens of seconds and repeat what the test's
+other modes already show.
 
 `program(extra={"chunked-sync": dict(scheduler="sync", chunks=3)})` adds runs with explicit Session
 arguments, which the test gets from the `session_kwargs` fixture ({} in the PROGRAM_MODES) and
@@ -155,7 +155,8 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "program(xfail={mode or id: reason}, modes=[...], extra={name: Session kwargs}): a "
+        "markers", "program(xfail={mode or id: reason}, slow={mode or id: reason}, modes=[...], "
+        "extra={name: Session kwargs}): a "
         "whole TF1 program run on default Sessions, multiplied over PROGRAM_MODES (tests/conftest.py)")
 
 
