@@ -35,8 +35,8 @@ passes to its `tf.Session(**session_kwargs)`; `program(modes=[...])` restricts t
 
 `-m "not program"` deselects them; `--program-modes=inprocess,dask-sync` runs only some modes.
 
-Cost: `dask-processes` starts a spawn process pool per Session (~0.5 s) and ships every run's task
-graph to it (~15 ms a run, ~100 ms for word2vec's), so the two 1000-step programs of
+Cost: `dask-processes` starts a spawn process pool once per test process (~1 s; Sessions share it)
+and ships every run's task graph to it (~15 ms a run, ~100 ms for word2vec's), so the two 1000-step programs of
 tests/train/test_tf1_examples.py use `program(modes=[...])` to skip it (~15 s each) and run on
 threads only with `-m slow` (sync shows the same trajectory), as do the examples of hundreds of
 runs on processes (tests/test_examples.py); every other program runs in all four modes.

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -121,12 +122,11 @@ class _PoolExecutor(Executor):
     concurrent runs stay within the cap too."""
 
     def __init__(self, num_workers=None):
-        import threading
-
         self.num_workers = num_workers
         self._pools = {}  # size -> pool
         self._closed = False
         self._lock = threading.Lock()
+        self._active = set()  # the _RunPools of runs going on now
 
     def workers(self):
         import os
@@ -152,7 +152,8 @@ class _PoolExecutor(Executor):
             pool = self._pools.get(size)
             if pool is None or getattr(pool, "_broken", False):  # a process pool whose worker died
                 pool = self._pools[size] = self._make_pool(size)
-        run = _RunPool(pool, n)
+            run = _RunPool(pool, n)
+            self._active.add(run)
         try:
             return self._run(dsk, keys, run, _callbacks(trace, self.name))
         except BaseException as e:
@@ -160,6 +161,9 @@ class _PoolExecutor(Executor):
             if _is_pool_failure(e):
                 raise self._pool_failure(e) from e
             raise
+        finally:
+            with self._lock:
+                self._active.discard(run)
 
     def _pool_failure(self, exc):
         """The pool cannot run tasks any more (a worker process died, or the session was closed
@@ -192,8 +196,17 @@ class ThreadsExecutor(_PoolExecutor):
         return dask.threaded.get(dsk, keys, pool=pool, callbacks=callbacks)
 
 
+_process_pools = {}  # (size, start method) -> the process pool every Session of this process shares
+_process_pools_lock = threading.Lock()
+
+
 class ProcessesExecutor(_PoolExecutor):
-    """A process pool kept for the session's life (starting one per run costs seconds)."""
+    """A process pool shared by every Session of this process that asks for one of its size:
+    starting one (spawning the workers, each importing numpy and dflow) costs ~1 s, which a TF1
+    program paid per `with tf.Session()` block. Tasks are functions of their inputs, so workers
+    carry nothing from one session's runs to another's. A pool whose worker died is replaced for
+    all; the workers exit with the interpreter. Closing a session cancels its own runs' tasks not
+    yet started (its runs in progress then fail as closed); the pool stays for the others."""
 
     name = "processes"
 
@@ -204,11 +217,25 @@ class ProcessesExecutor(_PoolExecutor):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        ctx = multiprocessing.get_context(dask.config.get("multiprocessing.context", "spawn"))
-        return ProcessPoolExecutor(n, mp_context=ctx, initializer=quiet_numpy)
+        method = dask.config.get("multiprocessing.context", "spawn")
+        with _process_pools_lock:
+            pool = _process_pools.get((n, method))
+            if pool is None or getattr(pool, "_broken", False):
+                ctx = multiprocessing.get_context(method)
+                pool = _process_pools[n, method] = ProcessPoolExecutor(n, mp_context=ctx, initializer=quiet_numpy)
+            return pool
 
     def _run(self, dsk, keys, pool, callbacks):
         return dask.multiprocessing.get(dsk, keys, pool=pool, callbacks=callbacks)
+
+    def close(self):
+        with self._lock:
+            self._closed = True
+            self._pools = {}
+            runs = list(self._active)
+        for run in runs:  # each fails as closed (CancelledError) at its next task's turn
+            for fut in list(run._futures):
+                fut.cancel()
 
 
 def _is_pool_failure(exc):

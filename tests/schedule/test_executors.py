@@ -1,9 +1,16 @@
 """Executors: a session-owned LocalCluster (scheduler="distributed") gets its memory limits from the
-session's budget and is closed with the session."""
+session's budget and is closed with the session; the processes scheduler's pool is shared by the
+process's Sessions and replaced when a worker dies."""
+
+import os
+import signal
+import time
 
 import numpy as np
+import pytest
 
 import dflow as tf
+from dflow.errors import AbortedError, CancelledError, FailedPreconditionError
 
 
 def test_owned_local_cluster_limits_workers_to_the_budget():
@@ -19,3 +26,56 @@ def test_owned_local_cluster_limits_workers_to_the_budget():
     finally:
         s.close()
     assert ex.cluster is None and ex.client.status == "closed"
+
+
+def _pool_of(sess):
+    (pool,) = sess._executor._pools.values()
+    return pool
+
+
+def test_sessions_share_one_process_pool_and_a_dead_worker_is_replaced():
+    x = tf.placeholder(tf.float32, [6])
+    y = tf.reduce_sum(x * 2.0)
+    v = np.arange(6, dtype=np.float32)
+    with tf.Session(scheduler="processes", small_plan_bytes=0, num_workers=2) as s1:
+        assert s1.run(y, {x: v}) == 30.0
+        pool = _pool_of(s1)
+        pids = set(pool._processes)
+    with pytest.raises(FailedPreconditionError, match="closed Session"):
+        s1.run(y, {x: v})
+    t0 = time.perf_counter()
+    with tf.Session(scheduler="processes", small_plan_bytes=0, num_workers=2) as s2:
+        assert s2.run(y, {x: v}) == 30.0  # no new workers to spawn: the closed session's pool
+        assert _pool_of(s2) is pool and set(pool._processes) == pids
+        assert time.perf_counter() - t0 < 30  # (a sanity bound, not a timing test)
+        os.kill(next(iter(pids)), signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while not pool._broken and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pool._broken
+        try:  # the run that meets the broken pool may fail; the session itself stays usable
+            s2.run(y, {x: v})
+        except AbortedError as e:
+            assert "worker pool failed" in str(e)
+        assert s2.run(y, {x: v}) == 30.0
+        fresh = _pool_of(s2)
+        assert fresh is not pool and not set(fresh._processes) & pids
+    with tf.Session(scheduler="processes", small_plan_bytes=0, num_workers=2) as s3:
+        assert s3.run(y, {x: v}) == 30.0 and _pool_of(s3) is fresh
+
+
+def test_closing_a_session_cancels_only_its_own_runs_on_the_shared_pool():
+    x = tf.placeholder(tf.float32, [6])
+    y = tf.reduce_sum(x * 2.0)
+    v = np.arange(6, dtype=np.float32)
+    other = tf.Session(scheduler="processes", small_plan_bytes=0, num_workers=2)
+    s = tf.Session(scheduler="processes", small_plan_bytes=0, num_workers=2)
+    try:
+        assert s.run(y, {x: v}) == 30.0 and other.run(y, {x: v}) == 30.0
+        ex = s._executor
+        s.close()
+        with pytest.raises(CancelledError, match="closed"):  # a run that reaches the closed executor
+            ex.get({"k": 1}, ["k"])
+        assert other.run(y, {x: v}) == 30.0
+    finally:
+        other.close()
