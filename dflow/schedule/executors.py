@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import os
 import threading
 import time
 import uuid
@@ -129,8 +130,6 @@ class _PoolExecutor(Executor):
         self._active = set()  # the _RunPools of runs going on now
 
     def workers(self):
-        import os
-
         return self.num_workers or os.cpu_count() or 1
 
     def _make_pool(self, n):
@@ -196,17 +195,45 @@ class ThreadsExecutor(_PoolExecutor):
         return dask.threaded.get(dsk, keys, pool=pool, callbacks=callbacks)
 
 
-_process_pools = {}  # (size, start method) -> the process pool every Session of this process shares
+class _SharedPool:
+    """A process pool and what decides whether a Session may reuse it: the files its workers' stdout
+    and stderr are (inherited when they were spawned), and the executors using it now."""
+
+    def __init__(self, pool, fds):
+        import weakref
+
+        self.pool, self.fds = pool, fds
+        self.users = weakref.WeakSet()  # a Session dropped without close() stops counting
+
+
+_process_pools = {}  # (size, start method) -> the _SharedPool a new Session of this process takes
+_retired = []  # _SharedPools replaced there while Sessions still used them: shut by the last one
 _process_pools_lock = threading.Lock()
 
 
+def _std_fds():
+    """What this process's stdout and stderr are now (device, inode), as a spawned worker inherits
+    them: a tf.Print in a task writes there."""
+    out = []
+    for fd in (1, 2):
+        try:
+            st = os.fstat(fd)
+            out.append((st.st_dev, st.st_ino))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 class ProcessesExecutor(_PoolExecutor):
-    """A process pool shared by every Session of this process that asks for one of its size:
-    starting one (spawning the workers, each importing numpy and dflow) costs ~1 s, which a TF1
-    program paid per `with tf.Session()` block. Tasks are functions of their inputs, so workers
-    carry nothing from one session's runs to another's. A pool whose worker died is replaced for
-    all; the workers exit with the interpreter. Closing a session cancels its own runs' tasks not
-    yet started (its runs in progress then fail as closed); the pool stays for the others."""
+    """A process pool shared by the Sessions of this process that ask for one of its size, while
+    this process's stdout and stderr are the files they were when its workers were spawned (a
+    worker's prints go where its parent's went then): starting one (spawning the workers, each
+    importing numpy and dflow) costs ~1 s, which a TF1 program paid per `with tf.Session()` block.
+    Tasks are functions of their inputs, so workers carry nothing from one session's runs to
+    another's. A pool whose worker died is replaced for all; an idle pool stays for the next
+    Session until stdout or stderr changes (then it is shut down) or the interpreter exits.
+    Closing a session cancels its own runs' tasks not yet started (its runs in progress then fail
+    as closed); the pool stays for the others."""
 
     name = "processes"
 
@@ -218,12 +245,24 @@ class ProcessesExecutor(_PoolExecutor):
         from concurrent.futures import ProcessPoolExecutor
 
         method = dask.config.get("multiprocessing.context", "spawn")
+        fds = _std_fds()
+        stale = []
         with _process_pools_lock:
-            pool = _process_pools.get((n, method))
-            if pool is None or getattr(pool, "_broken", False):
+            shared = _process_pools.get((n, method))
+            if shared is None or shared.fds != fds or getattr(shared.pool, "_broken", False):
+                if shared is not None:  # replaced: shut now if nobody uses it, else by its last user
+                    shared.users.discard(self)
+                    if shared.users:
+                        _retired.append(shared)
+                    else:
+                        stale.append(shared.pool)
                 ctx = multiprocessing.get_context(method)
-                pool = _process_pools[n, method] = ProcessPoolExecutor(n, mp_context=ctx, initializer=quiet_numpy)
-            return pool
+                shared = _process_pools[n, method] = _SharedPool(
+                    ProcessPoolExecutor(n, mp_context=ctx, initializer=quiet_numpy), fds)
+            shared.users.add(self)
+        for pool in stale:  # nobody's: its workers exit
+            pool.shutdown(wait=False, cancel_futures=True)
+        return shared.pool
 
     def _run(self, dsk, keys, pool, callbacks):
         return dask.multiprocessing.get(dsk, keys, pool=pool, callbacks=callbacks)
@@ -231,11 +270,21 @@ class ProcessesExecutor(_PoolExecutor):
     def close(self):
         with self._lock:
             self._closed = True
-            self._pools = {}
+            pools, self._pools = set(map(id, self._pools.values())), {}
             runs = list(self._active)
         for run in runs:  # each fails as closed (CancelledError) at its next task's turn
             for fut in list(run._futures):
                 fut.cancel()
+        stale = []
+        with _process_pools_lock:
+            for shared in list(_process_pools.values()) + _retired:
+                if id(shared.pool) in pools:
+                    shared.users.discard(self)
+            for shared in [sp for sp in _retired if not sp.users]:  # replaced, and now nobody's
+                _retired.remove(shared)
+                stale.append(shared.pool)
+        for pool in stale:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _is_pool_failure(exc):

@@ -79,3 +79,28 @@ def test_closing_a_session_cancels_only_its_own_runs_on_the_shared_pool():
         assert other.run(y, {x: v}) == 30.0
     finally:
         other.close()
+
+
+def test_a_new_stderr_gets_new_workers_whose_prints_land_there(tmp_path):
+    """Workers inherit the parent's stdout and stderr when spawned: a Session started after stderr
+    changed does not reuse the pool spawned before (a tf.Print in a task writes to the new file),
+    and the old pool, used by nobody, is shut down."""
+    x = tf.placeholder(tf.float32, [3])
+    y = tf.reduce_sum(tf.Print(x, [x], "sum of: "))
+    v = np.array([1, 2, 3], np.float32)
+    with tf.Session(scheduler="processes", small_plan_bytes=0, num_workers=2) as s1:
+        assert s1.run(y, {x: v}) == 6.0
+        old = _pool_of(s1)
+    log = tmp_path / "stderr.txt"
+    saved = os.dup(2)
+    try:
+        with open(log, "w") as f:
+            os.dup2(f.fileno(), 2)
+        with tf.Session(scheduler="processes", small_plan_bytes=0, num_workers=2) as s2:
+            assert s2.run(y, {x: v}) == 6.0
+            new = _pool_of(s2)
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+    assert new is not old and old._shutdown_thread
+    assert "sum of: [1 2 3]" in log.read_text()
