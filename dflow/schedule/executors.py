@@ -104,16 +104,20 @@ class _RunPool:
         fut.add_done_callback(self._futures.discard)
         return fut
 
+    def cancel(self):
+        """Cancels this run's tasks not yet started; returns its futures as they were."""
+        futures = list(self._futures)
+        for fut in futures:
+            fut.cancel()
+        return futures
+
     def settle(self):
         """After a failure: cancel this run's tasks not yet started and wait for its running ones,
         so the run's failure hooks (deleting a half-written array) come after its last write
         (dask returns at the first error while other tasks still run)."""
         from concurrent.futures import wait
 
-        futures = list(self._futures)
-        for fut in futures:
-            fut.cancel()
-        wait(futures)
+        wait(self.cancel())
 
 
 class _PoolExecutor(Executor):
@@ -231,7 +235,8 @@ class ProcessesExecutor(_PoolExecutor):
     importing numpy and dflow) costs ~1 s, which a TF1 program paid per `with tf.Session()` block.
     Tasks are functions of their inputs, so workers carry nothing from one session's runs to
     another's. A pool whose worker died is replaced for all; an idle pool stays for the next
-    Session until stdout or stderr changes (then it is shut down) or the interpreter exits.
+    Session, which shuts it down and spawns another if stdout or stderr changed meanwhile; its
+    workers exit with the interpreter.
     Closing a session cancels its own runs' tasks not yet started (its runs in progress then fail
     as closed); the pool stays for the others."""
 
@@ -273,8 +278,7 @@ class ProcessesExecutor(_PoolExecutor):
             pools, self._pools = set(map(id, self._pools.values())), {}
             runs = list(self._active)
         for run in runs:  # each fails as closed (CancelledError) at its next task's turn
-            for fut in list(run._futures):
-                fut.cancel()
+            run.cancel()
         stale = []
         with _process_pools_lock:
             for shared in list(_process_pools.values()) + _retired:
