@@ -138,10 +138,10 @@ def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique,
         np.log1p(p, out=p)
         p *= tries
         np.expm1(p, out=p)
-        np.negative(p, out=p)
+        counts = np.negative(p, out=np.empty(p.shape, np.float32), casting="same_kind")
     else:
         p *= num_sampled
-    counts = p.astype(np.float32)
+        counts = p.astype(np.float32)
     out = (sampled, counts[:true.size].reshape(true.shape), counts[true.size:])
     return out if output is None else out[output]
 

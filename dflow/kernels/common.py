@@ -315,9 +315,16 @@ def ints_in_range(idx, n):
     large. A per-step check of a batch of row ids."""
     if not idx.size:
         return True
-    if idx.dtype.kind == "i" and n <= 1 << (8 * idx.dtype.itemsize - 1) and idx.flags.c_contiguous:
-        return int(idx.view(idx.dtype.str.replace("i", "u")).max()) < n
+    unsigned = _UNSIGNED.get(idx.dtype)
+    if unsigned is not None and n <= 1 << (8 * idx.dtype.itemsize - 1) and idx.flags.c_contiguous:
+        return int(_max(idx.view(unsigned), axis=None)) < n  # (the ufunc itself: no method wrapper)
     return int(idx.min()) >= 0 and int(idx.max()) < n
+
+
+_UNSIGNED = {np.dtype(t): np.dtype(t.lower().replace("i", "u")) for t in ("i1", "i2", "i4", "i8")}
+_UNSIGNED.update({np.dtype(t).newbyteorder(): np.dtype(t.replace("i", "u")).newbyteorder()
+                  for t in ("i2", "i4", "i8")})
+_max = np.maximum.reduce
 
 
 def normalize_axis(axis, ndims, op_name):

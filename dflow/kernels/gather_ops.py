@@ -65,7 +65,7 @@ def _gather_eager(xp, params, indices, axis, batch_dims=0):
     a = axis % params.ndim
     _raise_bad_indices(xp, indices, params.shape[a])
     if indices.ndim == 1:
-        return xp.take(params, indices, axis=a)
+        return params.take(indices, axis=a) if type(params) is np.ndarray else xp.take(params, indices, axis=a)
     out = xp.take(params, xp.reshape(indices, (-1,)), axis=a)
     return xp.reshape(out, params.shape[:a] + indices.shape + params.shape[a + 1:])
 

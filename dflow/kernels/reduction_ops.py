@@ -122,13 +122,17 @@ def _kernel_axes(x, axis, op_type):
 _MEAN_ACC = {"f": None, "c": None, "i": np.int64, "u": np.uint64}
 
 
+_add_reduce = np.add.reduce  # ndarray.sum without its Python wrapper (numpy arrays' kernels)
+
+
 def _mean(xp, x, axes, keepdims):
     """Sum then divide; integers divide truncating toward zero, as TF1 (-3 // 2 is -1 there)."""
     dims = [x.shape[a] for a in axes]
     n = math.prod(dims) if all(type(d) is int for d in dims) else int(np.prod(dims, dtype=np.int64))
     dt = x.dtype
     if type(x) is np.ndarray and dt.kind == "f" and dt.itemsize >= 4 and n:
-        return (x.sum(axis=axes, keepdims=keepdims, dtype=dt) / dt.type(n)).astype(dt, copy=False)
+        s = _add_reduce(x, axis=axes, dtype=dt, keepdims=keepdims)
+        return s / dt.type(n) if type(s) is np.ndarray else dt.type(s / dt.type(n))
     kind = np.dtype(dt).kind
     if kind in "iu":
         s = xp.sum(x, axis=axes, keepdims=keepdims, dtype=_MEAN_ACC[kind])
@@ -183,7 +187,7 @@ def _logsumexp(xp, x, axes, keepdims):
 
 
 _KERNELS = {
-    "Sum": lambda xp, x, axes, keepdims: x.sum(axis=axes, keepdims=keepdims, dtype=x.dtype)
+    "Sum": lambda xp, x, axes, keepdims: _add_reduce(x, axis=axes, dtype=x.dtype, keepdims=keepdims)
     if type(x) is np.ndarray else xp.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
     "Prod": lambda xp, x, axes, keepdims: xp.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
     "Mean": _mean,
