@@ -3,6 +3,7 @@ and the common static-inference rules (unary, broadcasting binary)."""
 
 from __future__ import annotations
 
+import contextvars
 import numbers
 
 import numpy as np
@@ -312,19 +313,46 @@ def host_ints(v):
 def ints_in_range(idx, n):
     """Whether every value of integer numpy array `idx` is in [0, n): one reduction (a signed array
     viewed as unsigned, where a negative value is at least 2**(bits - 1)), two where n is that
-    large. A per-step check of a batch of row ids."""
+    large. A per-step check of a batch of row ids; within an in-process run (`index_checks`) an
+    array found in range, or a view of one (same dtype), is not checked again: a training step's
+    ids are checked by the gathers and again by the row updates."""
     if not idx.size:
         return True
+    memo = _RUN_CHECKS.get()
+    if memo is not None:
+        for a in (idx, idx.base):
+            hit = memo.get(id(a))
+            if hit is not None and hit[0] is a and hit[1] <= n and a.dtype == idx.dtype:
+                return True
     unsigned = _UNSIGNED.get(idx.dtype)
     if unsigned is not None and n <= 1 << (8 * idx.dtype.itemsize - 1) and idx.flags.c_contiguous:
-        return int(_max(idx.view(unsigned), axis=None)) < n  # (the ufunc itself: no method wrapper)
-    return int(idx.min()) >= 0 and int(idx.max()) < n
+        ok = int(_max(idx.view(unsigned), axis=None)) < n  # (the ufunc itself: no method wrapper)
+    else:
+        ok = int(idx.min()) >= 0 and int(idx.max()) < n
+    if ok and memo is not None:
+        memo[id(idx)] = (idx, n)  # (held: its id is not reused while the run lasts)
+    return ok
 
 
 _UNSIGNED = {np.dtype(t): np.dtype(t.lower().replace("i", "u")) for t in ("i1", "i2", "i4", "i8")}
 _UNSIGNED.update({np.dtype(t).newbyteorder(): np.dtype(t.replace("i", "u")).newbyteorder()
                   for t in ("i2", "i4", "i8")})
 _max = np.maximum.reduce
+_RUN_CHECKS = contextvars.ContextVar("dflow_index_checks", default=None)
+
+
+class index_checks:  # noqa: N801 - used as a function, like contextlib's managers
+    """An in-process run's memo of the index arrays `ints_in_range` found in range. Only for a run
+    whose kernels never write their inputs (a plan's steps): a feed the caller changes between runs
+    is checked again in the next run."""
+
+    __slots__ = ("token",)
+
+    def __enter__(self):
+        self.token = _RUN_CHECKS.set({})
+
+    def __exit__(self, *exc):
+        _RUN_CHECKS.reset(self.token)
 
 
 def normalize_axis(axis, ndims, op_name):

@@ -38,6 +38,7 @@ from ..dask_compat import (
     key_name,
 )
 from ..errors import OpError, UnavailableError, kernel_failure
+from ..kernels.common import index_checks
 from ..kernels.cores import intra_op_threads
 from ..storage.files import publish
 from ..storage.patch import RowPatch, materialized
@@ -238,7 +239,7 @@ class EagerPlan:
                     xp = np_xp
                 break
         # kernels are silent where TF1 is (executors.quiet_numpy); large ones split over the cores
-        with np.errstate(all="ignore"), intra_op_threads(rc.intra_op_threads):
+        with np.errstate(all="ignore"), intra_op_threads(rc.intra_op_threads), index_checks():
             self._run_steps(rc, env, xp)
         values = [env[e] if e is not None else None for e in self._fetch_tensors]
         if self._copied_fetches is not None:
