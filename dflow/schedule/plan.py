@@ -225,6 +225,11 @@ class EagerPlan:
             if t not in program.kept and t not in consts:
                 frees[i].append(t)
         self.frees = [tuple(f) for f in frees]
+        # what the run loop reads per step, decided here: kwargs only where the kernel takes any,
+        # the output slot of a one-output step, frees only where there are some
+        self._program = [(op, fn, tuple(inputs), attrs or None, run_state,
+                          outputs[0] if len(outputs) == 1 else None, outputs, f or None, label)
+                         for (op, fn, inputs, outputs, attrs, run_state), f, label in zip(steps, self.frees, labels)]
 
     def run(self, rc, feed_values):
         env = dict(self.consts)
@@ -251,14 +256,16 @@ class EagerPlan:
 
     def _run_steps(self, rc, env, xp):
         trace = rc.trace
-        for (op, fn, inputs, outputs, attrs, run_state), frees, label in zip(self.steps, self.frees, self.labels):
+        for op, fn, inputs, attrs, run_state, output, outputs, frees, label in self._program:
             args = [env[t] for t in inputs]
             try:
                 if trace is not None:
                     with trace.op(*label):
-                        out = fn(xp, *args, ctx=rc.eager_ctx(op), **attrs) if run_state else fn(xp, *args, **attrs)
+                        out = _call(fn, xp, args, attrs, rc.eager_ctx(op) if run_state else None)
                 elif run_state:
-                    out = fn(xp, *args, ctx=rc.eager_ctx(op), **attrs)
+                    out = fn(xp, *args, ctx=rc.eager_ctx(op), **(attrs or {}))
+                elif attrs is None:
+                    out = fn(xp, *args)
                 else:
                     out = fn(xp, *args, **attrs)
             except Exception as e:  # an OpError keeps its class, and gets its op named
@@ -270,17 +277,24 @@ class EagerPlan:
                 except Exception as e2:  # noqa: BLE001 - raised as the op's failure
                     _raise_step_failure(op, e2, args)
             del args
-            if len(outputs) == 1:
+            if output is not None:
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
-                env[outputs[0]] = out[0] if isinstance(out, (tuple, list)) else out
+                env[output] = out[0] if isinstance(out, (tuple, list)) else out
             else:
                 for t, v in zip(outputs, out):
                     env[t] = v
             out = None
-            for t in frees:
-                del env[t]
+            if frees is not None:
+                for t in frees:
+                    del env[t]
         if trace is not None:
             trace.check_deadline(" (when its last op finished)")
+
+
+def _call(fn, xp, args, attrs, ctx):
+    """A step's kernel on its inputs (`ctx`: a run_state op's)."""
+    attrs = attrs or {}
+    return fn(xp, *args, ctx=ctx, **attrs) if ctx is not None else fn(xp, *args, **attrs)
 
 
 def _raise_step_failure(op, e, args):
