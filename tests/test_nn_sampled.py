@@ -96,6 +96,36 @@ def test_samplers_draw_the_same_on_every_scheduler():
     run_modes([sampled, tf.reduce_sum(tf.cast(unseeded[0], tf.float32)) * 0.0])  # the modes agree
 
 
+@pytest.mark.parametrize("kind, unique, range_max, num_sampled", [
+    ("log_uniform", True, 1_000_000, 64), ("log_uniform", True, 40, 30), ("uniform", True, 12, 12),
+    ("uniform", False, 50, 7), ("unigram", True, 6, 4), ("unigram", False, 6, 5)])
+def test_samplers_drawn_ahead_equal_runs_drawn_alone(kind, unique, range_max, num_sampled):
+    """A training loop's runs are drawn ahead in batches; each run's draw (classes, tries, expected
+    counts) equals the run drawn alone, as a Dask task draws it, including runs whose first draws
+    held too few distinct classes (range_max 40, 30 unique: longer prefixes of the stream)."""
+    from dflow.kernels import candidate_sampling_ops as cs
+
+    extra = {"unigrams": tuple(float(u) for u in range(1, range_max + 1)), "distortion": 0.75} \
+        if kind == "unigram" else {}
+    attrs = dict(kind=kind, num_true=1, num_sampled=num_sampled, unique=unique, range_max=range_max, seed=5,
+                 seed2=9, op_name=f"ahead_{kind}_{unique}_{range_max}", **extra)
+    true = np.array([[1], [range_max - 1], [0]], np.int64)
+    alone = [cs._sample(true, c, None, **attrs) for c in range(70)]
+    ahead = [cs._sample(true, c, None, ahead=True, **attrs) for c in range(70)]
+    for c, (a, b) in enumerate(zip(alone, ahead)):
+        for x, y in zip(a, b):
+            assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), (c, x, y)
+        if unique:
+            assert len(set(a[0].tolist())) == num_sampled
+    entry = next(e for k, e in cs._ahead.items() if k[0] == attrs["op_name"])
+    assert len(entry.tries) > 1  # (the runs were drawn ahead)
+    got = cs._sample(true, 68, None, ahead=True, **attrs)  # (a cache hit)
+    for x in got:
+        x[...] = -1  # a returned draw is the caller's: the cache keeps its own
+    for x, y in zip(cs._sample(true, 68, None, ahead=True, **attrs), alone[68]):
+        assert np.array_equal(x, y)
+
+
 def test_compute_accidental_hits():
     idx, ids, w = run_modes(tf.nn.compute_accidental_hits(tf.constant([[1, 5], [2, 2]], tf.int64),
                                                           tf.constant([5, 2, 1, 5], tf.int64), 2))
@@ -224,9 +254,10 @@ def test_word2vec_steps_are_deterministic_sparse_and_in_place_on_every_path():
     train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
     with tf.Session() as s:
         # the draws of a graph's first two runs (the in-process path's, from the samplers' stream:
-        # PCG64 set from the run's key; every mode must agree)
-        assert [x.tolist() for x in s.run([sampled, unigram])] == [[119, 142, 3, 112, 46], [4, 5, 2, 2]]
-        assert [x.tolist() for x in s.run([sampled, unigram])] == [[232, 322, 36, 3, 1], [2, 4, 3, 5]]
+        # the random ops' counter-based bits keyed by the run; the second run is drawn ahead with
+        # the next ones; every mode must agree)
+        assert [x.tolist() for x in s.run([sampled, unigram])] == [[1, 182, 9, 0, 415], [5, 4, 5, 0]]
+        assert [x.tolist() for x in s.run([sampled, unigram])] == [[0, 30, 24, 310, 770], [2, 5, 1, 4]]
         s.run(tf.global_variables_initializer())
         before = s.run(emb)
         held = s.variables.values[emb.op.name]

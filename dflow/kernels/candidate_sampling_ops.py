@@ -8,15 +8,16 @@ rejected until num_sampled distinct classes came, after `num_tries` draws)
 
 Seeds are the random ops' (random_ops.py): a run's draw is keyed by (seed, seed2, run count), or
 by the session's seed and the op's name when unseeded, so every scheduler draws the same classes;
-the uniforms are numpy's PCG64 with its state set from a hash of that key (`_uniform`). The op
-runs in one task (it is small). The numbers are not TF's stream.
+the uniforms are the random ops' counter-based bits (SplitMix64 at each position of a stream keyed
+by a hash of that key), so runs vectorize: an in-process run that follows the op's previous run
+draws it and the next ones together (`_run_draws`). The op runs in one task (it is small). The
+numbers are not TF's stream.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import threading
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from ..graph.graph import get_seed
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from .common import apply_op, convert_to_tensor, ints_in_range
-from .random_ops import _hash_words, _material, _run_values
+from .random_ops import _GAMMA, _hash_words, _material, _mix, _run_values, _unit
 
 __all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "fixed_unigram_candidate_sampler"]
 
@@ -57,27 +58,24 @@ def _unigram_table(unigrams, distortion, num_reserved_ids):
     return weights / weights.sum()
 
 
-_generators = threading.local()  # one PCG64 per thread, its state set per draw (no seeding cost)
-_M128 = (1 << 128) - 1
+_AHEAD_RUNS = 32  # runs drawn together when an op's runs come one after another
+_AHEAD_VALUES = 1 << 14  # ... at most this many draws in all
+_ahead = {}  # op key -> _Ahead (its draws for a range of runs)
+_last_run = {}  # op key -> the run count it drew last
 
 
-def _uniform(material, n):
-    """The first n uniforms in [0, 1) of a run's stream: numpy's PCG64 from a state hashed from the
-    run's key material (random_ops: seeds, run counter), set directly, since seeding a generator
-    (SeedSequence) costs more than the whole draw. A longer stream begins with the same draws."""
-    g = getattr(_generators, "g", None)
-    if g is None:
-        g = _generators.g = np.random.Generator(np.random.PCG64(0))
-    h = _hash_words(material)  # (64 bits; PCG64's output permutation mixes the rest)
-    g.bit_generator.state = {"bit_generator": "PCG64", "has_uint32": 0, "uinteger": 0,
-                             "state": {"state": h << 64 | (h ^ 0x9E3779B97F4A7C15),
-                                       "inc": (h * 0xD1B54A32D192ED03 & _M128) | 1}}
-    return g.random(n)
+def _uniforms(materials, n):
+    """[len(materials), n] uniforms in [0, 1): positions 0..n-1 of each run's stream, the random
+    ops' counter-based bits (random_ops._bits, stream 0, 53 bits). A longer stream begins with the
+    same draws, and a run drawn with others equals the run drawn alone."""
+    keys = np.array([_hash_words((*m, 0)) for m in materials], np.uint64)
+    idx = np.arange(n, dtype=np.uint64) * np.uint64(_GAMMA)
+    return _unit(np, _mix(np, idx[None, :] + keys[:, None]), np.float64)
 
 
-def _draw(material, n, kind, range_max, probs):
-    """The first n classes drawn in a run's stream."""
-    u = _uniform(material, n)
+def _draw(materials, n, kind, range_max, probs):
+    """The first n classes of each run's stream: [runs, n] int64."""
+    u = _uniforms(materials, n)
     if kind == "log_uniform":  # TF1's LogUniformSampler: exp(u * log(range_max + 1)) - 1
         u *= math.log(range_max + 1.0)
         k = np.exp(u, out=u).astype(np.int64)
@@ -90,59 +88,110 @@ def _draw(material, n, kind, range_max, probs):
     return np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), range_max - 1).astype(np.int64)
 
 
-def _first_distinct(draws):
-    """The positions of each value's first occurrence in `draws`, ascending."""
-    order = np.argsort(draws, kind="stable")
-    s = draws[order]
-    keep = np.empty(s.size, bool)
-    keep[:1] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    first = order[keep]
-    first.sort()
-    return first
+def _first_distinct(draws, num_sampled):
+    """Per run (row of `draws`): its first `num_sampled` distinct classes in draw order, the draws
+    that took, and whether it has that many (rows without: zeros)."""
+    runs, n = draws.shape
+    order = np.argsort(draws, axis=1, kind="stable")
+    s = np.take_along_axis(draws, order, axis=1)
+    first = np.empty((runs, n), bool)  # first of its value, in sorted order
+    first[:, :1] = True
+    np.not_equal(s[:, 1:], s[:, :-1], out=first[:, 1:])
+    is_first = np.empty((runs, n), bool)  # ... in draw order
+    np.put_along_axis(is_first, order, first, axis=1)
+    count = np.cumsum(is_first, axis=1)
+    ok = count[:, -1] >= num_sampled
+    tries = np.where(ok, np.argmax(count >= num_sampled, axis=1) + 1, 0) if num_sampled else np.zeros(runs, int)
+    sampled = np.zeros((runs, num_sampled), np.int64)
+    sampled[ok] = draws[is_first & (count <= num_sampled) & ok[:, None]].reshape(-1, num_sampled)
+    return sampled, tries, ok
+
+
+def _expected_counts(p, tries, num_sampled, unique, kind, range_max):
+    """float32 expected counts of classes of probability p (float64, overwritten): num_sampled * p,
+    or with `unique` -expm1(tries * log1p(-p)), p kept below 1 (a class of probability 1: count 1)."""
+    if not unique:
+        p *= num_sampled
+        return p.astype(np.float32)
+    if kind != "log_uniform" or range_max == 1:
+        np.minimum(p, 1.0 - 1e-16, out=p)
+    np.negative(p, out=p)
+    np.log1p(p, out=p)
+    p *= tries
+    np.expm1(p, out=p)
+    return np.negative(p, out=np.empty(p.shape, np.float32), casting="same_kind")
+
+
+class _Ahead:
+    """An op's draws for runs first..first + len(tries) - 1 (read only)."""
+
+    __slots__ = ("first", "sampled", "tries", "counts", "ok", "unigrams")
+
+    def __init__(self, first, sampled, tries, counts, ok, unigrams):
+        self.first, self.sampled, self.tries, self.counts, self.ok = first, sampled, tries, counts, ok
+        self.unigrams = unigrams
+
+
+def _run_draws(counter, base, kind, num_sampled, unique, range_max, seed, seed2, op_name, probs, unigrams, ahead):
+    """(sampled classes, draws taken, sampled expected counts) of run `counter`. With `ahead` (an
+    in-process run) a run that follows the op's previous one draws itself and the next runs in one
+    vectorized pass (a training loop's sampler: ~30 numpy calls a run, most of them on 64 to 128
+    values, became a cache hit); each run's draw is the same however it was computed."""
+    key = (op_name, kind, num_sampled, unique, range_max, seed, seed2, 0 if base is None else int(base), id(unigrams))
+    counter = int(counter)
+    if ahead:
+        entry = _ahead.get(key)
+        if entry is not None and entry.unigrams is unigrams and 0 <= counter - entry.first < len(entry.ok) \
+                and entry.ok[counter - entry.first]:
+            i = counter - entry.first
+            return entry.sampled[i].copy(), int(entry.tries[i]), entry.counts[i].copy()
+        runs = 1
+        if _last_run.get(key) == counter - 1:
+            runs = max(1, min(_AHEAD_RUNS, _AHEAD_VALUES // max(2 * num_sampled, 16)))
+        if len(_last_run) > 256:
+            _last_run.clear()
+        _last_run[key] = counter
+    else:
+        runs = 1
+    base = 0 if base is None else base
+    materials = [_material(seed, seed2, op_name, counter + r, base) for r in range(runs)]
+    if unique:
+        size = max(2 * num_sampled, 16)
+        sampled, tries, ok = _first_distinct(_draw(materials, size, kind, range_max, probs), num_sampled)
+    else:
+        sampled = _draw(materials, num_sampled, kind, range_max, probs)
+        tries, ok = np.full(runs, num_sampled), np.ones(runs, bool)
+    counts = _expected_counts(probs(sampled), tries[:, None], num_sampled, unique, kind, range_max)
+    if runs > 1:
+        if len(_ahead) > 64:
+            _ahead.clear()
+        _ahead[key] = _Ahead(counter, sampled, tries, counts, ok, unigrams)
+    if ok[0]:
+        return sampled[0].copy(), int(tries[0]), counts[0].copy()
+    # draws until num_sampled distinct classes came, the first of each kept in draw order: longer
+    # prefixes of the run's stream
+    while True:
+        size *= 2
+        sampled, tries, ok = _first_distinct(_draw(materials[:1], size, kind, range_max, probs), num_sampled)
+        if ok[0]:
+            counts = _expected_counts(probs(sampled[0]), tries[0], num_sampled, unique, kind, range_max)
+            return sampled[0], int(tries[0]), counts
 
 
 def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique, range_max, seed, seed2, op_name,
-            unigrams=(), distortion=1.0, num_reserved_ids=0, output=None):
+            unigrams=(), distortion=1.0, num_reserved_ids=0, output=None, ahead=False):
     probs = _probabilities(kind, range_max, unigrams, distortion, num_reserved_ids)
-    material = _material(seed, seed2, op_name, counter, 0 if base is None else base)
-    if unique:
-        if num_sampled > range_max:
-            raise ValueError(f"{op_name}: range_max ({range_max}) must be >= num_sampled ({num_sampled}) when "
-                             "unique is True")
-        # draws until num_sampled distinct classes came, the first of each kept in draw order
-        # (vectorized: growing prefixes of one stream of draws)
-        size = max(2 * num_sampled, 16)
-        while True:
-            draws = _draw(material, size, kind, range_max, probs)
-            first = _first_distinct(draws)
-            if first.size >= num_sampled:
-                sampled = draws[first[:num_sampled]]
-                tries = int(first[num_sampled - 1]) + 1
-                break
-            size *= 2
-    else:
-        sampled = _draw(material, num_sampled, kind, range_max, probs)
-        tries = num_sampled
-
+    if unique and num_sampled > range_max:
+        raise ValueError(f"{op_name}: range_max ({range_max}) must be >= num_sampled ({num_sampled}) when "
+                         "unique is True")
     true = np.asarray(true_classes)
     if not ints_in_range(true, range_max):
         bad = true[(true < 0) | (true >= range_max)][0]
         raise ValueError(f"{op_name}: true class {int(bad)} is not in [0, {range_max})")
-    # the expected counts of the true and the sampled classes, in one pass (in place on p)
-    p = probs(np.concatenate([true.reshape(-1), sampled]))
-    if unique:  # -expm1(tries * log1p(-p)), p kept below 1 (a class of probability 1: count 1)
-        if kind != "log_uniform" or range_max == 1:
-            np.minimum(p, 1.0 - 1e-16, out=p)
-        np.negative(p, out=p)
-        np.log1p(p, out=p)
-        p *= tries
-        np.expm1(p, out=p)
-        counts = np.negative(p, out=np.empty(p.shape, np.float32), casting="same_kind")
-    else:
-        p *= num_sampled
-        counts = p.astype(np.float32)
-    out = (sampled, counts[:true.size].reshape(true.shape), counts[true.size:])
+    sampled, tries, counts = _run_draws(counter, base, kind, num_sampled, unique, range_max, seed, seed2, op_name,
+                                        probs, unigrams, ahead)
+    true_counts = _expected_counts(probs(true.reshape(-1)), tries, num_sampled, unique, kind, range_max)
+    out = (sampled, true_counts.reshape(true.shape), counts)
     return out if output is None else out[output]
 
 
@@ -163,7 +212,7 @@ def _infer(inputs, attrs):
 
 def _eager(xp, true_classes, *, ctx, **attrs):
     counter, base = _run_values(ctx, attrs["seed"], attrs["seed2"])
-    return _sample(np.asarray(true_classes), counter, base, op_name=ctx.op.name, **attrs)
+    return _sample(np.asarray(true_classes), counter, base, op_name=ctx.op.name, ahead=True, **attrs)
 
 
 def _lower(lctx, true_classes, *, ctx=None, **attrs):
