@@ -169,7 +169,8 @@ def _scatter_rows(xp, old, indices, updates, sign):
     """(flat indices, rows) of a scatter, checked: IndexError naming an index out of range. Rows
     are negated for `sign` -1 (0: left as they are, for a RowPatch that subtracts them)."""
     n = old.shape[0]
-    idx = np.asarray(indices).reshape(-1)
+    # (a 1-D index array as it is: two updates by one ids tensor share it, and a commit sorts it once)
+    idx = indices if type(indices) is np.ndarray and indices.ndim == 1 else np.asarray(indices).reshape(-1)
     if not ints_in_range(idx, n):
         bad = idx[(idx < 0) | (idx >= n)][0]
         raise IndexError(f"index {int(bad)} is out of range [0, {n})")

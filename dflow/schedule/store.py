@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import FailedPreconditionError, UnavailableError
 from ..storage import files
-from ..storage.patch import RowPatch
+from ..storage.patch import RowPatch, repeat_checks
 from ..storage.values import RemoteValue, StoredValue, block_indices, block_slices
 
 
@@ -100,7 +100,7 @@ class VariableStore:
     def commit_all(self, values, fed_bytes=0):
         """A run's new values, committed together: a concurrent run's snapshot sees all or none.
         (`fed_bytes` is unused: cluster values have their lineage cut when computed.)"""
-        with self._lock:
+        with self._lock, repeat_checks():
             for name, value in values.items():
                 self.commit(name, value)
 

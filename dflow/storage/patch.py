@@ -12,6 +12,7 @@ written in place, and bytes copied where a patch had to be materialized.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 
 import numpy as np
@@ -95,8 +96,16 @@ def _summed(idx, rows):
     order), by one sort and np.add.reduceat instead of np.add.at's slow unbuffered loop."""
     if idx.size < 2:
         return idx, rows
-    sorted_idx = np.sort(idx)
-    if not np.count_nonzero(sorted_idx[1:] == sorted_idx[:-1]):  # no repeats (a batch's usual case)
+    memo = _REPEATS.get()
+    seen = memo.get(id(idx)) if memo is not None else None
+    if seen is not None and seen[0] is idx:
+        repeats = seen[1]
+    else:
+        sorted_idx = np.sort(idx)
+        repeats = bool(np.count_nonzero(sorted_idx[1:] == sorted_idx[:-1]))
+        if memo is not None:
+            memo[id(idx)] = (idx, repeats)
+    if not repeats:  # (a batch's usual case)
         return idx, rows
     order = np.argsort(idx, kind="stable")
     sorted_idx = idx[order]
@@ -104,6 +113,23 @@ def _summed(idx, rows):
     if starts.size == idx.size:
         return idx, rows
     return sorted_idx[starts], np.add.reduceat(rows[order], starts, axis=0)
+
+
+_REPEATS = contextvars.ContextVar("dflow_index_repeats", default=None)
+
+
+class repeat_checks:  # noqa: N801 - used as a function, like contextlib's managers
+    """A commit's memo of which index arrays hold repeated indices: the row updates of one commit
+    that share an index array (nce_loss's weights and biases) sort it once. Only while the arrays
+    cannot change (one commit of one run's values)."""
+
+    __slots__ = ("token",)
+
+    def __enter__(self):
+        self.token = _REPEATS.set({})
+
+    def __exit__(self, *exc):
+        _REPEATS.reset(self.token)
 
 
 def materialized(v):

@@ -49,3 +49,23 @@ def test_set_patch_last_write_wins():
     got = RowPatch(base, np.array([3, 1, 3]), np.array([[1., 1.], [2., 2.], [3., 3.]]), add=False).materialize()
     np.testing.assert_array_equal(got, [[0, 0], [2, 2], [0, 0], [3, 3], [0, 0]])
     np.testing.assert_array_equal(base, 0)  # materialize copies
+
+
+def test_patches_of_one_commit_share_their_index_arrays_repeat_check():
+    """Within one commit (repeat_checks) patches sharing an index array sort it once; both sum its
+    repeats. A later commit checks the array again (it may have changed in between)."""
+    idx = np.array([2, 0, 2, 1])
+    w, b = np.zeros((3, 2)), np.zeros(3)
+    with patch.repeat_checks():
+        RowPatch(w, idx, np.ones((4, 2)), add=True).apply_in_place()
+        RowPatch(b, idx, np.ones(4), add=True, sign=-1).apply_in_place()
+    np.testing.assert_array_equal(w, [[1, 1], [1, 1], [2, 2]])
+    np.testing.assert_array_equal(b, [-1, -1, -2])
+    free = np.array([0, 1, 2])
+    c = np.zeros(3)
+    with patch.repeat_checks():
+        RowPatch(c, free, np.ones(3), add=True).apply_in_place()  # (found free of repeats)
+    free[:] = [1, 1, 2]  # the array changed between two commits: checked again
+    with patch.repeat_checks():
+        RowPatch(c, free, np.ones(3), add=True).apply_in_place()
+    np.testing.assert_array_equal(c, [1, 3, 2])
