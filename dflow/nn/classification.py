@@ -20,7 +20,7 @@ from ..kernels.creation_ops import range as _range
 from ..kernels.gather_ops import one_hot
 from ..kernels.math_ops import (
     _log1p,
-    _log1p_f32,
+    _log1p_unit_f32,
     add,
     cast,
     equal,
@@ -162,7 +162,7 @@ def _logistic_loss(xp, x, z):
         e = np.abs(x)
         np.negative(e, out=e)
         np.exp(e, out=e)  # in (0, 1] (nan for a nan logit): log1p's u never overflows
-        sp = _log1p_f32(e, infinite=False)
+        sp = _log1p_unit_f32(e)
         out = np.zeros(x.shape, np.float32)  # (maximum against a scalar: no vectorized loop, 2x slower)
         np.maximum(x, out, out=out)
         out -= np.multiply(x, z, out=e)  # (max(x, 0) - x z) first: exact where they cancel

@@ -161,6 +161,23 @@ def test_float32_sigmoid_and_log1p_of_whole_arrays_match_float64():
     assert l1p[v == -1][0] == -np.inf and np.isnan(l1p[np.isnan(v)]).all()
 
 
+def test_log1p_of_unit_interval_float32_within_a_few_ulps():
+    """LogisticLoss's log1p of exp(-|x|) in [0, 1] (corrected log(1 + x), no division by zero):
+    within 4 ulps of float64's log1p across 12 decades, exact at 0 and below 2**-24, nan kept."""
+    from dflow.kernels.math_ops import _log1p_unit_f32
+
+    rng = np.random.default_rng(11)
+    v = np.concatenate([rng.random(20000), 10.0 ** rng.uniform(-12, 0, 20000),
+                        [0, 1, 2.0 ** -24, 2.0 ** -23, 1.5 * 2.0 ** -24, 1e-40, np.nan]]).astype(np.float32)
+    with np.errstate(all="raise"):  # nothing divides by zero or is invalid (nan aside)
+        got = _log1p_unit_f32(v[:-1])
+    ref = np.log1p(v[:-1].astype(np.float64))
+    ulps = np.abs(got - ref) / np.spacing(ref.astype(np.float32)).astype(np.float64)
+    assert ulps.max() <= 4, ulps.max()
+    assert got[v[:-1] == 0][0] == 0 and got[-1] == np.float32(1e-40) and got.dtype == np.float32
+    assert np.isnan(_log1p_unit_f32(v[-1:]))[0]
+
+
 # ---- cast ----------------------------------------------------------------------------------------
 
 def test_cast_float_to_int_truncates_toward_zero():
