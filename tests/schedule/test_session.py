@@ -683,3 +683,40 @@ def test_py_func_reached_only_through_a_control_input_runs(mode, sess_factory):
     _CALLS.clear()
     assert sess.run(y) == 2.0
     assert len(_CALLS) == 1
+
+
+def test_a_plan_run_often_runs_as_generated_code_with_the_same_results_and_errors():
+    """A plan's first runs interpret its steps; from its third untraced run it is generated code
+    (schedule/plan._StepCode). Both give numpy's answers, free nothing a fetch needs, count a
+    stateful op's runs alike, and name the failing op with its input shapes."""
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="w")
+    h = tf.nn.relu(tf.matmul(x, w) - 4.0)
+    parts = tf.split(h, 2, axis=1)  # a multi-output step
+    total = tf.reduce_sum(parts[0] * parts[1] + tf.random_uniform([1], seed=3))
+    ids = tf.placeholder(tf.int32, [2], name="ids")
+    picked = tf.gather(h, ids, name="picked")
+    rng = np.random.default_rng(2)
+    with tf.Session() as s:
+        s.run(w.initializer)
+        runner = s._plan_for([h, parts, total, picked], {x: np.ones((4, 3), np.float32), ids: [0, 1]})[0]._runner
+        draws = []
+        for step in range(5):
+            xv = rng.standard_normal((4, 3)).astype(np.float32)
+            got_h, got_parts, got_total, got_picked = s.run([h, parts, total, picked], {x: xv, ids: [3, 1]})
+            want = np.maximum(xv @ np.arange(6, dtype=np.float32).reshape(3, 2) - 4, 0)
+            np.testing.assert_allclose(got_h, want, rtol=1e-6)
+            np.testing.assert_allclose(np.concatenate(got_parts, 1), want, rtol=1e-6)
+            np.testing.assert_array_equal(got_picked, got_h[[3, 1]])
+            draws.append(got_total - (want[:, 0] * want[:, 1]).sum())
+            assert (runner._code is not None) == (step >= 2)
+        assert len({round(float(d), 5) for d in draws}) == 5  # the random op drew anew each run
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"(?s)7 is not in \[0, 4\).*node picked"):
+            s.run([h, parts, total, picked], {x: np.ones((4, 3), np.float32), ids: [0, 7]})
+        # a bound kernel (Reshape to a constant shape) failing in generated code: its op's own
+        # kernel on every input says what failed
+        flat = tf.reshape(x, [-1, 5], name="flat")
+        for _ in range(3):
+            assert s.run(flat, {x: np.ones((5, 3), np.float32)}).shape == (3, 5)
+        with pytest.raises(tf.errors.InvalidArgumentError, match=r"flat.*input shapes: \[4,3\], \[2\]"):
+            s.run(flat, {x: np.ones((4, 3), np.float32)})
