@@ -132,12 +132,14 @@ class _Ahead:
         self.unigrams = unigrams
 
 
-def _run_draws(counter, base, kind, num_sampled, unique, range_max, seed, seed2, op_name, probs, unigrams, ahead):
+def _run_draws(counter, base, kind, num_sampled, unique, range_max, seed, seed2, op_name, probs, unigrams, ahead,
+               unigram_attrs=()):
     """(sampled classes, draws taken, sampled expected counts) of run `counter`. With `ahead` (an
     in-process run) a run that follows the op's previous one draws itself and the next runs in one
     vectorized pass (a training loop's sampler: ~30 numpy calls a run, most of them on 64 to 128
     values, became a cache hit); each run's draw is the same however it was computed."""
-    key = (op_name, kind, num_sampled, unique, range_max, seed, seed2, 0 if base is None else int(base), id(unigrams))
+    key = (op_name, kind, num_sampled, unique, range_max, seed, seed2, 0 if base is None else int(base), id(unigrams),
+           unigram_attrs)  # (distortion, reserved ids: with the unigrams, what a unigram draw depends on)
     counter = int(counter)
     if ahead:
         entry = _ahead.get(key)
@@ -189,7 +191,7 @@ def _sample(true_classes, counter, base, *, kind, num_true, num_sampled, unique,
         bad = true[(true < 0) | (true >= range_max)][0]
         raise ValueError(f"{op_name}: true class {int(bad)} is not in [0, {range_max})")
     sampled, tries, counts = _run_draws(counter, base, kind, num_sampled, unique, range_max, seed, seed2, op_name,
-                                        probs, unigrams, ahead)
+                                        probs, unigrams, ahead, (distortion, num_reserved_ids))
     true_counts = _expected_counts(probs(true.reshape(-1)), tries, num_sampled, unique, kind, range_max)
     out = (sampled, true_counts.reshape(true.shape), counts)
     return out if output is None else out[output]
