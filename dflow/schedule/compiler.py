@@ -45,9 +45,10 @@ from .memory import (
     format_bytes,
     suggest_chunks,
 )
-from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec, input_failure, value_shape
+from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
 from .program import Program
 from .staging import Stager, rewrite_for
+from .steps import input_failure, value_shape
 
 _names = itertools.count()
 _dask_xp = array_api_compat.array_namespace(da.zeros(1))

@@ -51,6 +51,7 @@ from ..storage.values import (
     block_slices,
 )
 from .fusion import epilogue_producers, fusion_groups, run_with_epilogue
+from .steps import StepCode, bound
 
 
 @dataclass
@@ -176,9 +177,9 @@ class EagerPlan:
                 if step.select:
                     steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
                 elif group is None:
-                    bound = _bound(step, consts)
-                    if bound is not None:
-                        steps.append((op, bound, bound.inputs, step.outputs, {}, False))
+                    kernel = bound(step, consts)
+                    if kernel is not None:
+                        steps.append((op, kernel, kernel.inputs, step.outputs, {}, False))
                     else:
                         steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
                                       step.opdef.run_state))
@@ -225,8 +226,8 @@ class EagerPlan:
             if t not in program.kept and t not in consts:
                 frees[i].append(t)
         self.frees = [tuple(f) for f in frees]
-        # how the steps run: interpreted, then (a plan run often) as generated code (`_StepCode`)
-        self._runner = _StepCode(steps, self.frees, labels,
+        # how the steps run: interpreted, then (a plan run often) as generated code (`steps.StepCode`)
+        self._runner = StepCode(steps, self.frees, labels,
                                set(program.fetch_tensors) | set(program.commit_tensors.values()))
 
     def run(self, rc, feed_values):
@@ -259,200 +260,6 @@ class EagerPlan:
             trace.check_deadline(" (when its last op finished)")
 
 
-class _StepCode:
-    """How an EagerPlan runs its steps. The first runs of a plan interpret them (a loop over one
-    tuple per step, values in the run's env); its third untraced run turns them into one generated
-    Python function, each step a call of its kernel on registers (a list; feeds and constants read
-    from env first), outputs dropped after their last reader, fetched and committed ones written
-    back to env at the end. Generating costs ~60 us a step (Python's compiler), so plans run once
-    or twice (initializers, evaluations, a test's runs) never pay it; a training loop's plan gains
-    ~8% of a word2vec step (45 small kernels). Traced runs (RunOptions) always interpret.
-
-    A kernel's exception names its op (`_raise_step_failure`, with the values it was given); a
-    bound kernel that fails runs its op's own kernel on every input first (`_Bound`)."""
-
-    GENERATE_AT = 3
-
-    def __init__(self, steps, frees, labels, kept):
-        self.steps, self.frees, self.labels, self.kept = steps, frees, labels, kept
-        self._program = [(op, fn, tuple(inputs), attrs or None, run_state,
-                          outputs[0] if len(outputs) == 1 else None, outputs, f or None, label)
-                         for (op, fn, inputs, outputs, attrs, run_state), f, label in zip(steps, frees, labels)]
-        self._code = None
-        self._runs = 0
-
-    def run(self, env, xp, rc, trace):
-        if trace is None:
-            if self._code is not None:
-                return self._code(env, xp, rc)
-            self._runs += 1
-            if self._runs >= self.GENERATE_AT:
-                self._code = self._make()
-                return self._code(env, xp, rc)
-        return self._interpret(env, xp, rc, trace)
-
-    def _interpret(self, env, xp, rc, trace):
-        for op, fn, inputs, attrs, run_state, output, outputs, frees, label in self._program:
-            args = [env[t] for t in inputs]
-            kwargs = attrs or {}
-            if run_state:
-                kwargs = dict(kwargs, ctx=rc.eager_ctx(op))
-            try:
-                if trace is not None:
-                    with trace.op(*label):
-                        out = fn(xp, *args, **kwargs)
-                else:
-                    out = fn(xp, *args, **kwargs)
-            except Exception as e:  # an OpError keeps its class, and gets its op named
-                _step_error(op, e, args)
-            del args
-            if output is not None:
-                # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
-                env[output] = out[0] if isinstance(out, (tuple, list)) else out
-            else:
-                for t, v in zip(outputs, out):
-                    env[t] = v
-            out = None
-            if frees is not None:
-                for t in frees:
-                    del env[t]
-
-    def _make(self):
-        slots = {}  # tensor -> its register
-        consts = {"_SEQ": (tuple, list), "_failed": self._failed}
-        head, body = [], []
-
-        def slot(t):
-            r = slots.get(t)
-            if r is None:  # a value the run's env holds (a feed, a constant)
-                r = slots[t] = len(slots)
-                head.append(f"    R[{r}] = env[t{r}]")
-                consts[f"t{r}"] = t
-            return r
-
-        read_env = set()
-        args_of = []
-        for i, ((op, fn, inputs, outputs, attrs, run_state), frees) in enumerate(zip(self.steps, self.frees)):
-            before = len(slots)
-            args = [slot(t) for t in inputs]
-            read_env.update(r for r in args if r >= before)
-            args_of.append(args)
-            consts[f"f{i}"] = fn
-            call = f"f{i}(" + ", ".join(["xp"] + [f"R[{r}]" for r in args])
-            if run_state:
-                consts[f"o{i}"] = op
-                call += f", ctx=rc.eager_ctx(o{i})"
-            if attrs:
-                consts[f"k{i}"] = attrs
-                call += f", **k{i}"
-            call += ")"
-            body.append(f"        i = {i}")
-            indent = "        "
-            if len(outputs) == 1:
-                r = slots[outputs[0]] = len(slots)
-                body.append(f"{indent}v = {call}")
-                # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
-                body.append(f"        R[{r}] = v[0] if isinstance(v, _SEQ) else v")
-            else:
-                body.append(f"{indent}v = {call}")
-                for j, t in enumerate(outputs):
-                    r = slots[t] = len(slots)
-                    body.append(f"        R[{r}] = v[{j}]")
-            body.append("        v = None")
-            for t in frees:
-                if slots[t] not in read_env:  # (a value read from env stays there)
-                    body.append(f"        R[{slots[t]}] = None")
-        tail = []
-        for t in self.kept:
-            r = slots.get(t)
-            if r is not None and r not in read_env:
-                consts[f"t{r}"] = t
-                tail.append(f"        env[t{r}] = R[{r}]")
-        self._args = args_of
-        src = "\n".join(["def steps(env, xp, rc):", "    i = -1", f"    R = [None] * {max(len(slots), 1)}"]
-                        + head + ["    try:"] + (body or ["        pass"]) + tail
-                        + ["    except Exception as e:  # an OpError keeps its class, and gets its op named",
-                           "        _failed(i, e, R)"])
-        exec(compile(src, f"<dflow plan of {len(self.steps)} steps>", "exec"), consts)
-        return consts["steps"]
-
-    def _failed(self, i, e, registers):
-        """Raises step i's exception as its op's failure."""
-        if i < 0:
-            raise e
-        _step_error(self.steps[i][0], e, [registers[r] for r in self._args[i]])
-
-
-def _step_error(op, e, args):
-    """Raises kernel exception `e` of a step of `op` run on `args` as the op's failure (a bound
-    kernel's failure is one already)."""
-    if isinstance(e, _StepFailure):
-        raise e.error from e.error.__cause__
-    _raise_step_failure(op, e, args)
-
-
-class _StepFailure(Exception):
-    """A bound kernel's failure, already its op's error (`error`)."""
-
-    def __init__(self, error):
-        super().__init__(str(error))
-        self.error = error
-
-
-def _raise_step_failure(op, e, args):
-    """Raises kernel exception `e` of `op` on `args` as the op's error (an OpError keeps its class)."""
-    err = input_failure(op, e, [value_shape(a) for a in args]) if len(args) == len(op._inputs) \
-        else kernel_failure(op, e)
-    if err is e:
-        raise e
-    raise err from e
-
-
-class _Bound:
-    """A step's kernel bound to its inputs known at compile time (OpDef `bind`); `inputs` are the
-    others, the ones it takes."""
-
-    __slots__ = ("kernel", "eager", "known", "inputs", "op")
-
-    def __init__(self, kernel, eager, known, inputs, op):
-        self.kernel, self.eager, self.known, self.inputs, self.op = kernel, eager, known, inputs, op
-
-    def __call__(self, xp, *args):
-        try:
-            return self.kernel(xp, *args)
-        except Exception:  # noqa: BLE001 - the op's own kernel on every input says what failed
-            args = self.all_args(args)
-            try:
-                return self.eager(xp, *args, **self.op._attrs)
-            except Exception as e2:  # noqa: BLE001 - raised as the op's failure
-                try:
-                    _raise_step_failure(self.op, e2, args)
-                except Exception as err:  # noqa: BLE001
-                    raise _StepFailure(err) from None
-
-    def all_args(self, args):
-        """Every input's value, in the op's order, from the values this kernel took."""
-        rest = iter(args)
-        return [self.known[i] if i in self.known else next(rest) for i in range(len(self.known) + len(args))]
-
-
-def _bound(step, consts):
-    """The step's kernel bound to its inputs known at compile time, or None."""
-    opdef = step.opdef
-    if opdef.bind is None or opdef.run_state:
-        return None
-    known = {i: consts[t] for i, t in enumerate(step.inputs) if t is not None and t in consts}
-    if not known:
-        return None
-    try:
-        kernel = opdef.bind(step.op, known)
-    except Exception:  # noqa: BLE001 - a value the kernel refuses: it runs (and fails) unbound
-        return None
-    if kernel is None:
-        return None
-    return _Bound(kernel, opdef.eager, known, [t for i, t in enumerate(step.inputs) if i not in known], step.op)
-
-
 def _reading_patches(fn):
     def run(xp, *args, **attrs):
         return fn(xp, *[materialized(a) for a in args], **attrs)
@@ -465,47 +272,6 @@ def _first_block(r):
     while isinstance(r, (list, tuple)) and not (len(r) == 2 and isinstance(r[1], np.ndarray)):
         r = r[0]
     return r
-
-
-def input_failure(op, exc, shapes, where=""):
-    """The error of `op` that raised `exc` on inputs of these run-time `shapes` (tuples, None where
-    unknown): the op's own shape rule, run again with the shapes it got, words a shape mismatch as
-    TF1 does at build time ("Dimensions must be equal, but are 3 and 4 for 'MatMul' with input
-    shapes: [2,3], [4,5]."); otherwise the kernel's error, with the shapes named."""
-    if not isinstance(exc, OpError) and len(shapes) == len(op.inputs) and all(s is not None for s in shapes):
-        try:
-            op._opdef.infer([_WithShape(t, s) for t, s in zip(op.inputs, shapes)], op._attrs)
-        except (ValueError, TypeError) as e:
-            return kernel_failure(op, e, where=where)
-        except Exception:  # noqa: BLE001 - a shape rule that cannot take stand-ins: the kernel's words
-            pass
-    return kernel_failure(op, exc, where=where, shapes=shapes if not isinstance(exc, OpError) else None)
-
-
-class _WithShape:
-    """A stand-in of tensor `t` with the run-time shape `shape` (for `input_failure`)."""
-
-    def __init__(self, t, shape):
-        from ..graph.shape import TensorShape
-
-        self._t = t
-        self.shape = TensorShape([None if d != d else int(d) for d in shape])
-
-    def get_shape(self):
-        return self.shape
-
-    def __getattr__(self, name):
-        return getattr(self._t, name)
-
-
-def value_shape(v):
-    """The shape of a value an op got (None when it has none)."""
-    shape = getattr(v, "shape", None)
-    if shape is None:
-        return None if v is None else tuple(np.shape(v))
-    if hasattr(shape, "as_list"):  # an unbuilt elementwise chain: its static shape
-        return tuple(shape.as_list()) if shape.ndims is not None else None
-    return tuple(shape)
 
 
 def _on_cluster(executor, slot, value, rc):

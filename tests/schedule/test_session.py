@@ -687,7 +687,7 @@ def test_py_func_reached_only_through_a_control_input_runs(mode, sess_factory):
 
 def test_a_plan_run_often_runs_as_generated_code_with_the_same_results_and_errors():
     """A plan's first runs interpret its steps; from its third untraced run it is generated code
-    (schedule/plan._StepCode). Both give numpy's answers, free nothing a fetch needs, count a
+    (schedule/steps.StepCode). Both give numpy's answers, free nothing a fetch needs, count a
     stateful op's runs alike, and name the failing op with its input shapes."""
     x = tf.placeholder(tf.float32, [None, 3], name="x")
     w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="w")
