@@ -301,7 +301,7 @@ def _not_eager(t, op_type):
 
 
 def _failure(op, exc, values):
-    from ..schedule.plan import input_failure, value_shape
+    from ..schedule.steps import input_failure, value_shape
 
     if isinstance(exc, OpError):
         return kernel_failure(op, exc)
