@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1] / "dflow"
 # lowest first; a unit is a package (dflow.graph) or a top-level module (dflow.nn)
 LAYERS = [
     ["dflow.errors", "dflow.dask_compat", "dflow.devices", "dflow.config", "dflow.version", "dflow.tf1_names",
-     "dflow.run_options"],
+     "dflow.run_options", "dflow.proto"],
     ["dflow.graph", "dflow.platform"],
     ["dflow.storage"],
     ["dflow.kernels"],

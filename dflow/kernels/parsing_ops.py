@@ -3,7 +3,7 @@
 optional default) and `VarLenFeature` (a SparseTensor of the values each Example holds).
 
 One op, "ParseExample", a host kernel over an object array of bytes: each record is decoded with
-the protobuf classes of the `tfrecord` package (`example_pb2.Example`, TF's own proto) and its
+`dflow.proto.Example` (TF's wire format under dflow's proto package) and its
 features copied out, so it runs in a Session, inside `Dataset.map` (per element) and on the Dask
 path: chunk by chunk when every feature is dense (the outputs chunked like the records), else as
 one task over all records (a sparse output's size depends on every record). Outputs in
@@ -19,12 +19,12 @@ import collections
 import math
 
 import numpy as np
-from tfrecord import example_pb2
 
 from ..errors import raise_kernel_failure
 from ..graph import dtypes
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
+from ..proto import Example
 from .common import apply_op, convert_to_tensor
 from .sparse_ops import SparseTensor
 
@@ -161,7 +161,7 @@ def _parse_records(serialized, names, sparse_keys, sparse_types, dense_keys, den
     sparse_specs = [(key, _KINDS[dt], _TF_NAMES[_KINDS[dt]]) for key, dt in zip(sparse_keys, sparse_types)]
     dense_flat = [[] for _ in dense_keys]  # every record's values, converted once per batch
     sparse = [([], []) for _ in sparse_keys]  # (per-record counts, values)
-    example = example_pb2.Example()
+    example = Example()
     for b, record in enumerate(records):
         try:
             example.ParseFromString(record)

@@ -2,9 +2,7 @@
 checkpoints, monitored training (MonitoredTrainingSession, hooks, Coordinator); the
 `tf.train.Example` protocol buffers."""
 
-from tfrecord import (
-    example_pb2 as _example_pb2,  # TF's Example protos (the tfrecord package's copy)
-)
+from .. import proto as _example_pb2  # TF's Example protos, under dflow's own proto package
 
 from ..io.checkpoint import *  # noqa: F403,E402
 from ..io.graph_io import write_graph as write_graph  # noqa: E402
