@@ -10,7 +10,7 @@ import numpy as np
 from .errors import InvalidArgumentError
 from .graph.dtypes import as_dtype
 from .graph.registry import get_opdef, is_registered
-from .graph.serialize import GraphDef, NodeDef, parse_input
+from .graph.serialize import GraphDef, NodeDef, attr_refs, parse_input
 from .io.graph_io import import_graph_def
 
 __all__ = ["convert_variables_to_constants", "extract_sub_graph", "remove_training_nodes",
@@ -54,8 +54,9 @@ def extract_sub_graph(graph_def, dest_nodes):
         if name in keep:
             continue
         keep.add(name)
-        for s in by_name[name].input:
-            src = _node_name(s)
+        node = by_name[name]
+        refs = [r.node for v in node.attr.values() for r in attr_refs(v)]  # a Cond's branches, a While's body
+        for src in [_node_name(s) for s in node.input] + refs:
             if src in by_name and src not in keep:
                 stack.append(src)
     return GraphDef([n.copy() for n in graph_def.node if n.name in keep], graph_def.versions)

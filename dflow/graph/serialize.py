@@ -12,7 +12,9 @@ Attr encoding: JSON scalars stand for themselves (null, bools, ints, finite floa
 else is a one-key object naming its type: {"list": [...]}, {"tuple": [...]}, {"dict": {...}},
 {"float": "nan"|"inf"|"-inf"}, {"complex": [re, im]}, {"bytes": b64}, {"dtype": name},
 {"shape": null|[dims]}, {"tensor": {dtype, shape, data|strings}}, {"scalar": {dtype, data}},
-{"slice": [start, stop, step]}, {"ellipsis": true}, {"const_ref": {...}} and
+{"slice": [start, stop, step]}, {"ellipsis": true}, {"const_ref": {...}}, {"tensor_ref": "op:0"} (a
+tensor of the same graph held in an attr: the branches of a `Cond`, the body of a `While`; the
+importer creates its op first and hands the op the tensor) and
 {"object": {"type", "fields"}} (objects such as a Zarr array, described by plain fields and
 reopened by the importer). Decoding only ever builds these types; anything else in a document is
 a `DataLossError`. Python callables (py_func-style ops) refuse to serialize (InvalidArgumentError).
@@ -30,6 +32,7 @@ import numpy as np
 
 from ..errors import DataLossError, InvalidArgumentError
 from .dtypes import DType, as_dtype
+from .ops import Tensor
 from .shape import TensorShape
 
 FORMAT = "dflow.GraphDef"
@@ -62,6 +65,50 @@ class ExternalArray:
 
     def __repr__(self):
         return f"<ExternalArray {self.group}/{self.array} {self.dtype}{list(self.shape)}>"
+
+
+class TensorRef:
+    """A tensor of the same graph named in an attr ("op:0"): Cond's branch outputs, While's body."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    @property
+    def node(self):
+        return parse_input(self.name)[0]
+
+    def __eq__(self, other):
+        return isinstance(other, TensorRef) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return f"TensorRef({self.name!r})"
+
+
+def attr_refs(value):
+    """The `TensorRef`s an attr value holds (nested in lists, tuples and dicts)."""
+    if isinstance(value, TensorRef):
+        return [value]
+    if type(value) in (list, tuple):
+        return [r for v in value for r in attr_refs(v)]
+    if type(value) is dict:
+        return [r for v in value.values() for r in attr_refs(v)]
+    return []
+
+
+def map_refs(value, fn):
+    """The attr value with each TensorRef replaced by fn(ref) (other values as they are)."""
+    if isinstance(value, TensorRef):
+        return fn(value)
+    if type(value) in (list, tuple):
+        return type(value)(map_refs(v, fn) for v in value)
+    if type(value) is dict:
+        return {k: map_refs(v, fn) for k, v in value.items()}
+    return value
 
 
 class ObjectRef:
@@ -111,6 +158,8 @@ def encode_attr(value, where="attr", external=None, depth=0):
         return {"scalar": _encode_array(np.asarray(value), where)}
     if isinstance(value, ExternalArray):
         return {"const_ref": value.to_json()}
+    if isinstance(value, TensorRef):
+        return {"tensor_ref": value.name}
     if isinstance(value, DType):
         return {"dtype": value.name}
     if isinstance(value, TensorShape):
@@ -220,6 +269,11 @@ def decode_attr(doc, where="attr", depth=0):
         return Ellipsis
     if tag == "const_ref":
         return _external(body, where)
+    if tag == "tensor_ref":
+        parsed = parse_input(body) if isinstance(body, str) else None
+        if parsed is None or parsed[1] < 0:
+            raise _bad(where, f"a tensor_ref must name a tensor 'op:index', got {_short(body)}")
+        return TensorRef(f"{parsed[0]}:{parsed[1]}")
     if tag == "object":
         if type(body) is not dict or set(body) != {"type", "fields"} or not isinstance(body["type"], str) \
                 or type(body["fields"]) is not dict:
@@ -522,7 +576,9 @@ class GraphDef:
 
 def copy_attr(value):
     """A copy of an attr value deep enough that editing it leaves the original alone (read-only
-    arrays and other immutable values are shared)."""
+    arrays and other immutable values are shared); a graph's tensors become `TensorRef`s."""
+    if isinstance(value, Tensor):
+        return TensorRef(value.name)
     if type(value) in (list, tuple):
         return type(value)(copy_attr(v) for v in value)
     if type(value) is dict:

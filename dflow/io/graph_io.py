@@ -37,7 +37,7 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_registered_gradient, is_registered
-from ..graph.serialize import ExternalArray, GraphDef, NodeDef, ObjectRef, parse_input
+from ..graph.serialize import ExternalArray, GraphDef, NodeDef, ObjectRef, TensorRef, attr_refs, parse_input
 from ..graph.shape import TensorShape
 from ..storage import files
 from .zarr_io import Target
@@ -134,16 +134,21 @@ def _resolve_object(ref, where):
     raise _fail(f"{where}: unknown or malformed object attr of type {ref.type!r}")
 
 
-def _resolve_attr(value, where):
+def _resolve_attr(value, where, tensor=None):
+    """An attr value as the op takes it; `tensor(TensorRef)` gives the graph's tensor it names."""
+    if isinstance(value, TensorRef):
+        if tensor is None:
+            raise _fail(f"{where}: names tensor {value.name!r}, which only an imported graph can resolve")
+        return tensor(value)
     if isinstance(value, ObjectRef):
         return _resolve_object(value, where)
     if isinstance(value, ExternalArray):
         raise _fail(f"{where}: its array {value.group}/{value.array} lives in the Zarr group beside the file the "
                     "document came from; read the file with dflow read_graph_def(path) or import_meta_graph(path)")
     if type(value) in (list, tuple):
-        return type(value)(_resolve_attr(v, where) for v in value)
+        return type(value)(_resolve_attr(v, where, tensor) for v in value)
     if type(value) is dict:
-        return {k: _resolve_attr(v, where) for k, v in value.items()}
+        return {k: _resolve_attr(v, where, tensor) for k, v in value.items()}
     return value
 
 
@@ -263,6 +268,12 @@ def _topological_order(nodes, mapping):
             if src[0] not in nodes:
                 raise _fail(f"Unknown input node {s!r}", n.name)
             d.add(src[0])
+        for ref in (r for v in n.attr.values() for r in attr_refs(v)):  # a Cond's branches, a While's body
+            if parse_input(ref.name) in mapping:
+                continue
+            if ref.node not in nodes:
+                raise _fail(f"Unknown node {ref.node!r} named by an attr", n.name)
+            d.add(ref.node)
         deps[n.name] = d
         for s in d:
             users[s].append(n.name)
@@ -309,7 +320,9 @@ def _create_ops(graph, nodes, order, mapping, name, clear_devices):
             else:
                 inputs.append(op.outputs[src[1]])
         _check_input_dtypes(node, nodes, inputs)
-        attrs = {k: _resolve_attr(v, f"attr {k!r} of node {node_name!r}") for k, v in node.attr.items()}
+        attrs = {k: _resolve_attr(v, f"attr {k!r} of node {node_name!r}",
+                                  lambda ref, node_name=node_name: _attr_tensor(ref, created, mapping, node_name))
+                 for k, v in node.attr.items()}
         _rename_name_attrs(node.op, attrs, created, scope)
         _check_attrs(node, attrs)
         try:
@@ -327,6 +340,16 @@ def _create_ops(graph, nodes, order, mapping, name, clear_devices):
         _check_outputs(node, op)
         created[node_name] = op
     return created, scope
+
+
+def _attr_tensor(ref, created, mapping, node_name):
+    src = parse_input(ref.name)
+    if src in mapping:
+        return mapping[src]
+    op = created[src[0]]
+    if src[1] >= len(op.outputs):
+        raise _fail(f"attr tensor {ref.name!r}: node {src[0]!r} has {len(op.outputs)} output(s)", node_name)
+    return op.outputs[src[1]]
 
 
 def _check_input_dtypes(node, nodes, inputs):

@@ -482,6 +482,57 @@ def test_meta_graph_restart_continues_training(tmp_path):
     assert g2 is not None
 
 
+def test_cond_and_while_graphs_round_trip(tmp_path):
+    """A Cond's branches and a While's body live in attrs naming tensors (tensor_ref): the graph
+    file keeps them, and the re-imported graph answers as the original on every mode."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 3], name="x")
+        p = tf.placeholder(tf.bool, [], name="p")
+        c = tf.cond(p, lambda: tf.reduce_sum(x * 2.0, axis=1), lambda: tf.reduce_sum(x, axis=1) + 1.0)
+        _, acc = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 1.5 + x), [tf.constant(0), x],
+                               maximum_iterations=5)
+        tf.identity(c[:, None] + acc, name="y")
+    xv = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    for pv in (True, False):
+        _same_answer(g, ["y:0"], {"x:0": xv, "p:0": np.array(pv)})
+        _same_answer(g, ["y:0"], {"x:0": xv, "p:0": np.array(pv)}, path=str(tmp_path / "g.json"))
+    doc = json.loads(g.as_graph_def().SerializeToString())
+    cond = next(n for n in doc["node"] if n["op"] == "Cond")
+    assert cond["attr"]["true_outputs"] == {"tuple": [{"tensor_ref": "cond/cond_true/Sum:0"}]}
+
+
+def test_batch_norm_with_a_training_placeholder_gets_its_meta_graph(tmp_path):
+    """tf.layers.batch_normalization(training=placeholder) builds a Cond: Saver.save writes the
+    .meta without a warning, and the imported meta graph trains on from the checkpoint."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((8, 3)).astype(np.float32)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 3], name="x")
+        training = tf.placeholder_with_default(False, [], name="training")
+        h = tf.layers.batch_normalization(x, training=training)
+        loss = tf.reduce_mean(tf.square(tf.layers.dense(h, 1)), name="loss")
+        with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):
+            train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, name="train")
+        saver = tf.train.Saver()
+        with tf.Session() as s:
+            s.run(tf.global_variables_initializer())
+            s.run(train, {x: X, training: True})
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                prefix = saver.save(s, str(tmp_path / "bn"))
+            want = [s.run(["loss:0", "train"], {"x:0": X, "training:0": True})[0] for _ in range(2)]
+            want.append(s.run("loss:0", {"x:0": X}))
+    assert os.path.exists(prefix + ".meta")
+    with tf.Graph().as_default():
+        restorer = import_meta_graph(prefix + ".meta")
+        with tf.Session() as s2:
+            restorer.restore(s2, prefix)
+            got = [s2.run(["loss:0", "train"], {"x:0": X, "training:0": True})[0] for _ in range(2)]
+            got.append(s2.run("loss:0", {"x:0": X}))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_meta_graph_scopes_devices_and_collections(tmp_path):
     g = _training_graph()
     with g.as_default(), warnings.catch_warnings(record=True) as caught:
