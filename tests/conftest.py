@@ -33,6 +33,12 @@ other modes already show.
 arguments, which the test gets from the `session_kwargs` fixture ({} in the PROGRAM_MODES) and
 passes to its `tf.Session(**session_kwargs)`; `program(modes=[...])` restricts the PROGRAM_MODES.
 
+`tf_python` (slow tests only) is an interpreter with TensorFlow and dflow's dependencies, for tests
+that have TensorFlow read what dflow wrote or share a process with dflow: $TF_PYTHON when set,
+else a throw-away virtual environment made once (`tensorflow-cpu`, `tf-keras` and this checkout
+installed into it, under $DFLOW_TF_ENV or the system temp directory); the test is skipped when
+neither can be had. Such a test runs TensorFlow in a subprocess with `PYTHONPATH` at the checkout.
+
 `-m "not program"` deselects them; `--program-modes=inprocess,dask-sync` runs only some modes.
 
 Cost: `dask-processes` starts a spawn process pool once per test process (~1 s; Sessions share it)
@@ -44,6 +50,12 @@ runs on processes (tests/test_examples.py); every other program runs in all four
 
 from __future__ import annotations
 
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -51,6 +63,46 @@ import dflow as tf
 
 LOCAL_MODES = ["eager", "sync", "threads"]
 ALL_MODES = ["eager", "sync", "threads", "processes", "distributed"]
+
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _throwaway_tf_env():
+    """A venv with tensorflow-cpu, tf-keras and this checkout (editable), made once; None if pip fails."""
+    root = pathlib.Path(os.environ.get("DFLOW_TF_ENV") or pathlib.Path(tempfile.gettempdir()) / "dflow-test-tfenv")
+    py = root / "bin" / "python"
+    stamp = root / ".complete"
+    if stamp.exists():
+        return str(py)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True, capture_output=True,
+                       timeout=300)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "tensorflow-cpu", "tf-keras", "-e", str(REPO)],
+                       check=True, capture_output=True, timeout=1800)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    stamp.write_text("ok\n")
+    return str(py)
+
+
+@pytest.fixture(scope="session")
+def tf_python():
+    """An interpreter with TensorFlow 2.x and dflow's dependencies (see the module doc)."""
+    py = os.environ.get("TF_PYTHON", "").strip() or _throwaway_tf_env()
+    if not py:
+        pytest.skip("no TF_PYTHON and no throw-away TensorFlow environment could be made")
+    return py
+
+
+def run_tf(tf_python, code, timeout=600):
+    """Runs `code` under `tf_python` with this checkout first on the path; returns its stdout.
+
+    A failure raises AssertionError with the child's stderr."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="3", TF_USE_LEGACY_KERAS="1")
+    proc = subprocess.run([tf_python, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
+    assert proc.returncode == 0, f"TensorFlow subprocess failed:\n{proc.stderr[-4000:]}"
+    return proc.stdout
 
 
 @pytest.fixture(scope="session")
