@@ -135,7 +135,9 @@ del _name
 from . import compat  # noqa: E402
 from .compat.behavior import *  # noqa: E402,F403
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
-from .version import __version__  # noqa: E402
+from .version import VERSION  # noqa: E402
+
+__version__ = VERSION  # the TF1 release a program sees as tf.__version__; dflow's own: dflow.version.__version__
 
 compat._install_v1(__name__)
 __getattr__ = _missing_attribute(__name__)

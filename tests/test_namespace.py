@@ -39,3 +39,13 @@ def test_top_level_name(name):
 @pytest.mark.parametrize("module,name", [(m, n) for m, names in SUB.items() for n in names])
 def test_submodule_name(module, name):
     assert hasattr(getattr(tf, module), name), f"dflow.{module}.{name} is missing"
+
+
+def test_version_names_read_as_the_tf1_release():
+    """A TF1 program's version checks see the TF1 release dflow follows; dflow's own version is
+    dflow.version.__version__ (the package's)."""
+    import dflow.version
+
+    assert tf.VERSION == tf.__version__ == tf.version.VERSION == tf.compat.v1.VERSION
+    assert tf.VERSION.startswith("1.15.")
+    assert dflow.version.__version__ != tf.VERSION

@@ -37,6 +37,12 @@ def _device_of(v):
         f"/job:localhost/replica:0/task:0/device:GPU:{getattr(getattr(v, 'device', None), 'id', 0)}"
 
 
+# the ufuncs numpy calls for `ndarray OP tensor`, and the tensor's reflected operator
+_REFLECTED = {"add": "__radd__", "subtract": "__rsub__", "multiply": "__rmul__", "divide": "__rtruediv__",
+              "true_divide": "__rtruediv__", "floor_divide": "__rfloordiv__", "remainder": "__rmod__",
+              "power": "__rpow__", "matmul": "__rmatmul__"}
+
+
 class EagerTensor(Tensor):
     """A tensor with a value, computed when its op ran (`tf.Tensor` in eager mode)."""
 
@@ -57,7 +63,13 @@ class EagerTensor(Tensor):
         return v[()] if v.ndim == 0 else v
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """numpy functions take eager tensors as arrays (`np.multiply(x, y)` is a numpy array)."""
+        """numpy functions take eager tensors as arrays (`np.sqrt(x)` is a numpy array); a numpy
+        value on the left of an operator defers to the tensor, as TF's EagerTensor has numpy do
+        (`np_array * x` is a tensor of x's dtype)."""
+        reflected = _REFLECTED.get(ufunc.__name__)
+        if reflected and method == "__call__" and not kwargs and len(inputs) == 2 \
+                and isinstance(inputs[1], EagerTensor) and isinstance(inputs[0], (np.ndarray, np.generic)):
+            return getattr(inputs[1], reflected)(inputs[0])
         inputs = [np.asarray(i) if isinstance(i, EagerTensor) else i for i in inputs]
         out = kwargs.get("out")
         if out:

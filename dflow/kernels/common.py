@@ -14,7 +14,7 @@ from ..graph.graph import current_executor, get_default_graph
 from ..graph.indexed_slices import IndexedSlices, densify
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import register_op
-from ..graph.shape import TensorShape, broadcast_static_shape
+from ..graph.shape import Dimension, TensorShape, broadcast_static_shape
 
 # ---- Python/numpy values -> numpy arrays with TF1's dtype rules ---------------------------------
 
@@ -28,6 +28,8 @@ def to_numpy(value, dtype=None, what="value"):
     """
     if isinstance(value, Tensor):
         raise TypeError(f"{what}: expected a Python or numpy value, got Tensor {value.name!r}")
+    if isinstance(value, (list, tuple, Dimension)):
+        value = _without_dimensions(value)
     if dtype is not None:
         dtype = as_dtype(dtype)
         if dtype == dtypes.string:
@@ -72,6 +74,20 @@ def to_numpy(value, dtype=None, what="value"):
         raise TypeError(f"{what}: cannot convert {value!r} (numpy dtype {arr.dtype}) to a tensor")
     as_dtype(arr.dtype)  # unsupported dtypes raise TypeError here
     return arr
+
+
+def _without_dimensions(value, top=None):
+    """A shape list holding `Dimension`s (`[-1, x.shape[1] * x.shape[2]]`) as plain ints, as TF1
+    converts them; an unknown Dimension is TF1's TypeError."""
+    top = value if top is None else top
+    if isinstance(value, Dimension):
+        if value.value is None:
+            raise TypeError(f"Failed to convert object of type {type(top)} to Tensor. Contents: {top!r}. "
+                            "Consider casting elements to a supported type.")
+        return value.value
+    if type(value) in (list, tuple) and any(isinstance(v, (Dimension, list, tuple)) for v in value):
+        return type(value)(_without_dimensions(v, top) for v in value)
+    return value
 
 
 def _all_strings(arr):

@@ -467,6 +467,10 @@ class Session:
 
     def _feed_spec(self, t, value):
         target = t.dtype
+        if isinstance(value, Tensor):  # TF1's TypeError, word for word
+            raise TypeError(f"The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
+                            f"Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, the "
+                            f"tensor object was {value} which was passed to the feed with key {t}.")
         if type(value).__module__.startswith("zarr"):
             from ..storage.chunks import dask_array
 

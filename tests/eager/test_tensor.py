@@ -142,3 +142,15 @@ def test_eager_argument_errors_pickle_as_invalid_argument_errors(eager):
         tf.matmul(tf.ones([2, 3]), tf.ones([4, 5]))
     back = pickle.loads(pickle.dumps(e.value))
     assert type(back) is errors.InvalidArgumentError and "MatMul" in str(back)
+
+
+def test_numpy_values_on_the_left_of_an_operator_defer_to_the_tensor(eager):
+    """As TF's EagerTensor: `np_array * x` is a tensor of x's dtype (numpy's float64 converted),
+    numpy's unary functions still give numpy arrays."""
+    x = tf.constant([1.0, 2.0, 3.0])
+    for value, want in ((np.ones(3) * x, [1.0, 2.0, 3.0]), (np.float64(2.0) * x, [2.0, 4.0, 6.0]),
+                        (np.ones(3, np.float32) - x, [0.0, -1.0, -2.0]), (np.ones(3) / x, [1.0, 0.5, 1 / 3])):
+        assert isinstance(value, type(x)) and value.dtype == tf.float32
+        np.testing.assert_allclose(value.numpy(), want, rtol=1e-6)
+    root = np.sqrt(x)
+    assert type(root) is np.ndarray and root.dtype == np.float32

@@ -221,3 +221,16 @@ def test_merge_is_symmetric_and_agrees_with_compatibility(a, b):
         # merging only adds knowledge: every known dim of a stays, unknown dims may be filled
         for da, dm in zip(sa.as_list(), m.as_list()):
             assert da is None or da == dm
+
+
+def test_shape_lists_holding_dimensions_convert_as_tf1():
+    """`tf.reshape(x, [-1, x.shape[1] * x.shape[2]])`: Dimensions in a shape list are ints; an
+    unknown one is TF1's TypeError."""
+    x = tf.placeholder(tf.float32, [None, 2, 3])
+    y = tf.reshape(x, [-1, x.shape[1] * x.shape[2]])
+    assert y.shape.as_list() == [None, 6]
+    assert tf.zeros([x.shape[1], 4]).shape.as_list() == [2, 4]
+    with tf.Session() as s:
+        assert s.run(y, {x: np.ones((5, 2, 3), np.float32)}).shape == (5, 6)
+    with pytest.raises(TypeError, match="Failed to convert object of type"):
+        tf.reshape(x, [x.shape[0], -1])

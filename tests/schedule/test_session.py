@@ -720,3 +720,12 @@ def test_a_plan_run_often_runs_as_generated_code_with_the_same_results_and_error
             assert s.run(flat, {x: np.ones((5, 3), np.float32)}).shape == (3, 5)
         with pytest.raises(tf.errors.InvalidArgumentError, match=r"flat.*input shapes: \[4,3\], \[2\]"):
             s.run(flat, {x: np.ones((4, 3), np.float32)})
+
+
+def test_feeding_a_tensor_is_tf1s_type_error():
+    x = tf.placeholder(tf.float32, [2], name="x")
+    c = tf.constant([1.0, 2.0], name="c")
+    with tf.Session() as s:
+        with pytest.raises(TypeError, match=r"The value of a feed cannot be a tf.Tensor object\..*tensor object "
+                                            r"was Tensor\(\"c:0\".*feed with key Tensor\(\"x:0\""):
+            s.run(x * 2.0, {x: c})
