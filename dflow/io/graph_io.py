@@ -37,7 +37,15 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_registered_gradient, is_registered
-from ..graph.serialize import ExternalArray, GraphDef, NodeDef, ObjectRef, TensorRef, attr_refs, parse_input
+from ..graph.serialize import (
+    ExternalArray,
+    GraphDef,
+    NodeDef,
+    ObjectRef,
+    TensorRef,
+    attr_refs,
+    parse_input,
+)
 from ..graph.shape import TensorShape
 from ..storage import files
 from .zarr_io import Target

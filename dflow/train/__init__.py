@@ -3,7 +3,6 @@ checkpoints, monitored training (MonitoredTrainingSession, hooks, Coordinator); 
 `tf.train.Example` protocol buffers."""
 
 from .. import proto as _example_pb2  # TF's Example protos, under dflow's own proto package
-
 from ..io.checkpoint import *  # noqa: F403,E402
 from ..io.graph_io import write_graph as write_graph  # noqa: E402
 from ..io.meta_graph import export_meta_graph as export_meta_graph  # noqa: E402
