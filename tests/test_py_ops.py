@@ -119,14 +119,25 @@ def test_empty_tout_returns_the_op_and_runs_for_side_effects():
 
 # ---- output rules ------------------------------------------------------------------------------
 @pytest.mark.parametrize("m", LOCAL_MODES)
-def test_results_of_the_same_kind_are_cast(m):
+def test_results_must_have_tout_exactly(m):
+    """TF1 never casts a py_func's result: a float64 value for float32 (a Python float included)
+    or a Python int (int64) for int32 is an InvalidArgumentError, in TF 2.21's words (checked with
+    tf.compat.v1: "0-th value returned by pyfunc_0 is double, but expects float")."""
     x = tf.placeholder(tf.float32, [3])
-    y = tf.py_func(lambda a: a.astype(np.float64) * 2, [x], tf.float32)
-    n = tf.py_func(lambda a: 3, [x], tf.int32)
-    lst = tf.py_func(lambda a: [7], [x], [tf.int64])
+    lst = tf.py_func(lambda a: [7], [x], [tf.int64])  # a Python int is int64: exact
+    flag = tf.py_func(lambda a: True, [x], tf.bool)
     with make_session(m, chunks=2) as sess:
-        yv, nv, lv = sess.run([y, n, lst], {x: np.ones(3, np.float32)})
-    assert yv.dtype == np.float32 and nv.dtype == np.int32 and nv == 3 and lv[0].dtype == np.int64
+        lv, fv = sess.run([lst, flag], {x: np.ones(3, np.float32)})
+        assert lv[0].dtype == np.int64 and lv[0] == 7 and fv.dtype == np.bool_
+        for fn, tout, want in ((lambda a: a.astype(np.float64) * 2, tf.float32, "is double, but expects float"),
+                               (lambda a: 1.5, tf.float32, "is double, but expects float"),
+                               (lambda a: 3, tf.int32, "is int64, but expects int32"),
+                               (lambda a: True, tf.int32, "is bool, but expects int32"),
+                               (lambda a: np.float16(1), tf.float64, "is half, but expects double")):
+            y = tf.py_func(fn, [x], tout, name="wrong")
+            with pytest.raises(tf.errors.InvalidArgumentError, match="0-th value returned by .* " + want) as e:
+                sess.run(y, {x: np.ones(3, np.float32)})
+            assert "wrong" in str(e.value)
 
 
 @pytest.mark.parametrize("m", LOCAL_MODES)

@@ -106,11 +106,21 @@ def _namespace(arrays):
     return array_api_compat.array_namespace(*others) if others else None
 
 
+_TF_TYPE_NAMES = {"float16": "half", "float32": "float", "float64": "double"}  # TF's DataTypeString
+
+
+def _tf_type_name(dt):
+    name = np.dtype(dt).name
+    return _TF_TYPE_NAMES.get(name, name)
+
+
 def _check_outputs(result, tout, label):
     """`result` of a py_func as a list of numpy arrays of the `tout` numpy dtypes.
 
-    A list or tuple is several values (TF1). Values of another dtype of the same kind are cast
-    (a float64 result for float32); others raise ValueError (the op's InvalidArgumentError).
+    A list or tuple is several values (TF1). As TF1, a value's dtype must be its `Tout` exactly
+    (Python floats are float64, ints int64): anything else raises ValueError (the op's
+    InvalidArgumentError) with TF1's words ("0-th value returned by pyfunc_0 is double, but
+    expects float"), never a silent cast.
     """
     values = list(result) if isinstance(result, (list, tuple)) else ([] if result is None and not tout else [result])
     if len(values) != len(tout):
@@ -125,9 +135,8 @@ def _check_outputs(result, tout, label):
             continue
         arr = np.asarray(_to_host(v) if not isinstance(v, (int, float, bool, complex, list)) else v)
         if arr.dtype != dt:
-            if not np.can_cast(arr.dtype, dt, casting="same_kind"):
-                raise ValueError(f"{i}-th value returned by {label} is {arr.dtype}, but expects {dt}.")
-            arr = arr.astype(dt)
+            raise ValueError(f"{i}-th value returned by {label} is {_tf_type_name(arr.dtype)}, but expects "
+                             f"{_tf_type_name(dt)}")
         out.append(arr)
     return out
 
