@@ -40,7 +40,7 @@ from ..graph.registry import get_registered_gradient, is_registered
 from ..graph.serialize import ExternalArray, GraphDef, NodeDef, ObjectRef, parse_input
 from ..graph.shape import TensorShape
 from ..storage import files
-from .tf_graph import UNSUPPORTED, serialize_graph_def, unsupported_message
+from .tf_graph import UNSUPPORTED, serialize_graph_def, unsupported_message, write_bytes_atomically
 from .zarr_io import Target
 
 __all__ = ["import_graph_def", "write_graph", "read_graph_def", "GraphDef", "NodeDef"]
@@ -552,24 +552,11 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True, large_constant_e
         files.ensure_dir(logdir, "write_graph")
     path = os.path.join(logdir, name)
     if format == "tensorflow":
-        write_bytes(path, serialize_graph_def(graph_or_graph_def, as_text))
+        write_bytes_atomically(path, serialize_graph_def(graph_or_graph_def, as_text))
     else:
         _write_document(path, graph_or_graph_def.to_json, large_constant_elements)
     return path
 
-
-def write_bytes(path, data):
-    """Writes `data` to `path` through a temporary name (never a half-written file)."""
-    tmp = files.temp_path(path, "tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        files.remove(tmp)
-        raise files.os_error(e, f"Writing the graph file {path!r}") from None
 
 
 def read_graph_def(path):

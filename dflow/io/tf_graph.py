@@ -18,6 +18,7 @@ dflow op with no TensorFlow form (Cond, While, Zarr ops, py_func).
 from __future__ import annotations
 
 import importlib
+import os
 
 import numpy as np
 from google.protobuf import message, text_format
@@ -27,11 +28,12 @@ from ..errors import DataLossError, InvalidArgumentError
 from ..graph import serialize
 from ..graph.dtypes import as_dtype
 from ..graph.serialize import GraphDef, NodeDef, parse_input
+from ..storage import files
 from .tf_graph_ops import READ, WRITE, supported_tf_ops
 from .tf_graph_values import attr_from_tf, attr_to_tf
 
 __all__ = ["parse_graph_bytes", "parse_proto_bytes", "graph_def_from_tf", "graph_def_to_tf", "serialize_graph_def",
-           "is_json", "UNSUPPORTED", "unsupported_message"]
+           "is_json", "UNSUPPORTED", "unsupported_message", "write_bytes_atomically"]
 
 UNSUPPORTED = "_dflow_unsupported"
 TF_PRODUCER = 1645  # a GraphDef version TensorFlow 2.x reads without upgrading the graph
@@ -150,8 +152,9 @@ def unsupported_message(op_type, node_name, reason):
 
 
 def graph_def_from_tf(proto, prune=False):
-    """(dflow GraphDef, [names of nodes dropped]) of a TF GraphDef message. With `prune`, nodes
-    of unsupported op types and every node depending on them are dropped instead of kept marked."""
+    """(dflow GraphDef, [names of nodes dropped], {names of the unsupported nodes among them}) of a
+    TF GraphDef message. With `prune`, nodes of unsupported op types and every node depending on
+    them are dropped instead of kept marked."""
     nodes = _lower_control_flow(list(proto.node))
     tf_nodes = {n.name: n for n in nodes if not isinstance(n, NodeDef)}
     ctx = _ReadCtx(tf_nodes)
@@ -176,11 +179,11 @@ def graph_def_from_tf(proto, prune=False):
         out.extend(made)
     for m in out:
         m.input = [_resolve(i, ctx.aliases) for i in m.input]
-    dropped = []
+    dropped, roots = [], {n.name for n in out if UNSUPPORTED in n.attr}
     if prune:
         out, dropped = _prune(out)
     versions = {"producer": serialize.VERSION, "min_consumer": 1, "tensorflow_producer": int(proto.versions.producer)}
-    return GraphDef(out, versions), dropped
+    return GraphDef(out, versions), dropped, roots
 
 
 def _resolve(inp, aliases):
@@ -279,6 +282,20 @@ def serialize_graph_def(graph_def, as_text=False):
     if as_text:
         return text_format.MessageToString(proto).encode("utf-8")
     return proto.SerializeToString(deterministic=True)
+
+
+def write_bytes_atomically(path, data):
+    """Writes `data` to `path` through a temporary name (never a half-written file)."""
+    tmp = files.temp_path(path, "tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        files.remove(tmp)
+        raise files.os_error(e, f"Writing the graph file {path!r}") from None
 
 
 serialize.register_foreign_parser(parse_graph_bytes)

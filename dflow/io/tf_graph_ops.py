@@ -334,6 +334,22 @@ def _read_select(node, ctx):
 
 op("Select", "SelectV2", read=_read_select, write=False)
 
+
+def _read_div_no_nan(node, ctx):  # x / y, 0 where y == 0
+    x, y = ctx.inputs(node)[:2]
+    dt = ctx.attr(node, "T", as_dtype("float32"))
+    zero = ctx.const(f"{node.name}/_dflow_zero", np.array(0, dt.np_dtype), node)
+    is_zero = ctx.node(f"{node.name}/_dflow_is_zero", "Equal", [y, zero.name + ":0"], {}, node.device)
+    safe = ctx.node(f"{node.name}/_dflow_safe", "SelectV2", [is_zero.name + ":0", ctx.const(
+        f"{node.name}/_dflow_one", np.array(1, dt.np_dtype), node).name + ":0", y], {}, node.device)
+    one = ctx.const(f"{node.name}/_dflow_one", np.array(1, dt.np_dtype), node)
+    div = ctx.node(f"{node.name}/_dflow_div", "RealDiv", [x, safe.name + ":0"], {}, node.device)
+    out = ctx.node(node.name, "SelectV2", [is_zero.name + ":0", zero.name + ":0", div.name + ":0"], {}, node.device)
+    return [zero, one, is_zero, safe, div, out]
+
+
+op("DivNoNan", read=_read_div_no_nan, write=False)
+
 # ---- activations dflow builds from other ops ------------------------------------------------------
 
 
