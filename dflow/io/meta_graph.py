@@ -14,7 +14,6 @@ import os
 import warnings
 
 import numpy as np
-
 from google.protobuf import text_format
 
 from ..errors import DataLossError, InvalidArgumentError

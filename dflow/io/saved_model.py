@@ -90,7 +90,7 @@ def read_saved_model(export_dir):
     path = os.path.join(os.fspath(export_dir), FILENAME)
     if os.path.isfile(path):
         return _read_document(path, SavedModel)
-    for name, binary in ((TF_FILENAME, True), (TF_TEXT_FILENAME, False)):
+    for name in (TF_FILENAME, TF_TEXT_FILENAME):
         tf_path = os.path.join(os.fspath(export_dir), name)
         if os.path.isfile(tf_path):
             with open(tf_path, "rb") as f:

@@ -22,7 +22,6 @@ import numpy as np
 from tensorboard.compat.proto import node_def_pb2
 
 from ..graph.dtypes import as_dtype
-from ..graph.serialize import NodeDef
 from ..graph.shape import TensorShape
 from .tf_graph_values import attr_to_tf
 
