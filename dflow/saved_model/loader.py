@@ -13,8 +13,9 @@ __all__ = ["load", "maybe_saved_model_directory", "contains_saved_model"]
 
 
 def maybe_saved_model_directory(export_dir):
-    """Whether `export_dir` holds a dflow SavedModel document (it is not read)."""
-    return os.path.isfile(os.path.join(os.fspath(export_dir), files.FILENAME))
+    """Whether `export_dir` holds a dflow or TensorFlow SavedModel document (it is not read)."""
+    return any(os.path.isfile(os.path.join(os.fspath(export_dir), name))
+               for name in (files.FILENAME, files.TF_FILENAME, files.TF_TEXT_FILENAME))
 
 
 contains_saved_model = maybe_saved_model_directory
@@ -26,9 +27,10 @@ def _find(saved_model, tags, export_dir):
         if set(meta.meta_info_def["tags"]) == wanted:
             return meta
     available = [set(m.meta_info_def["tags"]) for m in saved_model.meta_graphs]
+    name = files.TF_FILENAME if getattr(saved_model, "tensorflow", False) else files.FILENAME
     raise RuntimeError(f"MetaGraphDef associated with tags {str(list(tags)).strip('[]')} could not be found in "
                        f"SavedModel, with available tags '{available}'. The SavedModel's tag sets are listed in "
-                       f"{os.path.join(os.fspath(export_dir), files.FILENAME)}.")
+                       f"{os.path.join(os.fspath(export_dir), name)}.")
 
 
 def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):

@@ -134,7 +134,7 @@ def test_existing_export_dir_and_missing_saved_model(tmp_path):
     assert not sm.loader.maybe_saved_model_directory(str(tmp_path / "full"))
     (tmp_path / "full" / "saved_model.pb").write_bytes(b"\x08\x01")  # TensorFlow's own format
     with tf.Graph().as_default(), tf.Session() as sess:
-        with pytest.raises(OSError, match="saved_model.pb is TensorFlow's format, which dflow does not read"):
+        with pytest.raises(RuntimeError, match="could not be found in SavedModel"):  # read, but holds no graph
             sm.loader.load(sess, ["serve"], str(tmp_path / "full"))
     with tf.Graph().as_default(), tf.Session() as sess:
         meta = sm.loader.load(sess, ["serve"], str(tmp_path / "empty"))
