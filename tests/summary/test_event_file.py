@@ -80,7 +80,6 @@ def test_queue_flush_close_reopen(tmp_path):
     w.close()
     assert [e.step for e in _events(first)[1:]] == list(range(5))
     assert [e.step for e in _events(w.path)] == [0, 10] and _events(w.path)[0].file_version == "brain.Event:2"
-    assert w.path.startswith(first) or w.path.endswith(".1")
 
 
 def test_add_event_needs_an_event(tmp_path):
