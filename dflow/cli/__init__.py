@@ -1,15 +1,18 @@
-"""The `dflow` command: run an unchanged TF1 script on a chosen scheduler, inspect a checkpoint.
+"""The `dflow` command: run an unchanged TF1 script on a chosen scheduler, inspect a checkpoint, run
+a saved model over a dataset larger than memory.
 
     dflow run train.py --steps 1000 --scheduler tcp://10.0.0.5:8786 --memory-budget 2GB
     dflow run --as-tensorflow train_tf1.py            # `import tensorflow as tf` gives dflow
     dflow inspect-checkpoint ckpt/                     # variables, dtypes, shapes, checksums
     dflow explain train.py --memory-budget 2GB         # also print each distinct run's plan
     dflow graph model.ckpt-100.meta --format svg -o graph.svg   # a picture of a saved graph
+    dflow predict export/ --input data.zarr --output preds.zarr --memory-budget 2GB  # batch inference
 
 `dflow run` and `dflow explain` take their own options (`--scheduler`, `--workers`,
 `--memory-budget`, `--as-tensorflow`, `--[no-]progress`) anywhere before a `--`; every other argument
 after SCRIPT, and everything after `--`, is the script's `sys.argv[1:]`. The script runs as `__main__` (runpy) with every Session
 it creates without naming a scheduler using these settings (`dflow.config.set_default_session_settings`).
+`dflow predict MODEL --input DATA --output OUT.zarr` is batch inference (see cli/predict.py).
 """
 
 from __future__ import annotations
@@ -116,6 +119,37 @@ def _parser():
                        help="dot: the DOT text (no Graphviz program needed); others run Graphviz's dot")
     graph.add_argument("-o", "--output", default=None, metavar="OUT", help="the file to write (default: stdout)")
     graph.add_argument("--tags", default=None, help="a SavedModel's meta graph tags, comma separated")
+    predict = sub.add_parser(
+        "predict", help="run a saved model over a dataset larger than memory into a Zarr group",
+        description="Run MODEL (a SavedModel directory, a frozen graph .pb, or a .meta file and its checkpoint) "
+        "over DATA (a Zarr array or group, a .npy file, or TFRecord files of tf.train.Example) chunk by chunk, "
+        "writing one Zarr array per output into the group OUT.zarr, which appears only when all succeeded.")
+    predict.add_argument("model", metavar="MODEL", help="a SavedModel directory, a frozen graph .pb or a .meta file")
+    predict.add_argument("--input", required=True, metavar="DATA",
+                         help="a Zarr array or group (one array per input key), a .npy file, or TFRecord files "
+                         "(a path or a glob)")
+    predict.add_argument("--output", required=True, metavar="OUT.zarr", help="the Zarr group to write")
+    predict.add_argument("--signature", default=None, metavar="NAME",
+                         help="the signature to run (default: serving_default)")
+    predict.add_argument("--tags", default=None, help="a SavedModel's meta graph tags, comma separated (default: serve)")
+    predict.add_argument("--inputs", default=None, metavar="NAMES",
+                         help="input tensors (x:0) or signature keys, comma separated (needed without a signature)")
+    predict.add_argument("--outputs", default=None, metavar="NAMES",
+                         help="output tensors or signature keys, comma separated (needed without a signature)")
+    predict.add_argument("--checkpoint", default=None, metavar="PREFIX",
+                         help="the checkpoint of a .meta model (default: the latest one in its directory)")
+    predict.add_argument("--batch-size", type=_positive_int, default=None, metavar="N",
+                         help="rows per batch and per output chunk (default: the input's Zarr chunks; 1024 for "
+                         "TFRecords)")
+    predict.add_argument("--scheduler", type=_scheduler, default=None,
+                         help="sync, threads, processes, distributed (a local cluster) or tcp://HOST:PORT")
+    predict.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                         help="worker threads or processes")
+    predict.add_argument("--memory-budget", type=_bytes, default=None, metavar="SIZE",
+                         help="the run's memory budget, e.g. 2GB: a plan that cannot fit is refused")
+    predict.add_argument("--overwrite", action="store_true", help="replace OUT.zarr if it is a Zarr group")
+    predict.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="a progress bar (default: when stderr is a terminal)")
     return parser, {"run": run, "explain": explain}
 
 
@@ -169,5 +203,9 @@ def main(argv=None):
 
         tags = [t for t in args.tags.split(",") if t] if args.tags else None
         return graph_command(args.path, args.format, args.output, tags)
+    if args.command == "predict":
+        from .predict import predict_command
+
+        return predict_command(args)
     parser.print_help()
     return 2

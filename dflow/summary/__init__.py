@@ -3,14 +3,14 @@
 Summary ops (`scalar`, `histogram`, `image`, `audio`, `text`, `tensor_summary`, `merge`,
 `merge_all`) are registered ops whose output is a serialized `Summary` proto (a scalar string
 tensor); they run on every scheduler, and a histogram of a chunked array is bucketed chunk by
-chunk. `FileWriter` writes them, the graph and run metadata to event files through the
-`tensorboard` package's writer. `Summary`, `Event`, `SessionLog`, `TaggedRunMetadata` and
+chunk. `FileWriter` writes them, the graph and run metadata to event files through
+dflow's own event-file writer (`event_file`). `Summary`, `Event`, `SessionLog`, `TaggedRunMetadata` and
 `SummaryDescription` are TensorBoard's own proto classes, so
 `tf.Summary(value=[tf.Summary.Value(tag="loss", simple_value=0.5)])` works as in TF1.
 
 Modules: `common` (tags, scopes, collections, protos of numpy values), `summary_ops` (scalar,
 tensor, text, merge), `histogram`, `media` (image, audio), `graph_def` (a Graph as TensorBoard's
-GraphDef), `writer` (FileWriter, FileWriterCache).
+GraphDef), `event_file` (the event file and its writer thread), `writer` (FileWriter, FileWriterCache).
 """
 
 from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetadata
@@ -22,6 +22,7 @@ from tensorboard.compat.proto.summary_pb2 import (  # noqa: F401
 )
 
 from ..graph.graph import get_collection
+from ..io.tfrecord import read_records
 from .histogram import histogram
 from .media import audio, image
 from .summary_ops import merge, merge_all, scalar, tensor_summary, text
@@ -29,11 +30,11 @@ from .writer import FileWriter, FileWriterCache
 
 
 def summary_iterator(path):
-    """The `Event` protos of an event file, in order (TF1's `tf.train.summary_iterator`), read by
-    TensorBoard's own loader (records and their CRCs checked)."""
-    from tensorboard.backend.event_processing.event_file_loader import LegacyEventFileLoader
-
-    yield from LegacyEventFileLoader(str(path)).Load()
+    """The `Event` protos of an event file, in order (TF1's `tf.train.summary_iterator`); records
+    and their CRCs are checked (DataLossError naming the file), a missing file is NotFoundError.
+    (TensorBoard's own loader would import TensorFlow where it is installed.)"""
+    for record in read_records(path):
+        yield Event.FromString(record)
 
 
 def all_v2_summary_ops():

@@ -1,13 +1,13 @@
 """`tf.summary.FileWriter` and `FileWriterCache`: TensorBoard event files.
 
-The files are written by the `tensorboard` package's `EventFileWriter` (TFRecord records with
-CRCs, `Event` protos, `events.out.tfevents.*` names; a background thread flushes every
-`flush_secs`), so TensorBoard and its `EventAccumulator` read them. The writer follows TF1's:
-`add_summary` takes a `Summary` proto or the serialized bytes a summary op returned from
-`Session.run`, keeps a value's `metadata` only the first time its tag is written, and events
-added after `close()` are dropped with a warning until `reopen()` starts a new file. Writers
-still open when the interpreter exits are flushed then (dflow's addition: TF1 examples often
-never close theirs).
+The files are written by `event_file.EventFileWriter` (TFRecord records with CRCs, `Event` protos,
+`events.out.tfevents.*` names; a background thread flushes every `flush_secs`), so TensorBoard and
+its `EventAccumulator` read them; nothing here imports TensorFlow, even where it is installed. The
+writer follows TF1's: `add_summary` takes a `Summary` proto or the serialized bytes a summary op
+returned from `Session.run`, keeps a value's `metadata` only the first time its tag is written, and
+events added after `close()` are dropped with a warning until `reopen()` starts a new file. Writers
+still open when the interpreter exits are flushed then (dflow's addition: TF1 examples often never
+close theirs).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from tensorboard.compat.proto import event_pb2, graph_pb2, meta_graph_pb2, summa
 
 from ..graph.graph import Graph, get_default_graph
 from ..graph.serialize import GraphDef
+from .event_file import EventFileWriter
 from .graph_def import graph_def_proto, meta_graph_proto, run_metadata_proto
 
 __all__ = ["FileWriter", "FileWriterCache"]
@@ -43,13 +44,6 @@ def _flush_open_writers():
             pass
 
 
-def _event_file_writer(logdir, max_queue, flush_secs, suffix):
-    # imported on first use: the tensorboard.summary package it sits in takes ~0.1 s to import
-    from tensorboard.summary.writer.event_file_writer import EventFileWriter
-
-    return EventFileWriter(logdir, max_queue, flush_secs, suffix)
-
-
 class FileWriter:
     """Writes `Summary` protos and events to an event file in `logdir` (TF1's
     `tf.summary.FileWriter`). With `graph` (a `Graph`, e.g. `sess.graph`) the graph is written
@@ -61,9 +55,7 @@ class FileWriter:
             raise NotImplementedError("FileWriter(session=...) writes through TF2-style summary writer ops, which "
                                       "dflow does not have; leave `session` out")
         self._logdir = os.fspath(logdir)
-        self._max_queue, self._flush_secs = int(max_queue), flush_secs
-        self._suffix = filename_suffix or ""
-        self._writer = _event_file_writer(self._logdir, self._max_queue, self._flush_secs, self._suffix)
+        self._writer = EventFileWriter(self._logdir, max_queue, flush_secs, filename_suffix)
         self._closed = False
         _OPEN.add(self)
         self._seen_summary_tags = set()
@@ -159,14 +151,14 @@ class FileWriter:
     def close(self):
         """Flushes and closes the event file; later events are dropped until `reopen()`."""
         if not self._closed:
-            self._writer.close()
-            self._closed = True
+            self._closed = True  # closed even when the last flush fails (that error is raised)
             _OPEN.discard(self)
+            self._writer.close()
 
     def reopen(self):
         """After `close()`, starts a new event file in the same directory (else does nothing)."""
         if self._closed:
-            self._writer = _event_file_writer(self._logdir, self._max_queue, self._flush_secs, self._suffix)
+            self._writer.reopen()
             self._closed = False
             _OPEN.add(self)
 

@@ -117,9 +117,9 @@ def test_writer_events_run_metadata_and_session_log(tmp_path):
     writer.reopen()
     writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag="acc", simple_value=0.25)]), 6)
     writer.close()
-    # events.out.tfevents.<time>.<host>.<pid>.<writer number><suffix>: in the order they were made
+    # events.out.tfevents.<time>.<host>[.<n>]<suffix>: in the order they were made (first event's time)
     files = sorted(glob.glob(str(tmp_path / "events.out.tfevents.*")),
-                   key=lambda f: (int(os.path.basename(f).split(".")[3]), int(f[:-len(".v1")].rsplit(".", 1)[1])))
+                   key=lambda f: next(tf.train.summary_iterator(f)).wall_time)
     assert len(files) == 2 and all(f.endswith(".v1") for f in files)
     events = [e for f in files for e in tf.train.summary_iterator(f)]
     assert events[0].file_version == "brain.Event:2"
