@@ -37,7 +37,15 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_registered_gradient, is_registered
-from ..graph.serialize import ExternalArray, GraphDef, NodeDef, ObjectRef, parse_input
+from ..graph.serialize import (
+    ExternalArray,
+    GraphDef,
+    NodeDef,
+    ObjectRef,
+    TensorRef,
+    parse_input,
+    tensor_refs,
+)
 from ..graph.shape import TensorShape
 from ..storage import files
 from .zarr_io import Target
@@ -134,17 +142,29 @@ def _resolve_object(ref, where):
     raise _fail(f"{where}: unknown or malformed object attr of type {ref.type!r}")
 
 
-def _resolve_attr(value, where):
+def _resolve_attr(value, where, tensor=None):
+    """An attr's value with its objects reopened and its TensorRefs replaced by `tensor(ref)`."""
     if isinstance(value, ObjectRef):
         return _resolve_object(value, where)
+    if isinstance(value, TensorRef):
+        if tensor is None:
+            raise _fail(f"{where}: a tensor reference ({value.name}) outside a graph's node")
+        return tensor(value)
     if isinstance(value, ExternalArray):
         raise _fail(f"{where}: its array {value.group}/{value.array} lives in the Zarr group beside the file the "
                     "document came from; read the file with dflow read_graph_def(path) or import_meta_graph(path)")
     if type(value) in (list, tuple):
-        return type(value)(_resolve_attr(v, where) for v in value)
+        return type(value)(_resolve_attr(v, where, tensor) for v in value)
     if type(value) is dict:
-        return {k: _resolve_attr(v, where) for k, v in value.items()}
+        return {k: _resolve_attr(v, where, tensor) for k, v in value.items()}
     return value
+
+
+def _referenced(node):
+    """The tensors `node` reads: its inputs, then the TensorRefs in its attrs (a Cond's branch
+    outputs), as (op name, index or -1) pairs."""
+    return [parse_input(s) for s in node.input] + [parse_input(r.name) for v in node.attr.values()
+                                                    for r in tensor_refs(v)]
 
 
 # ---- import_graph_def ----------------------------------------------------------------------------
@@ -227,7 +247,7 @@ def _check_input_map(graph, input_map, nodes):
     if input_map is not None and not isinstance(input_map, dict):
         raise TypeError(f"input_map must be a dict, got {type(input_map).__name__}")
     mapping, missing = {}, []
-    used = {parse_input(s) for n in nodes.values() for s in n.input}
+    used = {src for n in nodes.values() for src in _referenced(n)}
     for key, value in (input_map or {}).items():
         parsed = parse_input(key) if isinstance(key, str) else None
         if parsed is None:
@@ -256,11 +276,11 @@ def _topological_order(nodes, mapping):
     deps, users = {}, {n: [] for n in nodes}
     for n in nodes.values():
         d = set()
-        for s in n.input:
-            src = parse_input(s)
+        for src in _referenced(n):
             if src in mapping:
                 continue
             if src[0] not in nodes:
+                s = f"^{src[0]}" if src[1] < 0 else f"{src[0]}:{src[1]}"
                 raise _fail(f"Unknown input node {s!r}", n.name)
             d.add(src[0])
         deps[n.name] = d
@@ -309,7 +329,18 @@ def _create_ops(graph, nodes, order, mapping, name, clear_devices):
             else:
                 inputs.append(op.outputs[src[1]])
         _check_input_dtypes(node, nodes, inputs)
-        attrs = {k: _resolve_attr(v, f"attr {k!r} of node {node_name!r}") for k, v in node.attr.items()}
+
+        def tensor(ref, node_name=node_name):
+            src = parse_input(ref.name)
+            if src in mapping:
+                return mapping[src]
+            op = created[src[0]]
+            if src[1] >= len(op.outputs):
+                raise _fail(f"attr reference {ref.name!r}: node {src[0]!r} has {len(op.outputs)} output(s)",
+                            node_name)
+            return op.outputs[src[1]]
+
+        attrs = {k: _resolve_attr(v, f"attr {k!r} of node {node_name!r}", tensor) for k, v in node.attr.items()}
         _rename_name_attrs(node.op, attrs, created, scope)
         _check_attrs(node, attrs)
         try:
