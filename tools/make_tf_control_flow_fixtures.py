@@ -119,6 +119,28 @@ def case_while_cumprod():
              sess)
 
 
+def case_nested_while():
+    with tf.Graph().as_default() as g, tf.Session() as sess:
+        x = tf.placeholder(tf.float32, [2], name="x")
+        n = tf.placeholder(tf.int32, [], name="n")
+
+        def outer(i, acc):
+            _, inner = tf.while_loop(lambda j, a: j < i, lambda j, a: [j + 1, a + x * tf.cast(j, tf.float32)],
+                                     [tf.constant(0), acc])
+            return [i + 1, inner * 0.5]
+
+        _, acc = tf.while_loop(lambda i, acc: i < n, outer, [tf.constant(0), tf.ones([2])])
+        tf.identity(acc, name="out")
+        # and a loop inside a cond branch
+        p = tf.placeholder(tf.bool, [], name="p")
+        y = tf.cond(p, lambda: tf.while_loop(lambda k, v: k < 3, lambda k, v: [k + 1, v * x], [0, x])[1],
+                    lambda: x - 1.0)
+        tf.identity(y, name="out2")
+        xv = rng.standard_normal(2).astype(np.float32)
+        save("nested_while", g.as_graph_def(), [{"x:0": xv, "n:0": 4, "p:0": True}, {"x:0": xv, "n:0": 1, "p:0": False}],
+             ["out:0", "out2:0"], sess)
+
+
 def case_batch_norm():
     with tf.Graph().as_default() as g, tf.Session() as sess:
         x = tf.placeholder(tf.float32, [None, 4], name="x")
@@ -154,5 +176,5 @@ def case_dynamic_rnn():
 
 if __name__ == "__main__":
     for case in (case_cond, case_nested_cond, case_cond_in_while, case_while_max_iterations, case_while_cumprod,
-                 case_batch_norm, case_dynamic_rnn):
+                 case_nested_while, case_batch_norm, case_dynamic_rnn):
         case()

@@ -19,7 +19,7 @@ from dflow.io.graph_io import _import
 from dflow.io.tf_control_flow import lower_control_flow
 
 FIXTURES = pathlib.Path(__file__).parent.parent / "fixtures" / "tf_control_flow"
-CASES = ["cond", "nested_cond", "cond_in_while", "while_max_iterations", "while_cumprod", "batch_norm",
+CASES = ["cond", "nested_cond", "cond_in_while", "while_max_iterations", "while_cumprod", "nested_while", "batch_norm",
          "dynamic_rnn"]
 
 # ---- a stand-in for the TF GraphDef converter, for the few ops of these fixtures ------------------------
@@ -74,6 +74,8 @@ def _convert(node):
         attrs = {"value": attrs["value"], "dtype": attrs["dtype"]}
     elif op == "Pack":
         attrs = {"axis": attrs.get("axis", 0)}
+    elif op == "Cast":
+        attrs = {"DstT": attrs["DstT"]}
     elif op == "StridedSlice":
         attrs = {k: attrs[k] for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
                                        "shrink_axis_mask")}
