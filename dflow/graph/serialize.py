@@ -461,6 +461,23 @@ class _NodeList(list):
         return n
 
 
+# parse(bytes) -> GraphDef for documents that are not dflow's JSON (TensorFlow's protobuf GraphDef,
+# registered by dflow/io/tf_graph.py, a higher layer)
+_FOREIGN_PARSERS: list = []
+
+
+def register_foreign_parser(parse):
+    """Lets `GraphDef.ParseFromString` read non-JSON bytes with `parse(data) -> GraphDef`."""
+    if parse not in _FOREIGN_PARSERS:
+        _FOREIGN_PARSERS.append(parse)
+
+
+def looks_like_json(data):
+    """Whether `data` is (meant to be) a JSON document: its first non-blank character is `{`."""
+    head = data[:4096] if isinstance(data, str) else bytes(data[:4096]).decode("latin-1")
+    return head.lstrip()[:1] == "{"
+
+
 def _loads(data, what):
     """JSON → Python, refusing NaN/Infinity tokens and duplicate keys; DataLossError if malformed."""
     def no_constants(token):
@@ -535,8 +552,12 @@ class GraphDef:
         return _dumps(self.to_json())
 
     def ParseFromString(self, data):  # noqa: N802 - TF1 name
-        """Replaces this GraphDef by the document `data`; DataLossError if it is malformed."""
-        other = GraphDef.from_json(_loads(data, "GraphDef"))
+        """Replaces this GraphDef by the document `data` (dflow's JSON, or TensorFlow's GraphDef protobuf
+        in binary or text form once dflow.io is loaded); DataLossError if it is malformed."""
+        if _FOREIGN_PARSERS and isinstance(data, (bytes, bytearray, memoryview, str)) and not looks_like_json(data):
+            other = _FOREIGN_PARSERS[-1](data)
+        else:
+            other = GraphDef.from_json(_loads(data, "GraphDef"))
         self.node, self.versions = other.node, other.versions
         return len(data)
 

@@ -48,6 +48,7 @@ from ..graph.serialize import (
 )
 from ..graph.shape import TensorShape
 from ..storage import files
+from .tf_graph import UNSUPPORTED, serialize_graph_def, unsupported_message, write_bytes_atomically
 from .zarr_io import Target
 
 __all__ = ["import_graph_def", "write_graph", "read_graph_def", "GraphDef", "NodeDef"]
@@ -231,6 +232,8 @@ def _check_nodes(graph_def):
             raise _fail(f"invalid node name {n.name!r}")
         if n.name in nodes:
             raise _fail(f"Duplicate node name in graph: {n.name!r}")
+        if isinstance(n.attr, dict) and UNSUPPORTED in n.attr:  # a TensorFlow node dflow cannot run
+            raise _fail(unsupported_message(n.op, n.name, n.attr[UNSUPPORTED]))
         if not isinstance(n.op, str) or not is_registered(n.op):
             raise _fail(f"Op type not registered {n.op!r}", n.name)
         if not isinstance(n.attr, dict) or not isinstance(n.device, str) or not isinstance(n.input, list):
@@ -507,7 +510,10 @@ def _read_document(path, cls):
     except OSError as e:  # a directory, no permission
         raise files.os_error(e, f"Cannot read the graph file {path!r}") from None
     obj = cls()
-    obj.ParseFromString(data)
+    try:
+        obj.ParseFromString(data)
+    except DataLossError as e:
+        raise DataLossError(None, None, f"{path}: {e.message}") from None
     # a MetaGraphDef holds one graph, a SavedModel several (its `graph_defs()`)
     graph_defs = obj.graph_defs() if hasattr(obj, "graph_defs") else [getattr(obj, "graph_def", obj)]
     base = os.path.dirname(os.path.abspath(path))
@@ -557,20 +563,31 @@ def _load_external(value, base, cache, where):
     return value
 
 
-def write_graph(graph_or_graph_def, logdir, name, as_text=True, large_constant_elements=LARGE_CONST_ELEMENTS):
-    """Writes a Graph or GraphDef to `logdir/name` (JSON; `as_text` is ignored: always text);
-    returns the path. Arrays of >= `large_constant_elements` go to the Zarr group `name.consts`
-    beside it. InvalidArgumentError for ops that cannot be serialized (Python callables)."""
+def write_graph(graph_or_graph_def, logdir, name, as_text=True, large_constant_elements=LARGE_CONST_ELEMENTS,
+                format="dflow"):  # noqa: A002 - the keyword users pass
+    """Writes a Graph or GraphDef to `logdir/name`; returns the path.
+
+    format="dflow" (default): JSON (`as_text` is ignored), arrays of >= `large_constant_elements`
+    in the Zarr group `name.consts` beside it. format="tensorflow": TensorFlow's GraphDef protobuf,
+    binary or text (`as_text`), every constant inline, for `tf.compat.v1.import_graph_def`.
+    InvalidArgumentError for ops that cannot be serialized (Python callables, or ops with no
+    TensorFlow form)."""
     if hasattr(graph_or_graph_def, "as_graph_def"):
         graph_or_graph_def = graph_or_graph_def.as_graph_def()
     if not isinstance(graph_or_graph_def, GraphDef):
         raise TypeError(f"write_graph needs a Graph or GraphDef, got {type(graph_or_graph_def).__name__}")
+    if format not in ("dflow", "tensorflow"):
+        raise InvalidArgumentError(None, None, f"write_graph: format must be 'dflow' or 'tensorflow', got {format!r}")
     logdir = os.fspath(logdir)
     if logdir:
         files.ensure_dir(logdir, "write_graph")
     path = os.path.join(logdir, name)
-    _write_document(path, graph_or_graph_def.to_json, large_constant_elements)
+    if format == "tensorflow":
+        write_bytes_atomically(path, serialize_graph_def(graph_or_graph_def, as_text))
+    else:
+        _write_document(path, graph_or_graph_def.to_json, large_constant_elements)
     return path
+
 
 
 def read_graph_def(path):

@@ -15,7 +15,9 @@ import warnings
 
 import numpy as np
 
-from ..errors import DataLossError
+from google.protobuf import text_format
+
+from ..errors import DataLossError, InvalidArgumentError
 from ..graph import serialize
 from ..graph.graph import get_default_graph
 from ..graph.keys import GraphKeys
@@ -34,6 +36,8 @@ from .graph_io import (
     _write_document,
 )
 from .signature import signature_map_from_json
+from .tf_graph import write_bytes_atomically
+from .tf_meta_graph import meta_graph_fields_from_bytes, meta_graph_to_tf
 
 __all__ = ["export_meta_graph", "import_meta_graph", "read_meta_graph_file", "MetaGraphDef"]
 
@@ -83,7 +87,11 @@ class MetaGraphDef:
         return serialize._dumps(self.to_json())
 
     def ParseFromString(self, data):  # noqa: N802 - TF1 name
-        other = MetaGraphDef.from_json(serialize._loads(data, "MetaGraphDef"))
+        """dflow's JSON or TensorFlow's MetaGraphDef protobuf (binary or text); DataLossError if neither."""
+        if isinstance(data, (bytes, bytearray, memoryview, str)) and not serialize.looks_like_json(data):
+            other = MetaGraphDef(**meta_graph_fields_from_bytes(data))
+        else:
+            other = MetaGraphDef.from_json(serialize._loads(data, "MetaGraphDef"))
         self.graph_def, self.meta_info_def = other.graph_def, other.meta_info_def
         self.saver_def, self.collection_def = other.saver_def, other.collection_def
         self.signature_def = other.signature_def
@@ -180,9 +188,13 @@ def read_meta_graph_file(filename):
 
 def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None, collection_list=None,
                       as_text=False, graph=None, export_scope=None, clear_devices=False,
-                      clear_extraneous_savers=False, strip_default_attrs=False, saver=None, **kwargs):
+                      clear_extraneous_savers=False, strip_default_attrs=False, saver=None, format=None,  # noqa: A002
+                      **kwargs):
     """The MetaGraphDef of a graph (default graph): ops, collections and saver; written to
-    `filename` when given (JSON whatever `as_text`; large arrays in `filename.consts`).
+    `filename` when given: format="dflow" (default) as JSON whatever `as_text`, large arrays in
+    `filename.consts`; format="tensorflow" (also the default for a `saver` made with that format) as
+    TensorFlow's MetaGraphDef protobuf, binary or `as_text`, which `tf.compat.v1.train.import_meta_graph`
+    reads (it holds no save/restore ops: build `tf.train.Saver()` after importing).
 
     `export_scope` keeps only ops under that scope, with the scope stripped (inputs from outside
     become "$unbound_inputs_<name>", to be given in `input_map` on import). Collection items that
@@ -223,7 +235,17 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         info.update(meta_info_def)
     meta = MetaGraphDef(out_def, info, _saver_def(saver, saver_def, rename, names),
                         _export_collections(graph, collection_list, rename, names))
-    if filename is not None:
+    if format is None:
+        format = getattr(saver, "_format", "dflow") or "dflow"  # noqa: A001
+    if format not in ("dflow", "tensorflow"):
+        raise InvalidArgumentError(None, None, f"export_meta_graph: format must be 'dflow' or 'tensorflow', got "
+                                   f"{format!r}")
+    if filename is not None and format == "tensorflow":
+        proto = meta_graph_to_tf(meta)
+        data = text_format.MessageToString(proto).encode("utf-8") if as_text else \
+            proto.SerializeToString(deterministic=True)
+        write_bytes_atomically(os.fspath(filename), data)
+    elif filename is not None:
         _write_document(filename, meta.to_json, large)
     return meta
 
@@ -407,6 +429,7 @@ def _rebuild_variable(graph, d, created, variables):
     v._snapshot = _lookup(created, d["snapshot"], "variable snapshot", tensor=True)
     v._initial_value = _lookup(created, d["initial_value"], "variable initial value", tensor=True)
     v._trainable = d["trainable"]
+    v._constraint = None
     v._graph = graph
     variables[handle] = v
     return v
@@ -427,6 +450,7 @@ def _saver_variables(graph, meta, created, variables):
                 v = Variable.__new__(Variable)
                 v._handle, v._initializer_op, v._snapshot = op.outputs[0], None, op.outputs[0]
                 v._initial_value, v._trainable, v._graph = None, False, graph
+                v._constraint = None
                 variables[op] = v
             out[ckpt_name] = variables[op]
         return out

@@ -4,8 +4,9 @@
     EXPORT_DIR/saved_model.json.consts/  large constants of those graphs (Zarr, checksummed)
     EXPORT_DIR/variables/variables       a dflow checkpoint (Zarr, one checksummed array per variable)
 
-TF1 writes `saved_model.pb` (a protobuf) and TF's checkpoint files; dflow writes JSON and Zarr, and
-TensorFlow cannot read them (nor dflow TF's). Loading runs no code: the document is the JSON of
+TF1 writes `saved_model.pb` (a protobuf) and TF's checkpoint files; dflow writes JSON and Zarr.
+dflow also reads TensorFlow's `saved_model.pb` (converted by dflow/io/tf_meta_graph.py; its
+variables are restored from TF's checkpoint by Saver.restore). Loading runs no code: the document is the JSON of
 dflow/io/meta_graph.py (validated field by field, DataLossError otherwise); the checkpoint's arrays
 are opened only with allow-listed codecs and numeric dtypes and their checksums verified.
 
@@ -21,16 +22,20 @@ import uuid
 
 import zarr
 
+from .. import proto as proto_messages
 from ..errors import DataLossError
 from ..graph import serialize
 from .graph_io import LARGE_CONST_ELEMENTS, _read_document, _write_document, open_zarr_safely
 from .meta_graph import MetaGraphDef
+from .tf_graph import parse_proto_bytes
+from .tf_meta_graph import meta_graph_fields_from_tf
 
 __all__ = ["SavedModel", "read_saved_model", "write_saved_model", "staging_dir", "publish", "check_variables",
            "FILENAME", "VARIABLES_PREFIX"]
 
 FORMAT = "dflow.SavedModel"
 FILENAME = "saved_model.json"
+TF_FILENAME, TF_TEXT_FILENAME = "saved_model.pb", "saved_model.pbtxt"
 VARIABLES_PREFIX = os.path.join("variables", "variables")
 SCHEMA_VERSION = 1
 
@@ -39,9 +44,10 @@ class SavedModel:
     """The meta graphs of a SavedModel directory (TF1's `SavedModel` proto): `meta_graphs`, a list of
     MetaGraphDef, each with its `meta_info_def["tags"]`, and `saved_model_schema_version`."""
 
-    def __init__(self, meta_graphs=None, saved_model_schema_version=SCHEMA_VERSION):
+    def __init__(self, meta_graphs=None, saved_model_schema_version=SCHEMA_VERSION, tensorflow=False):
         self.meta_graphs = list(meta_graphs or [])
         self.saved_model_schema_version = saved_model_schema_version
+        self.tensorflow = tensorflow  # read from TensorFlow's saved_model.pb
 
     def graph_defs(self):
         return [m.graph_def for m in self.meta_graphs]
@@ -78,14 +84,25 @@ class SavedModel:
 
 
 def read_saved_model(export_dir):
-    """The SavedModel in `export_dir` (constants loaded and verified). OSError when there is none
-    (TF1's IOError), DataLossError when the document is malformed."""
+    """The SavedModel in `export_dir`: dflow's `saved_model.json` (constants loaded and verified) or
+    TensorFlow's `saved_model.pb` / `saved_model.pbtxt`. OSError when there is none (TF1's IOError),
+    DataLossError (naming the file) when the document is malformed."""
     path = os.path.join(os.fspath(export_dir), FILENAME)
-    if not os.path.isfile(path):
-        tf_file = os.path.join(os.fspath(export_dir), "saved_model.pb")
-        hint = f" ({tf_file} is TensorFlow's format, which dflow does not read)" if os.path.exists(tf_file) else ""
-        raise OSError(f"SavedModel file does not exist at: {path}{hint}")
-    return _read_document(path, SavedModel)
+    if os.path.isfile(path):
+        return _read_document(path, SavedModel)
+    for name, binary in ((TF_FILENAME, True), (TF_TEXT_FILENAME, False)):
+        tf_path = os.path.join(os.fspath(export_dir), name)
+        if os.path.isfile(tf_path):
+            with open(tf_path, "rb") as f:
+                data = f.read()
+            try:
+                proto = parse_proto_bytes(data, proto_messages.SavedModel, f"SavedModel {tf_path}")
+                return SavedModel([MetaGraphDef(**meta_graph_fields_from_tf(m)) for m in proto.meta_graphs],
+                                  tensorflow=True)
+            except DataLossError as e:
+                raise DataLossError(None, None, e.message if tf_path in e.message else f"{tf_path}: {e.message}") \
+                    from None
+    raise OSError(f"SavedModel file does not exist at: {path} (nor TensorFlow's {TF_FILENAME})")
 
 
 def write_saved_model(directory, saved_model):
@@ -122,7 +139,8 @@ def check_variables(export_dir):
     directory has no checkpoint. DataLossError for a tampered or foreign checkpoint."""
     prefix = os.path.join(os.fspath(export_dir), VARIABLES_PREFIX)
     if not os.path.exists(prefix):
-        return None
+        # TensorFlow's variables/variables.index + .data-*: its reader verifies their checksums
+        return prefix if os.path.isfile(prefix + ".index") else None
     root = os.path.realpath(prefix)
     if os.path.dirname(root) != os.path.realpath(os.path.join(os.fspath(export_dir), "variables")):
         raise DataLossError(None, None, f"SavedModel variables {prefix!r} point outside the SavedModel directory")

@@ -13,8 +13,9 @@ __all__ = ["load", "maybe_saved_model_directory", "contains_saved_model"]
 
 
 def maybe_saved_model_directory(export_dir):
-    """Whether `export_dir` holds a dflow SavedModel document (it is not read)."""
-    return os.path.isfile(os.path.join(os.fspath(export_dir), files.FILENAME))
+    """Whether `export_dir` holds a dflow or TensorFlow SavedModel document (it is not read)."""
+    return any(os.path.isfile(os.path.join(os.fspath(export_dir), name))
+               for name in (files.FILENAME, files.TF_FILENAME, files.TF_TEXT_FILENAME))
 
 
 contains_saved_model = maybe_saved_model_directory

@@ -1,0 +1,301 @@
+"""TensorFlow's GraphDef protobuf ⇄ dflow's GraphDef (the op table is dflow/io/tf_graph_ops.py).
+
+Reading: `parse_graph_bytes` takes what a `.pb` or `.pbtxt` holds (binary protobuf, or text
+format parsed by google.protobuf.text_format) and gives dflow NodeDefs; `GraphDef.ParseFromString`
+calls it for anything that is not dflow's JSON (which starts with `{`), so `tf.import_graph_def`
+keeps its one import path. TF1 control flow (Switch/Merge/Enter/...) is lowered by
+dflow/io/tf_control_flow.py when that module is there. A TF op dflow lacks becomes a placeholder
+node marked `_dflow_unsupported`, refused when the graph is imported (naming the op type, the node
+and what is supported), so a graph can still be inspected; `prune=True` (meta graphs) drops such
+nodes and all that depend on them instead (TF's training and saving subgraphs: dflow builds its
+own optimizers and Saver).
+
+Writing: `graph_def_to_tf` gives a `tensorboard.GraphDef` message (TensorFlow's wire format) of a
+dflow GraphDef; `serialize_graph_def(graph_def, as_text)` its bytes. InvalidArgumentError names a
+dflow op with no TensorFlow form (Cond, While, Zarr ops, py_func).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import numpy as np
+from google.protobuf import message, text_format
+from tensorboard.compat.proto import graph_pb2, node_def_pb2
+
+from ..errors import DataLossError, InvalidArgumentError
+from ..graph import serialize
+from ..graph.dtypes import as_dtype
+from ..graph.serialize import GraphDef, NodeDef, parse_input
+from ..storage import files
+from .tf_graph_ops import READ, WRITE, supported_tf_ops
+from .tf_graph_values import attr_from_tf, attr_to_tf
+
+__all__ = ["parse_graph_bytes", "parse_proto_bytes", "graph_def_from_tf", "graph_def_to_tf", "serialize_graph_def",
+           "is_json", "UNSUPPORTED", "unsupported_message", "write_bytes_atomically"]
+
+UNSUPPORTED = "_dflow_unsupported"
+TF_PRODUCER = 1645  # a GraphDef version TensorFlow 2.x reads without upgrading the graph
+_CONTROL_FLOW = ("Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "RefSwitch", "RefMerge",
+                 "RefEnter", "RefExit", "RefNextIteration")
+_MISSING = object()
+
+
+is_json = serialize.looks_like_json
+
+
+def parse_proto_bytes(data, message_type, what):
+    """A protobuf message from binary or text-format bytes; DataLossError if it is neither."""
+    msg = message_type()
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    data = bytes(data)
+    if not data:
+        raise DataLossError(None, None, f"{what} is empty")
+    text = None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    errors = []
+    # text format first when the bytes read as text and start like a field name or comment
+    if text is not None and (text.lstrip()[:1].isalpha() or text.lstrip()[:1] == "#"):
+        try:
+            text_format.Parse(text, msg)
+            return msg
+        except text_format.ParseError as e:
+            errors.append(f"as text: {str(e)[:160]}")
+            msg = message_type()
+    try:
+        msg.ParseFromString(data)
+        if msg.FindInitializationErrors():
+            raise message.DecodeError("missing required fields")
+        return msg
+    except (message.DecodeError, RuntimeError, ValueError) as e:
+        errors.append(f"as binary: {str(e)[:160]}")
+    raise DataLossError(None, None, f"{what} is neither dflow's JSON nor a TensorFlow {message_type.DESCRIPTOR.name} "
+                        f"(binary or text protobuf): {'; '.join(errors)}; the file is truncated, damaged or of "
+                        "another kind")
+
+
+def parse_graph_bytes(data, what="GraphDef", prune=False):
+    """A dflow GraphDef from a TensorFlow GraphDef's binary or text bytes."""
+    return graph_def_from_tf(parse_proto_bytes(data, graph_pb2.GraphDef, what), prune=prune)[0]
+
+
+# ---- TF -> dflow ---------------------------------------------------------------------------------
+
+
+def _lower_control_flow(nodes):
+    """dflow/io/tf_control_flow.py's `lower_control_flow`, when that module exists."""
+    if not any(n.op in _CONTROL_FLOW for n in nodes):
+        return nodes
+    try:
+        module = importlib.import_module(".tf_control_flow", __package__)
+    except ImportError:
+        return nodes  # Switch/Merge/... are then refused on import as unsupported
+    return list(module.lower_control_flow(nodes))
+
+
+class _ReadCtx:
+    """What a table entry's `read` sees: attrs as plain values, constant inputs, new nodes."""
+
+    def __init__(self, tf_nodes):
+        self.tf_nodes = tf_nodes
+        self.aliases = {}
+
+    def attr(self, node, key, default=_MISSING):
+        if key not in node.attr:
+            if default is _MISSING:
+                raise InvalidArgumentError(None, None, f"TensorFlow node {node.name!r} ({node.op}) lacks its attr "
+                                           f"{key!r}")
+            return default
+        return attr_from_tf(node.attr[key], f"TensorFlow node {node.name!r} ({node.op}) attr {key!r}")
+
+    @staticmethod
+    def inputs(node):
+        return [i for i in node.input if not i.startswith("^")]
+
+    @staticmethod
+    def node(name, op_type, inputs, attrs, device=""):
+        return NodeDef(name=name, op=op_type, input=list(inputs), device=device, attr=attrs)
+
+    def const(self, name, value, node):
+        value = np.asarray(value)
+        value.setflags(write=False)
+        return NodeDef(name=name, op="Const", device=node.device, attr={"value": value,
+                                                                         "dtype": as_dtype(value.dtype)})
+
+    def const_input(self, node, index, what):
+        src = self.inputs(node)[index].split(":")[0]
+        seen = 0
+        n = self.tf_nodes.get(src)
+        while n is not None and n.op == "Identity" and seen < 64:
+            n, seen = self.tf_nodes.get(n.input[0].split(":")[0]), seen + 1
+        if n is None or n.op != "Const":
+            raise InvalidArgumentError(None, None, f"TensorFlow node {node.name!r} ({node.op}): its {what} must be a "
+                                       "constant for dflow to import it")
+        return self.attr(n, "value")
+
+    def alias(self, name, index, target):
+        self.aliases[(name, index)] = target
+
+    def unsupported(self, node, reason):
+        return [NodeDef(name=node.name, op=node.op, input=list(node.input), device=node.device,
+                        attr={UNSUPPORTED: reason})]
+
+
+def unsupported_message(op_type, node_name, reason):
+    return (f"TensorFlow op type {op_type!r} of node {node_name!r} cannot be imported: {reason}. dflow imports "
+            f"these TensorFlow op types: {', '.join(supported_tf_ops())}")
+
+
+def graph_def_from_tf(proto, prune=False):
+    """(dflow GraphDef, [names of nodes dropped], {names of the unsupported nodes among them}) of a
+    TF GraphDef message. With `prune`, nodes of unsupported op types and every node depending on
+    them are dropped instead of kept marked."""
+    nodes = _lower_control_flow(list(proto.node))
+    tf_nodes = {n.name: n for n in nodes if not isinstance(n, NodeDef)}
+    ctx = _ReadCtx(tf_nodes)
+    out = []
+    for n in nodes:
+        if isinstance(n, NodeDef):
+            out.append(n)
+            continue
+        reader = READ.get(n.op)
+        if reader is None:
+            why = "TF1 control flow needs dflow/io/tf_control_flow.py" if n.op in _CONTROL_FLOW else \
+                "dflow has no such op"
+            made = ctx.unsupported(n, why)
+        else:
+            try:
+                made = reader(n, ctx)
+            except InvalidArgumentError as e:
+                made = ctx.unsupported(n, e.message if hasattr(e, "message") else str(e))
+        controls = [i for i in n.input if i.startswith("^")]
+        for m in made:
+            m.input += [c for c in controls if c not in m.input]
+        out.extend(made)
+    for m in out:
+        m.input = [_resolve(i, ctx.aliases) for i in m.input]
+    dropped, roots = [], {n.name for n in out if UNSUPPORTED in n.attr}
+    if prune:
+        out, dropped = _prune(out)
+    versions = {"producer": serialize.VERSION, "min_consumer": 1, "tensorflow_producer": int(proto.versions.producer)}
+    return GraphDef(out, versions), dropped, roots
+
+
+def _resolve(inp, aliases):
+    parsed = parse_input(inp)
+    if parsed is None or parsed[1] < 0:
+        return inp
+    return aliases.get(parsed, inp)
+
+
+def _prune(nodes):
+    """Drops unsupported nodes and everything downstream of them (data or control)."""
+    bad = {n.name for n in nodes if UNSUPPORTED in n.attr}
+    changed = True
+    while changed:
+        changed = False
+        for n in nodes:
+            if n.name not in bad and any((parse_input(i) or ("",))[0] in bad for i in n.input):
+                bad.add(n.name)
+                changed = True
+    return [n for n in nodes if n.name not in bad], sorted(bad)
+
+
+# ---- dflow -> TF ---------------------------------------------------------------------------------
+
+
+class _WriteCtx:
+    """What a table entry's `write` sees: the dtypes of the inputs, new TF nodes."""
+
+    def __init__(self, graph_def):
+        self.dtypes = {n.name: n.output_dtypes for n in graph_def.node}
+
+    def dtype_of(self, inp):
+        name, index = parse_input(inp)
+        dts = self.dtypes.get(name)
+        if not dts or index >= len(dts):
+            raise InvalidArgumentError(None, None, f"the dtype of {inp!r} is not recorded in the GraphDef; write "
+                                       "the graph itself (tf.get_default_graph()) or a GraphDef from as_graph_def()")
+        return as_dtype(dts[index])
+
+    @staticmethod
+    def data_inputs(node):
+        return [i for i in node.input if not i.startswith("^")]
+
+    def types(self, node, spec):
+        data = self.data_inputs(node)
+        out = {}
+        for key, src in spec.items():
+            if src == "o0":
+                out[key] = as_dtype(node.output_dtypes[0])
+            else:
+                out[key] = self.dtype_of(data[src])
+        return out
+
+    @staticmethod
+    def tf_node(node, op_type, inputs, attrs, name=None):
+        where = f"node {node.name!r} ({node.op})"
+        proto = node_def_pb2.NodeDef(name=name or node.name, op=op_type, device=node.device or "",
+                                     input=[i[:-2] if i.endswith(":0") else i for i in inputs])
+        for k, v in attrs.items():
+            proto.attr[k].CopyFrom(attr_to_tf(v, f"{where} attr {k!r}"))
+        return proto
+
+    def tf_const(self, name, value):
+        value = np.asarray(value)
+        proto = node_def_pb2.NodeDef(name=name, op="Const")
+        proto.attr["value"].CopyFrom(attr_to_tf(value))
+        proto.attr["dtype"].CopyFrom(attr_to_tf(as_dtype(value.dtype)))
+        return proto
+
+
+_NO_TF_FORM = {"Cond": "tf.cond", "While": "tf.while_loop", "WhileGrad": "tf.while_loop's gradient"}
+
+
+def graph_def_to_tf(graph_def):
+    """The TensorFlow GraphDef message of a dflow GraphDef (or Graph)."""
+    if hasattr(graph_def, "as_graph_def"):
+        graph_def = graph_def.as_graph_def()
+    ctx = _WriteCtx(graph_def)
+    out = graph_pb2.GraphDef()
+    out.versions.producer = TF_PRODUCER
+    for node in graph_def.node:
+        writer = WRITE.get(node.op)
+        if writer is None:
+            what = f" (from {_NO_TF_FORM[node.op]}; exporting control flow to TensorFlow is not implemented)" \
+                if node.op in _NO_TF_FORM else ""
+            raise InvalidArgumentError(None, None, f"dflow op type {node.op!r} of node {node.name!r} has no "
+                                       f"TensorFlow form{what}; ops that can be written for TensorFlow: "
+                                       f"{', '.join(sorted(WRITE))}")
+        out.node.extend(writer(node, ctx))
+    return out
+
+
+def serialize_graph_def(graph_def, as_text=False):
+    """TensorFlow's bytes of a dflow GraphDef: binary protobuf, or text format with `as_text`."""
+    proto = graph_def_to_tf(graph_def)
+    if as_text:
+        return text_format.MessageToString(proto).encode("utf-8")
+    return proto.SerializeToString(deterministic=True)
+
+
+def write_bytes_atomically(path, data):
+    """Writes `data` to `path` through a temporary name (never a half-written file)."""
+    tmp = files.temp_path(path, "tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        files.remove(tmp)
+        raise files.os_error(e, f"Writing the graph file {path!r}") from None
+
+
+serialize.register_foreign_parser(parse_graph_bytes)
