@@ -159,6 +159,26 @@ def case_batch_norm():
              ["out:0"], sess)
 
 
+def case_fused_batch_norm():
+    """A 4-d batch norm: FusedBatchNormV3 in both branches, its mean and variance merged too."""
+    with tf.Graph().as_default() as g, tf.Session() as sess:
+        x = tf.placeholder(tf.float32, [2, 3, 3, 2], name="x")
+        training = tf.placeholder(tf.bool, [], name="is_training")
+        h = tf.layers.batch_normalization(x, training=training, name="bn", fused=True)
+        tf.identity(tf.reduce_sum(h * h, [1, 2]), name="out")
+        scale, offset = tf.constant([1.5, 0.5]), tf.constant([0.1, -0.2])
+        mean = tf.cond(training, lambda: tf.nn.fused_batch_norm(x, scale, offset, is_training=True)[1],
+                       lambda: tf.constant([0.0, 1.0]))  # a branch output that is a fused batch norm's mean
+        tf.identity(mean, name="batch_mean")
+        sess.run(tf.global_variables_initializer())
+        for v in tf.global_variables():
+            sess.run(v.assign(rng.uniform(0.5, 1.5, v.shape.as_list()).astype(np.float32)))
+        frozen = tf.graph_util.convert_variables_to_constants(sess, g.as_graph_def(), ["out", "batch_mean"])
+        xv = rng.standard_normal((2, 3, 3, 2)).astype(np.float32)
+        save("fused_batch_norm", frozen, [{"x:0": xv, "is_training:0": True}, {"x:0": xv, "is_training:0": False}],
+             ["out:0", "batch_mean:0"], sess)
+
+
 def case_dynamic_rnn():
     with tf.Graph().as_default() as g, tf.Session() as sess:
         x = tf.placeholder(tf.float32, [2, 5, 3], name="x")
@@ -176,5 +196,5 @@ def case_dynamic_rnn():
 
 if __name__ == "__main__":
     for case in (case_cond, case_nested_cond, case_cond_in_while, case_while_max_iterations, case_while_cumprod,
-                 case_nested_while, case_batch_norm, case_dynamic_rnn):
+                 case_nested_while, case_batch_norm, case_fused_batch_norm, case_dynamic_rnn):
         case()
