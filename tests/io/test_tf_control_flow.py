@@ -4,6 +4,7 @@ outputs stored beside each fixture (tools/make_tf_control_flow_fixtures.py wrote
 
 from __future__ import annotations
 
+import json
 import pathlib
 
 import numpy as np
@@ -11,9 +12,9 @@ import pytest
 from tensorboard.compat.proto import graph_pb2
 
 import dflow as tf
-from dflow.errors import InvalidArgumentError
+from dflow.errors import DataLossError, InvalidArgumentError
 from dflow.graph import dtypes
-from dflow.graph.serialize import GraphDef, TensorRef
+from dflow.graph.serialize import GraphDef, NodeDef, TensorRef
 from dflow.graph.shape import TensorShape
 from dflow.io.tf_control_flow import lower_control_flow
 
@@ -158,3 +159,17 @@ def test_importer_fixtures_with_control_flow_match_tensorflow(graph, run, mode):
     with g.as_default(), tf.Session(graph=g, **SESSIONS[mode]) as sess:
         for i, v in enumerate(sess.run(fetches, feeds)):
             np.testing.assert_allclose(v, data[f"out_{i}"], rtol=1e-5, atol=1e-5)
+
+
+def test_bad_tensor_refs_are_refused():
+    doc = GraphDef([NodeDef(name="c", op="Const", input=[], attr={"value": np.float32(1.0)})]).to_json()
+    doc["node"][0]["attr"]["ref"] = {"tensor_ref": "^c"}  # a control input is no tensor
+    with pytest.raises(DataLossError, match="tensor_ref"):
+        GraphDef.FromString(json.dumps(doc))
+    gd, _ = load("cond")
+    (c,) = [n for n in gd.node if n.op == "Cond"]
+    c.attr["true_outputs"] = (TensorRef("nowhere:0"), c.attr["true_outputs"][1])
+    g = tf.Graph()
+    with pytest.raises(InvalidArgumentError, match="nowhere"):
+        _import_into(g, gd)
+    assert g.get_operations() == []  # nothing half-imported
