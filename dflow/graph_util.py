@@ -10,7 +10,7 @@ import numpy as np
 from .errors import InvalidArgumentError
 from .graph.dtypes import as_dtype
 from .graph.registry import get_opdef, is_registered
-from .graph.serialize import GraphDef, NodeDef, attr_refs, parse_input
+from .graph.serialize import GraphDef, NodeDef, parse_input, tensor_refs
 from .io.graph_io import import_graph_def
 
 __all__ = ["convert_variables_to_constants", "extract_sub_graph", "remove_training_nodes",
@@ -55,7 +55,7 @@ def extract_sub_graph(graph_def, dest_nodes):
             continue
         keep.add(name)
         node = by_name[name]
-        refs = [r.node for v in node.attr.values() for r in attr_refs(v)]  # a Cond's branches, a While's body
+        refs = [_node_name(r.name) for v in node.attr.values() for r in tensor_refs(v)]  # a Cond's branches, a While's body
         for src in [_node_name(s) for s in node.input] + refs:
             if src in by_name and src not in keep:
                 stack.append(src)

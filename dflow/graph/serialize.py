@@ -12,9 +12,9 @@ Attr encoding: JSON scalars stand for themselves (null, bools, ints, finite floa
 else is a one-key object naming its type: {"list": [...]}, {"tuple": [...]}, {"dict": {...}},
 {"float": "nan"|"inf"|"-inf"}, {"complex": [re, im]}, {"bytes": b64}, {"dtype": name},
 {"shape": null|[dims]}, {"tensor": {dtype, shape, data|strings}}, {"scalar": {dtype, data}},
-{"slice": [start, stop, step]}, {"ellipsis": true}, {"const_ref": {...}}, {"tensor_ref": "op:0"} (a
-tensor of the same graph held in an attr: the branches of a `Cond`, the body of a `While`; the
-importer creates its op first and hands the op the tensor) and
+{"slice": [start, stop, step]}, {"ellipsis": true}, {"const_ref": {...}},
+{"tensor_ref": "op:0"} (a tensor of the same document: a Cond's branch outputs, a While's loop
+variables; the importer resolves it and creates the op after it) and
 {"object": {"type", "fields"}} (objects such as a Zarr array, described by plain fields and
 reopened by the importer). Decoding only ever builds these types; anything else in a document is
 a `DataLossError`. Python callables (py_func-style ops) refuse to serialize (InvalidArgumentError).
@@ -67,50 +67,6 @@ class ExternalArray:
         return f"<ExternalArray {self.group}/{self.array} {self.dtype}{list(self.shape)}>"
 
 
-class TensorRef:
-    """A tensor of the same graph named in an attr ("op:0"): Cond's branch outputs, While's body."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    @property
-    def node(self):
-        return parse_input(self.name)[0]
-
-    def __eq__(self, other):
-        return isinstance(other, TensorRef) and other.name == self.name
-
-    def __hash__(self):
-        return hash(self.name)
-
-    def __repr__(self):
-        return f"TensorRef({self.name!r})"
-
-
-def attr_refs(value):
-    """The `TensorRef`s an attr value holds (nested in lists, tuples and dicts)."""
-    if isinstance(value, TensorRef):
-        return [value]
-    if type(value) in (list, tuple):
-        return [r for v in value for r in attr_refs(v)]
-    if type(value) is dict:
-        return [r for v in value.values() for r in attr_refs(v)]
-    return []
-
-
-def map_refs(value, fn):
-    """The attr value with each TensorRef replaced by fn(ref) (other values as they are)."""
-    if isinstance(value, TensorRef):
-        return fn(value)
-    if type(value) in (list, tuple):
-        return type(value)(map_refs(v, fn) for v in value)
-    if type(value) is dict:
-        return {k: map_refs(v, fn) for k, v in value.items()}
-    return value
-
-
 class ObjectRef:
     """An object attr (a Zarr array, a Zarr write target) as a type tag and plain fields; the
     importer reopens it (dflow/io/graph_io.py)."""
@@ -122,6 +78,40 @@ class ObjectRef:
 
     def __repr__(self):
         return f"<ObjectRef {self.type} {self.fields}>"
+
+
+class TensorRef:
+    """An attr naming a tensor of the same document ("op:0"); the importer resolves it to the
+    imported tensor (dflow/io/graph_io.py)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        parsed = parse_input(name)
+        if parsed is None or parsed[1] < 0:
+            raise InvalidArgumentError(None, None, f"TensorRef needs a tensor name 'op:index', got {name!r}")
+        self.name = f"{parsed[0]}:{parsed[1]}"
+
+    def __eq__(self, other):
+        return isinstance(other, TensorRef) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("TensorRef", self.name))
+
+    def __repr__(self):
+        return f"<TensorRef {self.name}>"
+
+
+def tensor_refs(value):
+    """The TensorRefs in an attr value (nested in lists, tuples and dicts)."""
+    if isinstance(value, TensorRef):
+        yield value
+    elif type(value) in (list, tuple):
+        for v in value:
+            yield from tensor_refs(v)
+    elif type(value) is dict:
+        for v in value.values():
+            yield from tensor_refs(v)
 
 
 # {python type: (tag, encode(value) -> dict of plain fields)}, filled by dflow/io (Zarr objects).
@@ -158,8 +148,6 @@ def encode_attr(value, where="attr", external=None, depth=0):
         return {"scalar": _encode_array(np.asarray(value), where)}
     if isinstance(value, ExternalArray):
         return {"const_ref": value.to_json()}
-    if isinstance(value, TensorRef):
-        return {"tensor_ref": value.name}
     if isinstance(value, DType):
         return {"dtype": value.name}
     if isinstance(value, TensorShape):
@@ -184,6 +172,8 @@ def encode_attr(value, where="attr", external=None, depth=0):
         return {"ellipsis": True}
     if isinstance(value, ObjectRef):
         return {"object": {"type": value.type, "fields": dict(value.fields)}}
+    if isinstance(value, TensorRef):
+        return {"tensor_ref": value.name}
     for py_type, (tag, enc) in _OBJECT_ENCODERS.items():
         if isinstance(value, py_type):
             return {"object": {"type": tag, "fields": enc(value, where)}}
@@ -270,10 +260,10 @@ def decode_attr(doc, where="attr", depth=0):
     if tag == "const_ref":
         return _external(body, where)
     if tag == "tensor_ref":
-        parsed = parse_input(body) if isinstance(body, str) else None
+        parsed = parse_input(body) if isinstance(body, str) and len(body) <= 4200 else None
         if parsed is None or parsed[1] < 0:
-            raise _bad(where, f"a tensor_ref must name a tensor 'op:index', got {_short(body)}")
-        return TensorRef(f"{parsed[0]}:{parsed[1]}")
+            raise _bad(where, f"tensor_ref must name a tensor 'op:index', got {_short(body)}")
+        return TensorRef(body)
     if tag == "object":
         if type(body) is not dict or set(body) != {"type", "fields"} or not isinstance(body["type"], str) \
                 or type(body["fields"]) is not dict:

@@ -43,8 +43,8 @@ from ..graph.serialize import (
     NodeDef,
     ObjectRef,
     TensorRef,
-    attr_refs,
     parse_input,
+    tensor_refs,
 )
 from ..graph.shape import TensorShape
 from ..storage import files
@@ -144,13 +144,13 @@ def _resolve_object(ref, where):
 
 
 def _resolve_attr(value, where, tensor=None):
-    """An attr value as the op takes it; `tensor(TensorRef)` gives the graph's tensor it names."""
-    if isinstance(value, TensorRef):
-        if tensor is None:
-            raise _fail(f"{where}: names tensor {value.name!r}, which only an imported graph can resolve")
-        return tensor(value)
+    """An attr's value with its objects reopened and its TensorRefs replaced by `tensor(ref)`."""
     if isinstance(value, ObjectRef):
         return _resolve_object(value, where)
+    if isinstance(value, TensorRef):
+        if tensor is None:
+            raise _fail(f"{where}: a tensor reference ({value.name}) outside a graph's node")
+        return tensor(value)
     if isinstance(value, ExternalArray):
         raise _fail(f"{where}: its array {value.group}/{value.array} lives in the Zarr group beside the file the "
                     "document came from; read the file with dflow read_graph_def(path) or import_meta_graph(path)")
@@ -159,6 +159,13 @@ def _resolve_attr(value, where, tensor=None):
     if type(value) is dict:
         return {k: _resolve_attr(v, where, tensor) for k, v in value.items()}
     return value
+
+
+def _referenced(node):
+    """The tensors `node` reads: its inputs, then the TensorRefs in its attrs (a Cond's branch
+    outputs), as (op name, index or -1) pairs."""
+    return [parse_input(s) for s in node.input] + [parse_input(r.name) for v in node.attr.values()
+                                                    for r in tensor_refs(v)]
 
 
 # ---- import_graph_def ----------------------------------------------------------------------------
@@ -243,7 +250,7 @@ def _check_input_map(graph, input_map, nodes):
     if input_map is not None and not isinstance(input_map, dict):
         raise TypeError(f"input_map must be a dict, got {type(input_map).__name__}")
     mapping, missing = {}, []
-    used = {parse_input(s) for n in nodes.values() for s in n.input}
+    used = {src for n in nodes.values() for src in _referenced(n)}
     for key, value in (input_map or {}).items():
         parsed = parse_input(key) if isinstance(key, str) else None
         if parsed is None:
@@ -272,19 +279,13 @@ def _topological_order(nodes, mapping):
     deps, users = {}, {n: [] for n in nodes}
     for n in nodes.values():
         d = set()
-        for s in n.input:
-            src = parse_input(s)
+        for src in _referenced(n):
             if src in mapping:
                 continue
             if src[0] not in nodes:
+                s = f"^{src[0]}" if src[1] < 0 else f"{src[0]}:{src[1]}"
                 raise _fail(f"Unknown input node {s!r}", n.name)
             d.add(src[0])
-        for ref in (r for v in n.attr.values() for r in attr_refs(v)):  # a Cond's branches, a While's body
-            if parse_input(ref.name) in mapping:
-                continue
-            if ref.node not in nodes:
-                raise _fail(f"Unknown node {ref.node!r} named by an attr", n.name)
-            d.add(ref.node)
         deps[n.name] = d
         for s in d:
             users[s].append(n.name)
@@ -331,9 +332,18 @@ def _create_ops(graph, nodes, order, mapping, name, clear_devices):
             else:
                 inputs.append(op.outputs[src[1]])
         _check_input_dtypes(node, nodes, inputs)
-        attrs = {k: _resolve_attr(v, f"attr {k!r} of node {node_name!r}",
-                                  lambda ref, node_name=node_name: _attr_tensor(ref, created, mapping, node_name))
-                 for k, v in node.attr.items()}
+
+        def tensor(ref, node_name=node_name):
+            src = parse_input(ref.name)
+            if src in mapping:
+                return mapping[src]
+            op = created[src[0]]
+            if src[1] >= len(op.outputs):
+                raise _fail(f"attr reference {ref.name!r}: node {src[0]!r} has {len(op.outputs)} output(s)",
+                            node_name)
+            return op.outputs[src[1]]
+
+        attrs = {k: _resolve_attr(v, f"attr {k!r} of node {node_name!r}", tensor) for k, v in node.attr.items()}
         _rename_name_attrs(node.op, attrs, created, scope)
         _check_attrs(node, attrs)
         try:
@@ -351,16 +361,6 @@ def _create_ops(graph, nodes, order, mapping, name, clear_devices):
         _check_outputs(node, op)
         created[node_name] = op
     return created, scope
-
-
-def _attr_tensor(ref, created, mapping, node_name):
-    src = parse_input(ref.name)
-    if src in mapping:
-        return mapping[src]
-    op = created[src[0]]
-    if src[1] >= len(op.outputs):
-        raise _fail(f"attr tensor {ref.name!r}: node {src[0]!r} has {len(op.outputs)} output(s)", node_name)
-    return op.outputs[src[1]]
 
 
 def _check_input_dtypes(node, nodes, inputs):

@@ -182,6 +182,8 @@ def graph_def_from_tf(proto, prune=False):
         out.extend(made)
     for m in out:
         m.input = [_resolve(i, ctx.aliases) for i in m.input]
+        if any(True for v in m.attr.values() for _ in serialize.tensor_refs(v)):  # a lowered Cond/While's
+            m.attr = {k: _resolve_refs(v, ctx.aliases) for k, v in m.attr.items()}
     dropped, roots = [], {n.name for n in out if UNSUPPORTED in n.attr}
     if prune:
         out, dropped = _prune(out)
@@ -194,6 +196,15 @@ def _resolve(inp, aliases):
     if parsed is None or parsed[1] < 0:
         return inp
     return aliases.get(parsed, inp)
+
+
+def _resolve_refs(value, aliases):
+    """An attr with its TensorRefs (a lowered Cond's branch outputs) renamed as inputs are."""
+    if isinstance(value, serialize.TensorRef):
+        return serialize.TensorRef(_resolve(value.name, aliases))
+    if type(value) in (list, tuple):
+        return type(value)(_resolve_refs(v, aliases) for v in value)
+    return value
 
 
 def _prune(nodes):

@@ -83,6 +83,9 @@ def _captures(graph, start, end, outputs):
 
 
 def _cond_infer(inputs, attrs):
+    if attrs["out_specs"] is None:  # an imported TF1 cond (dflow/io/tf_control_flow.py): from its branches
+        return [(_merged_shape(a.shape, b.shape), a.dtype)
+                for a, b in zip(attrs["true_outputs"], attrs["false_outputs"])]
     return list(attrs["out_specs"])
 
 
@@ -136,9 +139,7 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
             if a.dtype != b.dtype:
                 raise TypeError(f"cond: output {i} has dtype {a.dtype.name} in true_fn and {b.dtype.name} in "
                                 "false_fn")
-            shape = a.shape.merge_with(b.shape) if a.shape.is_compatible_with(b.shape) else \
-                _most_specific(a.shape, b.shape)
-            specs.append((shape, a.dtype))
+            specs.append((_merged_shape(a.shape, b.shape), a.dtype))
         caps = _captures(g, t0, f1, t_flat + f_flat)
         op = g.create_op("Cond", [pred] + caps, {"true_outputs": tuple(t_flat), "false_outputs": tuple(f_flat),
                                                  "out_specs": tuple(specs), "n_captures": len(caps)},
@@ -149,6 +150,10 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     if all(isinstance(v, Operation) for v in _flatten(t_out)) and not isinstance(t_out, (list, tuple, dict)):
         return op
     return _pack(t_out, outs) if isinstance(t_out, (list, tuple, dict, _TA)) else outs[0]  # a TensorArray: as one
+
+
+def _merged_shape(a, b):
+    return a.merge_with(b) if a.is_compatible_with(b) else _most_specific(a, b)
 
 
 def _most_specific(a, b):
