@@ -12,6 +12,9 @@ Each fixture is a directory written by TensorFlow 1.x's own `tf.train.Saver`:
 - resource/   resource variables (`use_resource=True`)
 - v1/         a V1 checkpoint (`write_version=SaverDef.V1`): one `model.ckpt` file
 
+The `checkpoint` state files name the checkpoints by absolute paths, as TF1 writes them, rewritten
+to `/home/trainer/runs/<fixture>/...`: a directory copied from the machine that trained it.
+
 `expected.npz` holds every variable's value as TensorFlow reads it back (`NewCheckpointReader`),
 keyed `<fixture>/<name>` (strings and bfloat16 are in `expected.json`, with each fixture's
 variable table: name, TF dtype name, shape).
@@ -33,7 +36,8 @@ import tensorflow.compat.v1 as tf  # noqa: E402
 
 tf.disable_v2_behavior()
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "tf_checkpoints")
+OUT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures",
+                                   "tf_checkpoints"))
 
 
 def _session(cpus=1):
@@ -137,6 +141,16 @@ def _table(prefix, arrays, extra):
     return table
 
 
+def _as_if_copied(path):
+    """TF1 writes absolute paths into the `checkpoint` file: make them another machine's, as in a
+    checkpoint directory copied from where it was trained (and free of this checkout's path)."""
+    state = os.path.join(path, "checkpoint")
+    with open(state) as f:
+        text = f.read()
+    with open(state, "w") as f:
+        f.write(text.replace(os.path.abspath(path), f"/home/trainer/runs/{os.path.basename(path)}"))
+
+
 def main():
     if os.path.exists(OUT):
         shutil.rmtree(OUT)
@@ -145,10 +159,12 @@ def main():
         path = os.path.join(OUT, make.__name__)
         os.makedirs(path)
         with tf.Graph().as_default():
+            tf.set_random_seed(0)
             make(path)
         if make is not v1:
             prefix = tf.train.latest_checkpoint(path)
             tables[make.__name__] = {"prefix": os.path.relpath(prefix, OUT), "variables": _table(prefix, arrays, extra)}
+        _as_if_copied(path)
     np.savez(os.path.join(OUT, "expected.npz"), **arrays)
     with open(os.path.join(OUT, "expected.json"), "w") as f:
         json.dump({"tables": tables, "values": extra, "tensorflow": tf.__version__}, f, indent=1, sort_keys=True)

@@ -155,6 +155,7 @@ class TFCheckpointReader:
     Use as a context manager (or call `close`) to close the data shards it opened."""
 
     def __init__(self, prefix):
+        self._files = {}
         self.prefix = os.fspath(prefix)
         self.index_path = f"{self.prefix}.index"
         try:
@@ -181,7 +182,6 @@ class TFCheckpointReader:
             else:
                 name = key.decode("utf-8", "surrogateescape")
                 self._entries[name] = self._parse(BundleEntryProto, value, f"entry {name!r}")
-        self._files = {}
 
     def _parse(self, cls, value, what):
         try:
@@ -241,6 +241,12 @@ class TFCheckpointReader:
             raise UnimplementedError(None, None, f"Tensor {name!r} in checkpoint {self.prefix} has dtype {what}, "
                                      "which dflow does not read")
         return entry.dtype
+
+    def checksum(self, name):
+        """"crc32c:<hex>" of the stored bytes (unmasked), one per slice ("+"-joined) when partitioned."""
+        entry = self._entry(name)
+        parts = [self._slice_entry(name, _extents(sp)) for sp in entry.slices] if entry.slices else [entry]
+        return "crc32c:" + "+".join(f"{unmask_crc(e.crc32c):08x}" for e in parts)
 
     def nbytes(self, name):
         return int(np.prod(self.shape(name), dtype=np.int64)) * self.dtype(name).itemsize
