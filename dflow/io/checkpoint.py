@@ -380,11 +380,8 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
     """Makes the named variables' initializers load their values from a checkpoint (TF1).
 
     `assignment_map`: {checkpoint name or scope "old/": variable, variable name or scope "new/"}.
+    A TensorFlow checkpoint's values are read (verified) when this is called, into the initializers.
     """
-    from ..kernels.state_ops import assign
-    from ..state.variables import global_variables
-    from .zarr_io import read_zarr
-
     src = _open_checkpoint(ckpt_dir_or_file)
     try:
         _init_from(src, assignment_map)
@@ -660,7 +657,7 @@ class Saver:
         try:
             for name, v in variables.items():
                 shape, dtype = tuple(src.shape(name)), src.dtype(name)
-                stream = dtype != object and sess.variables.stores(shape, dtype)
+                stream = dtype.kind != "O" and sess.variables.stores(shape, dtype)
                 into = sess.variables.new_stored(v.op.name, shape, dtype) if stream else None
                 try:
                     loaded[v.op.name] = src.read(name, into=into)

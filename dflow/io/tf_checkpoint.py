@@ -33,7 +33,16 @@ from ..errors import DataLossError, InvalidArgumentError, NotFoundError, Unimple
 from ..proto import BundleEntryProto, BundleHeaderProto
 from ..storage import files
 from ..storage.values import StoredValue, block_indices, block_slices
-from .sstable import build_table, crc32c, get_varint, is_table, mask_crc, put_varint, read_table, unmask_crc
+from .sstable import (
+    build_table,
+    crc32c,
+    get_varint,
+    is_table,
+    mask_crc,
+    put_varint,
+    read_table,
+    unmask_crc,
+)
 
 __all__ = ["is_tf_checkpoint", "tf_v1_checkpoint", "read_tf_checkpoint", "write_tf_checkpoint", "TFCheckpointReader",
            "data_filename", "checkpoint_files", "encode_tensor_name_slice"]
@@ -315,10 +324,10 @@ class TFCheckpointReader:
             ext = _extents(sp)
             if any(length != -1 and (start, length) != (0, dim) for (start, length), dim in zip(ext[1:], shape[1:])):
                 return None
-            parts.append((ext[0][0] if ext and ext[0][1] != -1 else 0, ext, sp))
+            parts.append((ext[0][0] if ext and ext[0][1] != -1 else 0, ext))
         parts.sort(key=lambda p: p[0])
         segments, row = [], 0
-        for start, ext, sp in parts:
+        for start, ext in parts:
             length = shape[0] if ext[0][1] == -1 else ext[0][1]
             if start != row:
                 return None
@@ -521,7 +530,7 @@ def _string_bytes(value):
 
 def _enum_of(name, value):
     dtype = np.dtype(value.dtype)
-    if dtype == object or dtype.kind in "SU":
+    if dtype.kind in "OSU":
         return _STRING
     try:
         return _ENUM[dtype.newbyteorder("<") if dtype.byteorder == "=" else dtype]
