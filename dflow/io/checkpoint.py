@@ -10,6 +10,11 @@ symbolic link (storage/files.py `link_in`); then the `checkpoint` index file (TF
 is written to a temporary file and `os.replace`d; only then are checkpoints beyond `max_to_keep`
 deleted. A save never replaces what is not a checkpoint (FailedPreconditionError), and sweeps the
 temporaries killed savers left in its directory.
+
+TensorFlow's own V2 checkpoints (`PREFIX.index` + `PREFIX.data-?????-of-?????`, tf_checkpoint.py)
+are the second format: every reader here finds the format from the files (a complete Zarr group at
+the prefix is dflow's, a `PREFIX.index` file TensorFlow's), and `Saver(format="tensorflow")`
+writes them. A `_Source` is one open checkpoint of either format, read through the same methods.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from ..errors import DataLossError, FailedPreconditionError, InvalidArgumentErro
 from ..graph.graph import get_default_graph
 from ..storage import files
 from ..storage.chunks import chunk_io, row_chunks
-from ..storage.values import StoredValue
+from ..storage.values import StoredValue, block_indices, block_slices
+from . import tf_checkpoint as tfc
 from .checkpoint_index import (
     CheckpointState,
     generate_checkpoint_state_proto,
@@ -35,7 +41,7 @@ from .checkpoint_index import (
 )
 
 __all__ = ["Saver", "latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "list_variables",
-           "load_variable", "load_checkpoint", "init_from_checkpoint", "CheckpointState",
+           "load_variable", "load_checkpoint", "NewCheckpointReader", "init_from_checkpoint", "CheckpointState",
            "update_checkpoint_state", "generate_checkpoint_state_proto"]
 
 FORMAT = "dflow.checkpoint"
@@ -94,32 +100,149 @@ def _is_complete(prefix):
     return g.attrs.get("format") == FORMAT and g.attrs.get("complete") is True
 
 
+def _exists(prefix):
+    """Whether a complete checkpoint of either format is at `prefix`."""
+    return _is_complete(prefix) or tfc.is_tf_checkpoint(prefix)
+
+
 def checkpoint_exists(checkpoint_prefix):
-    """True if a complete checkpoint is at `checkpoint_prefix`."""
-    return _is_complete(os.fspath(checkpoint_prefix))
+    """True if a complete checkpoint (dflow's or TensorFlow's V2) is at `checkpoint_prefix`."""
+    return _exists(os.fspath(checkpoint_prefix))
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
-    """The prefix of the newest complete checkpoint named by the index, or None."""
+    """The prefix of the newest complete checkpoint named by the index, or None.
+
+    TensorFlow writes absolute paths into the index; when the directory was moved or copied from
+    another machine, the checkpoint of the same name in `checkpoint_dir` is the one meant."""
     state = get_checkpoint_state(checkpoint_dir, latest_filename)
-    if state and state.model_checkpoint_path and _is_complete(state.model_checkpoint_path):
-        return state.model_checkpoint_path
-    return None
+    if not state or not state.model_checkpoint_path:
+        return None
+    path = state.model_checkpoint_path
+    if _exists(path):
+        return path
+    here = os.path.join(os.fspath(checkpoint_dir), os.path.basename(path))
+    return here if _exists(here) else None
 
 
 # ---- reading ------------------------------------------------------------------------------------
 
 
 def _open_checkpoint(ckpt):
+    """The checkpoint at `ckpt` (a prefix, or a directory: its latest) as a `_Source`.
+
+    NotFoundError when there is none (naming TensorFlow's V1 format when that is what is there)."""
     ckpt = os.fspath(ckpt)
     if os.path.isdir(ckpt) and not os.path.exists(os.path.join(ckpt, "zarr.json")):
         latest = latest_checkpoint(ckpt)
         if latest is None:
             raise NotFoundError(None, None, f"No checkpoint found in directory {ckpt!r}")
         ckpt = latest
-    if not _is_complete(ckpt):
-        raise NotFoundError(None, None, f"No complete checkpoint at {ckpt!r}")
-    return ckpt, zarr.open_group(ckpt, mode="r")
+    if _is_complete(ckpt):
+        return _ZarrSource(ckpt, zarr.open_group(ckpt, mode="r"))
+    if tfc.is_tf_checkpoint(ckpt):
+        return _TFSource(ckpt)
+    v1 = tfc.tf_v1_checkpoint(ckpt)
+    if v1 is not None:
+        raise NotFoundError(None, None, f"{v1!r} is a checkpoint in TensorFlow's V1 format (a single table of "
+                            "saved slices), which dflow does not read; re-save it with TensorFlow as V2 "
+                            "(tf.train.Saver(write_version=tf.train.SaverDef.V2)), which dflow reads")
+    raise NotFoundError(None, None, f"No complete checkpoint at {ckpt!r}")
+
+
+class _ZarrSource:
+    """A dflow (Zarr) checkpoint open for reading."""
+
+    format = "dflow"
+
+    def __init__(self, path, group):
+        self.path, self.group = path, group
+        self.entries = _entries(group)
+
+    def names(self):
+        return sorted(self.entries)
+
+    def __contains__(self, name):
+        return name in self.entries
+
+    def shape(self, name):
+        return tuple(self.entries[name]["shape"])
+
+    def dtype(self, name):
+        return np.dtype(self.entries[name]["dtype"])
+
+    def dtype_name(self, name):
+        from ..graph.dtypes import as_dtype
+
+        return as_dtype(self.entries[name]["dtype"]).name
+
+    def checksum(self, name):
+        return self.entries[name]["checksum"]
+
+    def read(self, name, into=None):
+        return _read_array(self.group, name, self.entries[name], into=into)
+
+    def tensor(self, name):
+        """A graph tensor reading the value lazily (init_from_checkpoint)."""
+        from .zarr_io import read_zarr
+
+        return read_zarr(os.path.join(self.path, self.entries[name]["array"]))
+
+    def close(self):
+        pass
+
+
+class _TFSource:
+    """A TensorFlow V2 checkpoint open for reading (tf_checkpoint.TFCheckpointReader)."""
+
+    format = "tensorflow"
+
+    def __init__(self, prefix):
+        self.path = prefix
+        self.reader = tfc.read_tf_checkpoint(prefix)
+
+    def names(self):
+        return self.reader.keys()
+
+    def __contains__(self, name):
+        return self.reader.has_tensor(name)
+
+    def shape(self, name):
+        return self.reader.shape(name)
+
+    def dtype(self, name):
+        return self.reader.dtype(name)
+
+    def dtype_name(self, name):
+        return self.reader.dtype_name(name)
+
+    def checksum(self, name):
+        return self.reader.checksum(name)
+
+    def read(self, name, into=None):
+        """The value (numpy), or streamed into the StoredValue `into` one chunk row at a time."""
+        if into is None:
+            return self.reader.read(name)
+        chunks = into.chunks
+        by_row = {}
+        for idx, slc in zip(block_indices(chunks), block_slices(chunks)):
+            by_row.setdefault(idx[0], []).append((idx, slc))
+        slabs = self.reader.read_slabs(name, into.cio.chunks[0])
+        for r in sorted(by_row):
+            slab = next(slabs)
+            for idx, slc in by_row[r]:
+                into.cio.write(idx, slab[(slice(None),) + tuple(slc[1:])])
+        for _ in slabs:  # the end of the stream: its last checksum is verified there
+            pass
+        return into
+
+    def tensor(self, name):
+        from ..kernels.common import constant
+
+        return constant(self.reader.read(name))
+
+    def close(self):
+        self.reader.close()
 
 
 def _entries(group):
@@ -131,8 +254,11 @@ def _entries(group):
 
 def list_variables(ckpt_dir_or_file):
     """[(name, shape)] of the variables in a checkpoint (or the latest in a directory)."""
-    _, g = _open_checkpoint(ckpt_dir_or_file)
-    return sorted((name, list(e["shape"])) for name, e in _entries(g).items())
+    src = _open_checkpoint(ckpt_dir_or_file)
+    try:
+        return [(name, list(src.shape(name))) for name in src.names()]
+    finally:
+        src.close()
 
 
 def _read_array(group, name, entry, verify=True, into=None):
@@ -193,79 +319,108 @@ def _bytes(block):
 
 def load_variable(ckpt_dir_or_file, name):
     """The value of variable `name` in a checkpoint, as a numpy array (checksum verified)."""
-    _, g = _open_checkpoint(ckpt_dir_or_file)
-    entries = _entries(g)
-    if name not in entries:
-        raise NotFoundError(None, None, f"Key {name} not found in checkpoint")
-    return _read_array(g, name, entries[name])
+    src = _open_checkpoint(ckpt_dir_or_file)
+    try:
+        if name not in src:
+            raise NotFoundError(None, None, f"Key {name} not found in checkpoint {src.path!r}")
+        return src.read(name)
+    finally:
+        src.close()
 
 
 class CheckpointReader:
-    """Read access to one checkpoint (TF1's `tf.train.load_checkpoint`)."""
+    """Read access to one checkpoint, dflow's or TensorFlow's (TF1's `tf.train.load_checkpoint`,
+    `tf.train.NewCheckpointReader`)."""
 
     def __init__(self, ckpt):
-        self.path, self._g = _open_checkpoint(ckpt)
-        self._entries = _entries(self._g)
+        self._src = _open_checkpoint(ckpt)
+        self.path = self._src.path
+        self.format = self._src.format  # "dflow" or "tensorflow"
 
     def has_tensor(self, name):
-        return name in self._entries
+        return name in self._src
 
     def get_tensor(self, name):
-        if name not in self._entries:
-            raise NotFoundError(None, None, f"Key {name} not found in checkpoint")
-        return _read_array(self._g, name, self._entries[name])
+        if name not in self._src:
+            raise NotFoundError(None, None, f"Key {name} not found in checkpoint {self.path!r}")
+        return self._src.read(name)
 
     def get_variable_to_shape_map(self):
-        return {n: list(e["shape"]) for n, e in self._entries.items()}
+        return {n: list(self._src.shape(n)) for n in self._src.names()}
 
     def get_variable_to_dtype_map(self):
+        """{name: DType}; a bfloat16 tensor (no numpy type) maps to float32, as get_tensor returns it."""
         from ..graph.dtypes import as_dtype
 
-        return {n: as_dtype(e["dtype"]) for n, e in self._entries.items()}
+        return {n: as_dtype(self._src.dtype(n)) for n in self._src.names()}
+
+    def get_variable_to_dtype_name_map(self):
+        """dflow's own: {name: dtype name as stored} ('bfloat16' where the map above says float32)."""
+        return {n: self._src.dtype_name(n) for n in self._src.names()}
 
     def get_variable_to_checksum_map(self):
-        """dflow's own: {name: "sha256:<hex>"} as stored (get_tensor verifies a value against it)."""
-        return {n: e["checksum"] for n, e in self._entries.items()}
+        """dflow's own: {name: checksum as stored} ("sha256:<hex>" in dflow's format, "crc32c:<hex>"
+        in TensorFlow's); get_tensor verifies a value against it."""
+        return {n: self._src.checksum(n) for n in self._src.names()}
+
+    def close(self):
+        self._src.close()
 
 
 def load_checkpoint(ckpt_dir_or_file):
     return CheckpointReader(ckpt_dir_or_file)
 
 
+def NewCheckpointReader(filepattern):  # noqa: N802 - TF1's public name
+    """TF1's `tf.train.NewCheckpointReader`: a CheckpointReader of the checkpoint at `filepattern`."""
+    return CheckpointReader(filepattern)
+
+
 def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
     """Makes the named variables' initializers load their values from a checkpoint (TF1).
 
     `assignment_map`: {checkpoint name or scope "old/": variable, variable name or scope "new/"}.
+    A TensorFlow checkpoint's values are read (verified) when this is called, into the initializers.
     """
+    src = _open_checkpoint(ckpt_dir_or_file)
+    try:
+        _init_from(src, assignment_map)
+    finally:
+        src.close()
+
+
+def _init_from(src, assignment_map):
     from ..kernels.state_ops import assign
     from ..state.variables import global_variables
-    from .zarr_io import read_zarr
 
-    path, g = _open_checkpoint(ckpt_dir_or_file)
-    entries = _entries(g)
+    names = src.names()
     by_name = {v.op.name: v for v in global_variables()}
     pairs = []
-    for src, dst in assignment_map.items():
-        if isinstance(dst, str) and src.endswith("/") and dst.endswith("/"):
-            for name in entries:
-                if name.startswith(src) and dst + name[len(src):] in by_name:
-                    pairs.append((name, by_name[dst + name[len(src):]]))
-        elif src.endswith("/") and dst == "/":
-            pairs.extend((n, by_name[n]) for n in entries if n.startswith(src) and n in by_name)
+    for old, dst in assignment_map.items():
+        if isinstance(dst, str) and old.endswith("/") and dst.endswith("/"):
+            for name in names:
+                if name.startswith(old) and dst + name[len(old):] in by_name:
+                    pairs.append((name, by_name[dst + name[len(old):]]))
+        elif old.endswith("/") and dst == "/":
+            pairs.extend((n, by_name[n]) for n in names if n.startswith(old) and n in by_name)
         else:
             var = by_name.get(dst) if isinstance(dst, str) else dst
             if var is None:
                 raise ValueError(f"init_from_checkpoint: no variable {dst!r} in the graph")
-            if src not in entries:
-                raise NotFoundError(None, None, f"Key {src} not found in checkpoint {path!r}")
-            pairs.append((src, var))
+            if old not in src:
+                raise NotFoundError(None, None, f"Key {old} not found in checkpoint {src.path!r}")
+            pairs.append((old, var))
     for name, var in pairs:
-        e = entries[name]
-        if list(e["shape"]) != var.shape.as_list():
-            raise InvalidArgumentError(None, var.op, f"init_from_checkpoint: {name!r} has shape {e['shape']} in the "
+        shape = list(src.shape(name))
+        if shape != var.shape.as_list():
+            raise InvalidArgumentError(None, var.op, f"init_from_checkpoint: {name!r} has shape {shape} in the "
                                        f"checkpoint, variable {var.name!r} has {var.shape}")
+        if src.dtype_name(name) != var.dtype.base_dtype.name:
+            raise InvalidArgumentError(None, var.op, f"init_from_checkpoint: {name!r} has dtype "
+                                       f"{src.dtype_name(name)} in the checkpoint, variable {var.name!r} has "
+                                       f"{var.dtype.base_dtype.name}")
         with var.graph.as_default():
-            value = read_zarr(os.path.join(path, e["array"]))
+            value = src.tensor(name)
             var._initializer_op = assign(var._handle, value, name=var.op.name + "/init_from_checkpoint").op
 
 
@@ -285,13 +440,25 @@ def set_meta_graph_writer(fn):
 class NotACheckpointError(NotFoundError, ValueError):
     """`Saver.restore` of a path holding no checkpoint (ValueError, as TF1)."""
 
+FORMATS = ("dflow", "tensorflow")
+
+
 class Saver:
-    """Saves and restores variables as Zarr checkpoints (TF1's `tf.train.Saver`)."""
+    """Saves and restores variables (TF1's `tf.train.Saver`).
+
+    `format`: "dflow" (default) writes Zarr checkpoints (streamed, crash-safe); "tensorflow" writes
+    TensorFlow's V2 checkpoints (`PREFIX.index` + data shards) that TensorFlow restores; with
+    `sharded=True` one data shard per distinct variable device, as TensorFlow shards (one shard
+    when no variable names a device). `restore` reads either format, found from the files."""
 
     def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=5,
                  keep_checkpoint_every_n_hours=10000.0, name=None, restore_sequentially=False, saver_def=None,
                  builder=None, defer_build=False, allow_empty=False, write_version=2, pad_step_number=False,
-                 save_relative_paths=True, filename=None):
+                 save_relative_paths=True, filename=None, format="dflow"):  # noqa: A002 - the argument's name
+        if format not in FORMATS:
+            raise ValueError(f"Saver: format must be one of {FORMATS}, got {format!r}")
+        self._format = format
+        self._sharded = sharded
         self._var_list = var_list
         self._max_to_keep = max_to_keep
         self._keep_every_s = keep_checkpoint_every_n_hours * 3600.0
@@ -339,7 +506,8 @@ class Saver:
 
     def recover_last_checkpoints(self, checkpoint_paths):
         """Adopts the existing checkpoints among `checkpoint_paths` (e.g. after a restart)."""
-        self._last = [(p, os.path.getmtime(p)) for p in checkpoint_paths if _is_complete(p)]
+        self._last = [(p, os.path.getmtime(p if _is_complete(p) else p + ".index")) for p in checkpoint_paths
+                      if _exists(p)]
 
     def save(self, sess, save_path, global_step=None, latest_filename=None, meta_graph_suffix="meta",
              write_meta_graph=True, write_state=True, strip_default_attrs=False, save_debug_info=False):
@@ -365,17 +533,10 @@ class Saver:
                                               "nothing was written") from None
         files.sweep(save_dir)  # temporaries of savers that were killed
         target = os.path.abspath(prefix)  # the one path checked and replaced
-        _check_prefix(target)
-        tmp = files.temp_path(target, "tmp")
-        try:
-            self._write_group(tmp, values, variables, step)
-            _check_prefix(target)  # again: something may have appeared there meanwhile
-            files.link_in(tmp, target)
-        except BaseException as e:
-            shutil.rmtree(tmp, ignore_errors=True)
-            if isinstance(e, OSError):
-                raise files.os_error(e, f"Saver.save to {prefix!r}") from None
-            raise
+        if self._format == "tensorflow":
+            self._save_tensorflow(target, prefix, values, variables)
+        else:
+            self._save_dflow(target, prefix, values, variables, step)
         now = time.time()
         self._last = [(p, t) for p, t in self._last if p != prefix] + [(prefix, now)]
         to_delete = []
@@ -400,6 +561,45 @@ class Saver:
                 warnings.warn(f"Saver.save: checkpoint {prefix!r} written, but its meta graph was not: {e}",
                               stacklevel=2)
         return prefix
+
+    def _save_dflow(self, target, prefix, values, variables, step):
+        _check_prefix(target)
+        tmp = files.temp_path(target, "tmp")
+        try:
+            self._write_group(tmp, values, variables, step)
+            _check_prefix(target)  # again: something may have appeared there meanwhile
+            files.link_in(tmp, target)
+        except BaseException as e:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(e, OSError):
+                raise files.os_error(e, f"Saver.save to {prefix!r}") from None
+            raise
+        _remove_tf_files(target)  # a TensorFlow checkpoint saved before at this prefix is replaced
+
+    def _save_tensorflow(self, target, prefix, values, variables):
+        """Writes a TensorFlow V2 checkpoint at `target` (tf_checkpoint.write_tf_checkpoint:
+        temporaries renamed, the index last), then drops what an earlier save left at this prefix."""
+        index = target + ".index"
+        if files.node_kind(index) not in ("missing", "file"):
+            raise FailedPreconditionError(None, None, f"Saver.save: {index!r} is not a file; a Saver replaces only "
+                                          "its own checkpoints. Nothing was written.")
+        if files.node_kind(target) != "missing":
+            _check_prefix(target)  # a dflow checkpoint at the prefix is replaced, anything else refused
+        before = tfc.checkpoint_files(target)
+        shards = None
+        if self._sharded:
+            by_device = {}
+            for name in sorted(values):
+                by_device.setdefault(variables[name].device or "", []).append(name)
+            shards = [by_device[d] for d in sorted(by_device)]
+        try:
+            written = tfc.write_tf_checkpoint(target, values, shards=shards)
+        except OSError as e:
+            raise files.os_error(e, f"Saver.save to {prefix!r}") from None
+        for path in before:  # an earlier save's shards of another count
+            if path not in written:
+                files.remove(path)
+        _remove_dflow_checkpoint(target)  # a dflow checkpoint saved before at this prefix is replaced
 
     def _write_group(self, path, values, variables, step):
         g = zarr.open_group(path, mode="w")
@@ -431,30 +631,36 @@ class Saver:
         if save_path is None:
             raise ValueError("Can't load save_path when it is None.")
         try:
-            path, g = _open_checkpoint(save_path)
+            src = _open_checkpoint(save_path)
         except NotFoundError as e:  # TF1's Saver.restore raises ValueError here
             raise NotACheckpointError(None, None, f"The passed save_path is not a valid checkpoint: {save_path} "
                                       f"({e})") from None
-        entries = _entries(g)
-        loaded = {}
-        for name, v in self._vars().items():
-            if name not in entries:
-                raise NotFoundError(None, v.op, f"Key {name} not found in checkpoint {path!r} (variable "
-                                    f"{v.name!r})")
-            e = entries[name]
-            if list(e["shape"]) != v.shape.as_list():
-                raise InvalidArgumentError(None, v.op, f"Restoring {v.name!r}: checkpoint has shape {e['shape']}, "
-                                           f"the variable {v.shape.as_list()}")
-            if np.dtype(e["dtype"]) != v.dtype.np_dtype:
-                raise InvalidArgumentError(None, v.op, f"Restoring {v.name!r}: checkpoint has dtype {e['dtype']}, "
-                                           f"the variable {v.dtype.name}")
         try:
-            for name, v in self._vars().items():
-                e = entries[name]
-                into = sess.variables.new_stored(v.op.name, tuple(e["shape"]), e["dtype"]) \
-                    if sess.variables.stores(tuple(e["shape"]), e["dtype"]) else None
+            self._restore_from(sess, src)
+        finally:
+            src.close()
+
+    def _restore_from(self, sess, src):
+        variables = self._vars()
+        for name, v in variables.items():  # every check before any read
+            if name not in src:
+                raise NotFoundError(None, v.op, f"Key {name} not found in checkpoint {src.path!r} (variable "
+                                    f"{v.name!r})")
+            shape = list(src.shape(name))
+            if shape != v.shape.as_list():
+                raise InvalidArgumentError(None, v.op, f"Restoring {v.name!r} from {src.path!r}: checkpoint has shape "
+                                           f"{shape}, the variable {v.shape.as_list()}")
+            if src.dtype_name(name) != v.dtype.base_dtype.name:
+                raise InvalidArgumentError(None, v.op, f"Restoring {v.name!r} from {src.path!r}: checkpoint has dtype "
+                                           f"{src.dtype_name(name)}, the variable {v.dtype.name}")
+        loaded = {}
+        try:
+            for name, v in variables.items():
+                shape, dtype = tuple(src.shape(name)), src.dtype(name)
+                stream = dtype.kind != "O" and sess.variables.stores(shape, dtype)
+                into = sess.variables.new_stored(v.op.name, shape, dtype) if stream else None
                 try:
-                    loaded[v.op.name] = _read_array(g, name, e, into=into)
+                    loaded[v.op.name] = src.read(name, into=into)
                 except BaseException:
                     if into is not None:
                         into.discard()
@@ -520,18 +726,36 @@ def _has_format(path):
         return False
 
 
-def _remove_checkpoint(prefix, meta_graph_suffix="meta"):
-    """Deletes a checkpoint: its data directory, its link and its meta graph files."""
+def _remove_tf_files(prefix):
+    """Deletes the TensorFlow checkpoint at `prefix`: the index (first: a reader never sees an index
+    without its data) and the data shards it names, nothing else."""
+    paths = tfc.checkpoint_files(prefix)
+    for path in paths[-1:] + paths[:-1]:
+        if files.node_kind(path) == "file":
+            os.remove(path)
+
+
+def _remove_dflow_checkpoint(prefix):
+    """Deletes the dflow checkpoint at `prefix` (its link and data directory, or its group); False
+    when something else is there (left alone)."""
     kind = files.node_kind(prefix)
     if kind == "link":
         data = files.link_data(prefix)
         if data is None:  # not a link a Saver made: its target is not ours to delete
-            return
+            return False
         os.unlink(prefix)
         shutil.rmtree(data, ignore_errors=True)
     elif kind == "group" and _has_format(prefix):
         shutil.rmtree(prefix, ignore_errors=True)
     elif kind != "missing":
+        return False
+    return True
+
+
+def _remove_checkpoint(prefix, meta_graph_suffix="meta"):
+    """Deletes a checkpoint of either format and its meta graph files."""
+    _remove_tf_files(prefix)
+    if not _remove_dflow_checkpoint(prefix):
         return
     meta = f"{prefix}.{meta_graph_suffix}"
     if os.path.isfile(meta) and not os.path.islink(meta):
