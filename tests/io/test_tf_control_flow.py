@@ -20,11 +20,7 @@ from dflow.io.tf_control_flow import lower_control_flow
 
 FIXTURES = pathlib.Path(__file__).parent.parent / "fixtures" / "tf_control_flow"
 CASES = ["cond", "nested_cond", "cond_in_while", "while_max_iterations", "while_cumprod", "nested_while", "batch_norm",
-         pytest.param("fused_batch_norm", marks=pytest.mark.xfail(
-             reason="the GraphDef converter imports FusedBatchNormV3 in its inference form only; the training "
-                    "branch of tf.layers.batch_normalization(training=placeholder) on 4-d input is refused",
-             strict=True)),
-         "dynamic_rnn"]
+         "fused_batch_norm", "dynamic_rnn"]
 
 def load(case):
     """(GraphDef of dflow NodeDefs, runs: [(feeds {name: value}, outputs {name: value}, grads)])."""

@@ -39,7 +39,7 @@ def _run_imported(data, name, **kw):
 
 
 @pytest.mark.parametrize("ext", [".pb", ".pbtxt"])
-@pytest.mark.parametrize("name", ["mlp", "cnn", "batch_norm", "embedding"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "batch_norm", "batch_norm_training", "embedding"])
 def test_frozen_graphs_match_tensorflow(name, ext):
     outs, expected = _run_imported((FIX / f"{name}{ext}").read_bytes(), name)
     for got, want in zip(outs, expected):
