@@ -171,7 +171,7 @@ def test_bad_tensor_refs_are_refused():
     assert g.get_operations() == []  # nothing half-imported
 
 
-@pytest.mark.parametrize("name, index", [("while_rnn", (0, 1)), ("dynamic_lstm", (1, 2, 1))])
+@pytest.mark.parametrize("name, index", [("while_rnn", (0, 1, 2)), ("dynamic_lstm", (1, 2, 1))])
 def test_gradients_through_imported_loops_match_finite_differences(name, index):
     """An imported tf.while_loop (and dynamic_rnn's TensorArray loop) is an ordinary dflow While:
     tf.gradients goes through it; checked against central differences in float64 arithmetic."""
