@@ -671,7 +671,7 @@ class Saver:
                     value.discard()
             raise
         for var_name, value in loaded.items():
-            sess.load_variable(var_name, value)
+            sess.load_variable(var_name, value, owned=True)  # read just now: kept, not copied
 
     def as_saver_def(self):
         return {"max_to_keep": self._max_to_keep, "name": self._name,
