@@ -245,7 +245,7 @@ class TensorShape:
     def __repr__(self):
         if self._dims is None:
             return "TensorShape(None)"
-        return f"TensorShape({[d.value for d in self._dims]})"
+        return f"TensorShape([{', '.join(repr(d) for d in self._dims)}])"  # TF1: [Dimension(2), Dimension(None)]
 
     def __str__(self):
         if self._dims is None:

@@ -234,3 +234,10 @@ def test_shape_lists_holding_dimensions_convert_as_tf1():
         assert s.run(y, {x: np.ones((5, 2, 3), np.float32)}).shape == (5, 6)
     with pytest.raises(TypeError, match="Failed to convert object of type"):
         tf.reshape(x, [x.shape[0], -1])
+
+
+def test_tensor_shape_repr_is_tf1s():
+    # TF 2.21's tf.compat.v1 with disable_v2_behavior() prints these (V1 Dimensions)
+    assert repr(TensorShape([2, 3])) == "TensorShape([Dimension(2), Dimension(3)])"
+    assert repr(TensorShape([None, 3])) == "TensorShape([Dimension(None), Dimension(3)])"
+    assert (repr(TensorShape([])), repr(TensorShape(None))) == ("TensorShape([])", "TensorShape(None)")
