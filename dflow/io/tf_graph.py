@@ -11,8 +11,9 @@ nodes and all that depend on them instead (TF's training and saving subgraphs: d
 own optimizers and Saver).
 
 Writing: `graph_def_to_tf` gives a `tensorboard.GraphDef` message (TensorFlow's wire format) of a
-dflow GraphDef; `serialize_graph_def(graph_def, as_text)` its bytes. InvalidArgumentError names a
-dflow op with no TensorFlow form (Cond, While, Zarr ops, py_func).
+dflow GraphDef; `serialize_graph_def(graph_def, as_text)` its bytes. Cond and While become TF1
+control flow (dflow/io/tf_graph_control_flow.py). InvalidArgumentError names a dflow op with no
+TensorFlow form (a while loop's gradient, TensorArrays, Zarr ops, py_func).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..graph import serialize
 from ..graph.dtypes import as_dtype
 from ..graph.serialize import GraphDef, NodeDef, parse_input
 from ..storage import files
+from .tf_graph_control_flow import lower_control_flow_for_tf
 from .tf_graph_ops import READ, WRITE, supported_tf_ops
 from .tf_graph_values import attr_from_tf, attr_to_tf
 
@@ -268,21 +270,27 @@ class _WriteCtx:
         return proto
 
 
-_NO_TF_FORM = {"Cond": "tf.cond", "While": "tf.while_loop", "WhileGrad": "tf.while_loop's gradient"}
+_NO_TF_FORM = {"WhileGrad": "the gradient of a tf.while_loop: export the graph before building gradients, or "
+                            "only the inference part of it"}
 
 
 def graph_def_to_tf(graph_def):
     """The TensorFlow GraphDef message of a dflow GraphDef (or Graph)."""
     if hasattr(graph_def, "as_graph_def"):
         graph_def = graph_def.as_graph_def()
+    nodes, extra, dtypes = lower_control_flow_for_tf(graph_def)
     ctx = _WriteCtx(graph_def)
+    if dtypes is not None:
+        ctx.dtypes.update(dtypes)
     out = graph_pb2.GraphDef()
     out.versions.producer = TF_PRODUCER
-    for node in graph_def.node:
+    out.node.extend(extra)
+    for node in nodes:
         writer = WRITE.get(node.op)
         if writer is None:
-            what = f" (from {_NO_TF_FORM[node.op]}; exporting control flow to TensorFlow is not implemented)" \
-                if node.op in _NO_TF_FORM else ""
+            what = f" ({_NO_TF_FORM[node.op]})" if node.op in _NO_TF_FORM else \
+                " (a TensorArray: TensorArrays are not written for TensorFlow; unroll the loop, e.g. " \
+                "tf.nn.static_rnn)" if node.op.startswith("TensorArray") else ""
             raise InvalidArgumentError(None, None, f"dflow op type {node.op!r} of node {node.name!r} has no "
                                        f"TensorFlow form{what}; ops that can be written for TensorFlow: "
                                        f"{', '.join(sorted(WRITE))}")
