@@ -62,6 +62,9 @@ class _Lowering:
         self.extra = []  # new TF NodeDef protos
         self.pivot = {}  # node name -> the control input it needs when it has no data input
         self.drop = set()
+        # tensors of reference type (a VariableV2's output): they go through RefSwitch / RefEnter,
+        # so an Assign in a branch or body still gets a reference, as TF1 writes them
+        self.refs = {n.name for n in self.nodes if n.op == "VariableV2"}
 
     # ---- helpers ----
 
@@ -154,7 +157,10 @@ class _Lowering:
             k = _key(c)
             if k not in switches:
                 dt = self.dtype(c)
-                switches[k] = self.emit(f"{base}/Switch_1", "Switch", [c, pred_id], [dt, dt], T=dt)
+                op = "RefSwitch" if k[0] in self.refs else "Switch"
+                switches[k] = self.emit(f"{base}/Switch_1", op, [c, pred_id], [dt, dt], T=dt)
+                if op == "RefSwitch":
+                    self.refs.add(switches[k])
         maps = {side: {k: f"{s}:{side}" for k, s in switches.items()} for side in (0, 1)}
         self.rewire(t_set, maps[1], pivots[1])
         self.rewire(f_set, maps[0], pivots[0])
@@ -201,8 +207,11 @@ class _Lowering:
             k = _key(c)
             if k not in const_map:
                 dt = self.dtype(c)
-                const_map[k] = self.emit(f"{base}/Enter", "Enter", [c] + ctrl, [dt], T=dt, is_constant=True,
+                op = "RefEnter" if k[0] in self.refs else "Enter"
+                const_map[k] = self.emit(f"{base}/Enter", op, [c] + ctrl, [dt], T=dt, is_constant=True,
                                          **enter) + ":0"
+                if op == "RefEnter":
+                    self.refs.add(const_map[k][:-2])
         dts = [as_dtype(s[1]) for s in n.attr["out_specs"]]
         nexts = [self.unique(f"{base}/NextIteration") for _ in range(nv)]
         merges = []
