@@ -35,6 +35,7 @@ from .tf_graph_ops import READ, WRITE, supported_tf_ops
 from .tf_graph_values import attr_from_tf, attr_to_tf
 
 __all__ = ["parse_graph_bytes", "parse_proto_bytes", "graph_def_from_tf", "graph_def_to_tf", "serialize_graph_def",
+           "without_unwritable",
            "is_json", "UNSUPPORTED", "unsupported_message", "write_bytes_atomically"]
 
 UNSUPPORTED = "_dflow_unsupported"
@@ -272,6 +273,32 @@ class _WriteCtx:
 
 _NO_TF_FORM = {"WhileGrad": "the gradient of a tf.while_loop: export the graph before building gradients, or "
                             "only the inference part of it"}
+
+
+def without_unwritable(graph_def):
+    """(GraphDef, {dropped node: its op type or the node it depends on}): `graph_def` without the
+    nodes that have no TensorFlow form and everything depending on them (data, control or a
+    branch/body reference) — a training graph's dflow-only ops (label checks, a loop's gradient),
+    left out of meta graphs and SavedModels written for TensorFlow."""
+    ok = set(WRITE) | {"Cond", "While"}
+    bad = {n.name: n.op for n in graph_def.node if n.op not in ok}
+    if not bad:
+        return graph_def, {}
+    deps = {}
+    for n in graph_def.node:
+        d = [(parse_input(i) or ("",))[0] for i in n.input]
+        d += [parse_input(r.name)[0] for v in n.attr.values() for r in serialize.tensor_refs(v)]
+        deps[n.name] = d
+    changed = True
+    while changed:
+        changed = False
+        for n in graph_def.node:
+            if n.name not in bad:
+                hit = next((d for d in deps[n.name] if d in bad), None)
+                if hit is not None:
+                    bad[n.name] = hit
+                    changed = True
+    return GraphDef([n for n in graph_def.node if n.name not in bad], graph_def.versions), bad
 
 
 def graph_def_to_tf(graph_def):

@@ -23,12 +23,13 @@ import warnings
 import numpy as np
 from tensorboard.compat.proto import meta_graph_pb2, node_def_pb2, saver_pb2, variable_pb2
 
+from ..errors import InvalidArgumentError
 from ..graph.dtypes import as_dtype
 from ..graph.keys import GraphKeys
 from ..graph.shape import TensorShape
 from ..graph.serialize import parse_input
 from .signature import SignatureDef, TensorInfo
-from .tf_graph import graph_def_from_tf, graph_def_to_tf, parse_proto_bytes
+from .tf_graph import graph_def_from_tf, graph_def_to_tf, parse_proto_bytes, without_unwritable
 from .tf_graph_values import attr_to_tf, dtype_from_tf, dtype_to_tf, shape_from_tf, shape_to_tf
 
 __all__ = ["meta_graph_fields_from_tf", "meta_graph_fields_from_bytes", "meta_graph_to_tf"]
@@ -141,16 +142,36 @@ def _signature_from_tf(sig):
                         sig.method_name)
 
 
-def meta_graph_to_tf(meta):
-    """The TF MetaGraphDef message of a dflow MetaGraphDef."""
+def meta_graph_to_tf(meta, assets=None):
+    """The TF MetaGraphDef message of a dflow MetaGraphDef; `assets`: [(tensor name, file name
+    in the SavedModel's assets/)] for its asset_file_def."""
     out = meta_graph_pb2.MetaGraphDef()
-    out.graph_def.CopyFrom(graph_def_to_tf(meta.graph_def))
+    graph_def, dropped = without_unwritable(meta.graph_def)
+    for key, sig in meta.signature_def.items():
+        for t in list(sig.inputs.values()) + list(sig.outputs.values()):
+            name = (parse_input(t.name) or ("",))[0]
+            if name in dropped:
+                raise InvalidArgumentError(None, None, f"signature {key!r}: tensor {t.name!r} has no TensorFlow "
+                                           f"form: {_why(name, dropped)}")
+    if dropped:
+        types = sorted({dropped[n] for n in dropped if dropped[n] not in dropped})
+        warnings.warn(f"meta graph written for TensorFlow without {len(dropped)} nodes that depend on dflow op "
+                      f"types with no TensorFlow form ({', '.join(types[:12])}{', ...' if len(types) > 12 else ''}"
+                      "): usually a training graph's optimizer and gradient ops; the model and its variables "
+                      "are written", stacklevel=3)
+    out.graph_def.CopyFrom(graph_def_to_tf(graph_def))
     info = meta.meta_info_def
     out.meta_info_def.meta_graph_version = str(info.get("meta_graph_version", ""))
     out.meta_info_def.tags.extend(info.get("tags") or [])
+    def kept(item):
+        (kind, v), = item.items()
+        refs = [v["handle"], v["initializer"], v["snapshot"], v["initial_value"]] if kind == "variable" else \
+            [v] if kind in ("tensor", "operation") else []
+        return not any((parse_input(r) or ("",))[0] in dropped for r in refs)
+
     for key, items in meta.collection_def.items():
         col = out.collection_def[key]
-        for item in items:
+        for item in filter(kept, items):
             (kind, v), = item.items()
             if kind == "variable":
                 vd = variable_pb2.VariableDef(variable_name=v["handle"] + ":0", initializer_name=v["initializer"],
@@ -177,8 +198,18 @@ def meta_graph_to_tf(meta):
                 if t.dtype is not None:
                     ti.dtype = dtype_to_tf(t.dtype)
                 ti.tensor_shape.CopyFrom(shape_to_tf(t.tensor_shape))
+    for tensor, filename in assets or ():
+        out.asset_file_def.add(filename=filename).tensor_info.name = tensor
     add_saver_subgraph(out, meta)
     return out
+
+
+def _why(name, dropped):
+    seen = [name]
+    while dropped.get(seen[-1]) in dropped and len(seen) < 50:
+        seen.append(dropped[seen[-1]])
+    return f"node {name!r} depends on {seen[-1]!r}, a dflow {dropped[seen[-1]]} op" if len(seen) > 1 else \
+        f"node {name!r} is a dflow {dropped[name]} op"
 
 
 def _tf_node(name, op, inputs, **attrs):
