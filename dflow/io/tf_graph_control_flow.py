@@ -243,7 +243,7 @@ class _Lowering:
             pred = self.emit(f"{base}/LogicalAnd", "LogicalAnd", [less, pred], [_BOOL])
         loop_cond = self.emit(f"{base}/LoopCond", "LoopCond", [pred], [_BOOL])
         exits, idents = [], []
-        for k, m in enumerate(merges):
+        for m in merges:
             dt = self.dtypes[m][0]
             sw = self.emit(f"{base}/Switch", "Switch", [f"{m}:0", loop_cond], [dt, dt], T=dt)
             exits.append(self.emit(f"{base}/Exit", "Exit", [f"{sw}:0"], [dt], T=dt) + ":0")

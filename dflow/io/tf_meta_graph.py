@@ -26,8 +26,8 @@ from tensorboard.compat.proto import meta_graph_pb2, node_def_pb2, saver_pb2, va
 from ..errors import InvalidArgumentError
 from ..graph.dtypes import as_dtype
 from ..graph.keys import GraphKeys
-from ..graph.shape import TensorShape
 from ..graph.serialize import parse_input
+from ..graph.shape import TensorShape
 from .signature import SignatureDef, TensorInfo
 from .tf_graph import graph_def_from_tf, graph_def_to_tf, parse_proto_bytes, without_unwritable
 from .tf_graph_values import attr_to_tf, dtype_from_tf, dtype_to_tf, shape_from_tf, shape_to_tf
