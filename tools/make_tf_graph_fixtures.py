@@ -238,9 +238,37 @@ def dynamic_lstm():
                     ["outputs:0", "h:0"])
 
 
+def batch_norm_training():
+    """FusedBatchNormV3 in its training form: y, the batch mean and the (Bessel-corrected) batch
+    variance; again with exponential_avg_factor blending the running statistics (V3)."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [4, 3, 3, 2], name="x")
+        scale, offset = tf.constant([1.5, 0.5]), tf.constant([0.1, -0.2])
+        y, m, v = tf.nn.fused_batch_norm(x, scale, offset, epsilon=1e-3, is_training=True)
+        blended = tf.raw_ops.FusedBatchNormV3(x=x, scale=scale, offset=offset, mean=tf.constant([0.5, -0.5]),
+                                              variance=tf.constant([2.0, 0.5]), epsilon=1e-3,
+                                              exponential_avg_factor=0.3, is_training=True)
+        tf.identity(y, name="y")
+        tf.identity(m, name="mean")
+        tf.identity(v, name="var")
+        tf.identity(blended[0], name="y2")
+        tf.identity(blended[1], name="mean2")
+        tf.identity(blended[2], name="var2")
+        with tf.Session() as s:
+            _freeze(s, g, ["y", "mean", "var", "y2", "mean2", "var2"], "batch_norm_training",
+                    {"x:0": RNG.randn(4, 3, 3, 2).astype(np.float32) * 2 + 1},
+                    ["y:0", "mean:0", "var:0", "y2:0", "mean2:0", "var2:0"])
+
+
+MAKERS = (mlp, cnn, batch_norm, batch_norm_training, resource_vars, meta_checkpoint, saved_model, embedding,
+          cond_model, while_rnn, dynamic_lstm)
+
 if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
-    for make in (mlp, cnn, batch_norm, resource_vars, meta_checkpoint, saved_model, embedding, cond_model,
-                 while_rnn, dynamic_lstm):
+    only = os.environ.get("ONLY", "").split(",") if os.environ.get("ONLY") else None  # e.g. ONLY=cnn,mlp
+    for make in MAKERS:
+        if only and make.__name__ not in only:
+            continue
         make()
         print("wrote", make.__name__)

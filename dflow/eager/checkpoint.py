@@ -35,9 +35,9 @@ class _EagerSession:
     def __init__(self, variables):
         self.variables = _Slots(variables)
 
-    def load_variable(self, name, value):
+    def load_variable(self, name, value, owned=False):
         slot = self.variables._slots[name]
-        arr = np.array(value)
+        arr = np.asarray(value) if owned else np.array(value)
         arr.setflags(write=False)
         slot.value = arr
 

@@ -469,11 +469,24 @@ class Saver:
         self._save_relative_paths = save_relative_paths
         self._last = []  # [(prefix, timestamp)]
         self._graph = get_default_graph()
+        self._built = None  # {checkpoint name: Variable}, fixed by build()
         if not defer_build:
-            self._vars()
+            self.build()
+
+    def build(self):
+        """Fixes the variables this Saver saves and restores: with no `var_list`, the global
+        variables that exist now (TF1: a variable made after the Saver is not in its checkpoints).
+        Called by the constructor, or later with `defer_build=True` (by the first save/restore if
+        no one calls it)."""
+        self._built = self._collect()
 
     def _vars(self):
         """{checkpoint name: Variable}."""
+        if self._built is None:
+            self.build()
+        return self._built
+
+    def _collect(self):
         from ..state.variables import Variable, global_variables
 
         vl = self._var_list
@@ -671,7 +684,7 @@ class Saver:
                     value.discard()
             raise
         for var_name, value in loaded.items():
-            sess.load_variable(var_name, value)
+            sess.load_variable(var_name, value, owned=True)  # read just now: kept, not copied
 
     def as_saver_def(self):
         return {"max_to_keep": self._max_to_keep, "name": self._name,

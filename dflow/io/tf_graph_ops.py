@@ -440,14 +440,20 @@ op("LogSoftmax", read=lambda n, c: _read_softmax(n, c, log=True), write=False)
 
 
 def _read_fused_batch_norm(node, ctx):
-    """Inference form: y = (x - mean) * scale / sqrt(var + eps) + offset; outputs 1.. are the
-    given mean and variance (what TF returns with is_training=false)."""
-    if ctx.attr(node, "is_training", True):
-        return ctx.unsupported(node, "only its inference form (is_training=false) is supported; freeze the "
-                                     "model for inference or rebuild batch norm in dflow")
+    """y = (x - mean) * scale / sqrt(var + eps) + offset, channels last or first.
+
+    Inference form (is_training=false): mean and var are the given moving statistics, returned as
+    outputs 1 and 2. Training form (what `tf.layers.batch_normalization(training=...)` writes on
+    4-d input): the batch's moments over every axis but the channels; output 1 is the batch mean,
+    output 2 the batch variance with Bessel's correction (n / (n - 1)) that TF's moving average
+    takes, blended with the given running values when `exponential_avg_factor` is not 1 (V3);
+    outputs 3 and 4 (TF's reserve spaces, read only by its own gradient) are the mean and the
+    biased variance used to normalize."""
+    training = ctx.attr(node, "is_training", True)
     x, scale, offset, mean, var = ctx.inputs(node)[:5]
     eps = ctx.attr(node, "epsilon", 1e-4)
     dt = ctx.attr(node, "U", None) or ctx.attr(node, "T", as_dtype("float32"))
+    channels_first = ctx.attr(node, "data_format", "NHWC") in ("NCHW", "NCDHW")
     out = []
 
     def emit(op_type, inputs, attrs=None):
@@ -455,15 +461,47 @@ def _read_fused_batch_norm(node, ctx):
         out.append(n)
         return n.name + ":0"
 
-    eps_c = ctx.const(f"{node.name}/_dflow_eps", np.asarray(eps, dt.np_dtype), node)
-    out.append(eps_c)
-    mul = emit("Mul", [emit("Rsqrt", [emit("Add", [var, eps_c.name + ":0"])]), scale])
+    def const(suffix, value):
+        c = ctx.const(f"{node.name}/_dflow_{suffix}", value, node)
+        out.append(c)
+        return c.name + ":0"
+
+    eps_c = const("eps", np.asarray(eps, dt.np_dtype))
+    if training:
+        axes = const("axes", np.array([0, 2, 3] if channels_first else [0, 1, 2], np.int32))
+        batch_mean = emit("Mean", [x, axes], {"keep_dims": True})
+        biased = emit("Mean", [emit("SquaredDifference", [x, batch_mean]), axes], {"keep_dims": True})
+        normalized = emit("Mul", [emit("Sub", [x, batch_mean]), emit("Rsqrt", [emit("Add", [biased, eps_c])])])
+        if channels_first:
+            shp = const("shape", np.array([1, -1, 1, 1], np.int32))
+            scale, offset = emit("Reshape", [scale, shp]), emit("Reshape", [offset, shp])
+        emit("Add", [emit("Mul", [normalized, scale]), offset])
+        y = out[-1]
+        flat = const("flat", np.array([-1], np.int32))
+        mean1, biased1 = emit("Reshape", [batch_mean, flat]), emit("Reshape", [biased, flat])
+        count = emit("Cast", [emit("Size", [x], {"out_type": as_dtype("int32")})], {"DstT": dt})
+        channels = emit("Cast", [emit("Size", [mean1], {"out_type": as_dtype("int32")})], {"DstT": dt})
+        n = emit("RealDiv", [count, channels])
+        one = const("one", np.asarray(1, dt.np_dtype))
+        unbiased = emit("Mul", [biased1, emit("RealDiv", [n, emit("Maximum", [emit("Sub", [n, one]), one])])])
+        factor = float(ctx.attr(node, "exponential_avg_factor", 1.0))
+        if factor != 1.0:
+            f = const("factor", np.asarray(factor, dt.np_dtype))
+            keep = const("keep", np.asarray(1.0 - factor, dt.np_dtype))
+            mean1 = emit("Add", [emit("Mul", [mean, keep]), emit("Mul", [mean1, f])])
+            unbiased = emit("Add", [emit("Mul", [var, keep]), emit("Mul", [unbiased, f])])
+        out.remove(y)
+        out.append(y)
+        y.name = node.name
+        for i, src in ((1, mean1), (2, unbiased), (3, mean1), (4, biased1)):
+            ctx.alias(node.name, i, src)
+        return out
+    mul = emit("Mul", [emit("Rsqrt", [emit("Add", [var, eps_c])]), scale])
     shift = emit("Sub", [offset, emit("Mul", [mean, mul])])
-    if ctx.attr(node, "data_format", "NHWC") in ("NCHW", "NCDHW"):
-        shp = ctx.const(f"{node.name}/_dflow_shape", np.array([1, -1, 1, 1], np.int32), node)
-        out.append(shp)
-        mul = emit("Reshape", [mul, shp.name + ":0"])
-        shift = emit("Reshape", [shift, shp.name + ":0"])
+    if channels_first:
+        shp = const("shape", np.array([1, -1, 1, 1], np.int32))
+        mul = emit("Reshape", [mul, shp])
+        shift = emit("Reshape", [shift, shp])
     emit("Add", [emit("Mul", [x, mul]), shift])
     out[-1].name = node.name
     for i, src in ((1, mean), (2, var), (3, mean), (4, var)):

@@ -553,11 +553,14 @@ class Session:
             return np.bool_(spec[1] in self.variables)
         raise InvalidArgumentError(None, None, f"Unknown run parameter {spec!r}")
 
-    def load_variable(self, var_name, value):
-        """Sets a variable's committed value directly (`Variable.load`, `Saver.restore`)."""
+    def load_variable(self, var_name, value, owned=False):
+        """Sets a variable's committed value directly (`Variable.load`, `Saver.restore`).
+
+        `owned`: `value` is a fresh array nobody else holds (a checkpoint just read), kept as it is
+        (made read-only) instead of copied."""
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
-        self.variables.load(var_name, value)
+        self.variables.load(var_name, value, owned=owned)
 
 
 def _parse_bytes(value, what="memory_budget"):

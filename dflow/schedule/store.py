@@ -65,12 +65,15 @@ class VariableStore:
             chunk_shape = self.policy.chunk_shape(shape, dtype)
         return StoredValue(self._path(name), shape, dtype, chunk_shape)
 
-    def load(self, name, value):
+    def load(self, name, value, owned=False):
         """Sets a variable's committed value directly (`Variable.load`); a value as large as the
-        session stores on disk is written there chunk by chunk."""
+        session stores on disk is written there chunk by chunk. An `owned` numpy array (fresh, held
+        by no one else: a restored checkpoint's) is kept as it is, read-only, not copied."""
         if not isinstance(value, StoredValue):
             value = np.asarray(value)
-            if self.stores(value.shape, value.dtype):
+            if owned and type(value) is np.ndarray and value.base is None and not self.stores(value.shape, value.dtype):
+                value.setflags(write=False)
+            elif self.stores(value.shape, value.dtype):
                 stored = self.new_stored(name, value.shape, value.dtype)
                 for idx, slc in zip(block_indices(stored.chunks), block_slices(stored.chunks)):
                     stored.cio.write(idx, value[slc])

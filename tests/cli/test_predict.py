@@ -6,6 +6,7 @@ array in this process; bad input gives one line, a non-zero status and no OUT.za
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -161,3 +162,24 @@ def test_an_existing_output_is_kept_unless_overwrite(files, capsys):
     (files / "a_file").write_text("x")
     assert main(args[:-3] + ["--output", str(files / "a_file"), "--overwrite", "--no-progress"]) == 1
     assert (files / "a_file").read_text() == "x"
+
+
+TF_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tf_graphs"
+
+
+@pytest.mark.parametrize("model, args", [
+    ("mlp_saved_model", []),  # TensorFlow's SavedModel: saved_model.pb + a V2 checkpoint
+    ("cnn.pb", ["--inputs", "x:0", "--outputs", "probs:0"]),  # TensorFlow's frozen graph
+    ("mlp_ckpt/model.ckpt-3.meta", ["--inputs", "x:0", "--outputs", "probs:0"]),  # TF's .meta + checkpoint
+])
+def test_models_tensorflow_wrote(tmp_path, model, args):
+    """Files TensorFlow 2.21 wrote (tools/make_tf_graph_fixtures.py) give TensorFlow's predictions."""
+    stem = model.split("/")[0].split(".")[0]
+    want = np.load(TF_FIXTURES / f"{stem}.npz")
+    x = np.concatenate([want["in_x_0"]] * 40)
+    np.save(tmp_path / "x.npy", x)
+    out = predict(TF_FIXTURES / model, "--input", tmp_path / "x.npy", "--output", tmp_path / "p.zarr",
+                  "--batch-size", 16, *args, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    values, _ = read(tmp_path / "p.zarr")
+    np.testing.assert_allclose(values["probs"], np.concatenate([want["out_0"]] * 40), rtol=1e-5, atol=1e-6)

@@ -514,3 +514,21 @@ def test_latest_checkpoint_follows_saves_and_max_to_keep(tmp_path, monkeypatch):
         assert state.all_model_checkpoint_paths == ["ckpt/model.ckpt-2", "ckpt/model.ckpt-3"]
         assert not tf.train.checkpoint_exists("./ckpt/model.ckpt-1")
     assert _restored(saver, v, tf.train.latest_checkpoint("ckpt")) == 3.0
+
+
+@pytest.mark.parametrize("fmt", ["dflow", "tensorflow"])
+def test_a_saver_saves_the_variables_that_existed_when_it_was_built(tmp_path, fmt):
+    """TF1: `Saver()` fixes its variables when it is built; one made afterwards is not saved (a
+    `defer_build` Saver takes them at `build()`)."""
+    a = tf.Variable(1.0, name="a")
+    saver = tf.train.Saver(format=fmt)
+    deferred = tf.train.Saver(defer_build=True, format=fmt)
+    later = tf.Variable(777, name="later")
+    deferred.build()
+    with tf.Session() as s:
+        s.run(tf.global_variables_initializer())
+        p1 = saver.save(s, str(tmp_path / "one"), write_meta_graph=False)
+        p2 = deferred.save(s, str(tmp_path / "two"), write_meta_graph=False)
+    assert [n for n, _ in tf.train.list_variables(p1)] == ["a"]
+    assert [n for n, _ in tf.train.list_variables(p2)] == ["a", "later"]
+    assert a is not None and later is not None
