@@ -10,6 +10,12 @@ variables are restored from TF's checkpoint by Saver.restore). Loading runs no c
 dflow/io/meta_graph.py (validated field by field, DataLossError otherwise); the checkpoint's arrays
 are opened only with allow-listed codecs and numeric dtypes and their checksums verified.
 
+`write_tf_saved_model` writes TensorFlow's form instead (`SavedModelBuilder(format="tensorflow")`):
+`saved_model.pb` (or `.pbtxt`), the `SavedModel` message of dflow/proto.py holding TensorFlow
+MetaGraphDefs (dflow/io/tf_meta_graph.py: graph, save/restore subgraph and SaverDef, collections,
+signatures, tags, asset_file_def), beside a V2 checkpoint `variables/variables.index` + `.data-*`
+and the copied `assets/`.
+
 A directory is staged under a hidden temporary name beside EXPORT_DIR and renamed into place
 whole (`publish`), so a failed or interrupted save leaves no half-written EXPORT_DIR.
 """
@@ -21,17 +27,18 @@ import shutil
 import uuid
 
 import zarr
+from google.protobuf import text_format
 
 from .. import proto as proto_messages
 from ..errors import DataLossError
 from ..graph import serialize
 from .graph_io import LARGE_CONST_ELEMENTS, _read_document, _write_document, open_zarr_safely
 from .meta_graph import MetaGraphDef
-from .tf_graph import parse_proto_bytes
-from .tf_meta_graph import meta_graph_fields_from_tf
+from .tf_graph import parse_proto_bytes, write_bytes_atomically
+from .tf_meta_graph import meta_graph_fields_from_tf, meta_graph_to_tf
 
-__all__ = ["SavedModel", "read_saved_model", "write_saved_model", "staging_dir", "publish", "check_variables",
-           "FILENAME", "VARIABLES_PREFIX"]
+__all__ = ["SavedModel", "read_saved_model", "write_saved_model", "write_tf_saved_model", "staging_dir", "publish",
+           "check_variables", "FILENAME", "VARIABLES_PREFIX"]
 
 FORMAT = "dflow.SavedModel"
 FILENAME = "saved_model.json"
@@ -108,6 +115,20 @@ def read_saved_model(export_dir):
 def write_saved_model(directory, saved_model):
     """Writes the document (and its constants group) into `directory`, a staging directory."""
     _write_document(os.path.join(directory, FILENAME), saved_model.to_json, LARGE_CONST_ELEMENTS)
+
+
+def write_tf_saved_model(directory, meta_graphs, as_text=False, assets=None):
+    """Writes TensorFlow's `saved_model.pb` (`saved_model.pbtxt` with `as_text`) of dflow
+    MetaGraphDefs into `directory` (a staging directory); `assets`: one [(tensor, file name)] list
+    per meta graph. Returns the file's path."""
+    proto = proto_messages.SavedModel(saved_model_schema_version=SCHEMA_VERSION)
+    for i, meta in enumerate(meta_graphs):
+        proto.meta_graphs.add().CopyFrom(meta_graph_to_tf(meta, assets[i] if assets else None))
+    path = os.path.join(directory, TF_TEXT_FILENAME if as_text else TF_FILENAME)
+    data = text_format.MessageToString(proto).encode("utf-8") if as_text else proto.SerializeToString(
+        deterministic=True)
+    write_bytes_atomically(path, data)
+    return path
 
 
 def staging_dir(export_dir):

@@ -11,8 +11,9 @@ nodes and all that depend on them instead (TF's training and saving subgraphs: d
 own optimizers and Saver).
 
 Writing: `graph_def_to_tf` gives a `tensorboard.GraphDef` message (TensorFlow's wire format) of a
-dflow GraphDef; `serialize_graph_def(graph_def, as_text)` its bytes. InvalidArgumentError names a
-dflow op with no TensorFlow form (Cond, While, Zarr ops, py_func).
+dflow GraphDef; `serialize_graph_def(graph_def, as_text)` its bytes. Cond and While become TF1
+control flow (dflow/io/tf_graph_control_flow.py). InvalidArgumentError names a dflow op with no
+TensorFlow form (a while loop's gradient, TensorArrays, Zarr ops, py_func).
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from ..graph import serialize
 from ..graph.dtypes import as_dtype
 from ..graph.serialize import GraphDef, NodeDef, parse_input
 from ..storage import files
+from .tf_graph_control_flow import lower_control_flow_for_tf
 from .tf_graph_ops import READ, WRITE, supported_tf_ops
 from .tf_graph_values import attr_from_tf, attr_to_tf
 
 __all__ = ["parse_graph_bytes", "parse_proto_bytes", "graph_def_from_tf", "graph_def_to_tf", "serialize_graph_def",
+           "without_unwritable",
            "is_json", "UNSUPPORTED", "unsupported_message", "write_bytes_atomically"]
 
 UNSUPPORTED = "_dflow_unsupported"
@@ -268,21 +271,53 @@ class _WriteCtx:
         return proto
 
 
-_NO_TF_FORM = {"Cond": "tf.cond", "While": "tf.while_loop", "WhileGrad": "tf.while_loop's gradient"}
+_NO_TF_FORM = {"WhileGrad": "the gradient of a tf.while_loop: export the graph before building gradients, or "
+                            "only the inference part of it"}
+
+
+def without_unwritable(graph_def):
+    """(GraphDef, {dropped node: its op type or the node it depends on}): `graph_def` without the
+    nodes that have no TensorFlow form and everything depending on them (data, control or a
+    branch/body reference) — a training graph's dflow-only ops (label checks, a loop's gradient),
+    left out of meta graphs and SavedModels written for TensorFlow."""
+    ok = set(WRITE) | {"Cond", "While"}
+    bad = {n.name: n.op for n in graph_def.node if n.op not in ok}
+    if not bad:
+        return graph_def, {}
+    deps = {}
+    for n in graph_def.node:
+        d = [(parse_input(i) or ("",))[0] for i in n.input]
+        d += [parse_input(r.name)[0] for v in n.attr.values() for r in serialize.tensor_refs(v)]
+        deps[n.name] = d
+    changed = True
+    while changed:
+        changed = False
+        for n in graph_def.node:
+            if n.name not in bad:
+                hit = next((d for d in deps[n.name] if d in bad), None)
+                if hit is not None:
+                    bad[n.name] = hit
+                    changed = True
+    return GraphDef([n for n in graph_def.node if n.name not in bad], graph_def.versions), bad
 
 
 def graph_def_to_tf(graph_def):
     """The TensorFlow GraphDef message of a dflow GraphDef (or Graph)."""
     if hasattr(graph_def, "as_graph_def"):
         graph_def = graph_def.as_graph_def()
+    nodes, extra, dtypes = lower_control_flow_for_tf(graph_def)
     ctx = _WriteCtx(graph_def)
+    if dtypes is not None:
+        ctx.dtypes.update(dtypes)
     out = graph_pb2.GraphDef()
     out.versions.producer = TF_PRODUCER
-    for node in graph_def.node:
+    out.node.extend(extra)
+    for node in nodes:
         writer = WRITE.get(node.op)
         if writer is None:
-            what = f" (from {_NO_TF_FORM[node.op]}; exporting control flow to TensorFlow is not implemented)" \
-                if node.op in _NO_TF_FORM else ""
+            what = f" ({_NO_TF_FORM[node.op]})" if node.op in _NO_TF_FORM else \
+                " (a TensorArray: TensorArrays are not written for TensorFlow; unroll the loop, e.g. " \
+                "tf.nn.static_rnn)" if node.op.startswith("TensorArray") else ""
             raise InvalidArgumentError(None, None, f"dflow op type {node.op!r} of node {node.name!r} has no "
                                        f"TensorFlow form{what}; ops that can be written for TensorFlow: "
                                        f"{', '.join(sorted(WRITE))}")

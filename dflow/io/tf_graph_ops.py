@@ -181,7 +181,8 @@ def _read_const(node, ctx):
 
 def _write_const(node, ctx):
     value = np.asarray(node.attr["value"])
-    return [ctx.tf_node(node, "Const", [], {"value": value, "dtype": node.attr["dtype"]})]
+    controls = [i for i in node.input if i.startswith("^")]  # (a pivot in a cond branch or loop body)
+    return [ctx.tf_node(node, "Const", controls, {"value": value, "dtype": node.attr["dtype"]})]
 
 
 op("Const", read=_read_const, write=_write_const, types={})

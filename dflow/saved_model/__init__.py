@@ -6,7 +6,8 @@ checkpoint, and loading runs no code (dflow/io/saved_model.py describes the file
     sig = meta.signature_def["serving_default"]
     sess.run(sig.outputs["y"].name, {sig.inputs["x"].name: batch})
 
-TensorFlow cannot read these directories, nor dflow TensorFlow's. Assets are not supported.
+TensorFlow cannot read these directories; `format="tensorflow"` writes TensorFlow's own instead
+(saved_model.pb, a V2 checkpoint, assets), and dflow reads those too.
 """
 
 from ..io.signature import SignatureDef, TensorInfo

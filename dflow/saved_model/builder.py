@@ -5,14 +5,22 @@ Everything is staged in a hidden directory beside `export_dir` and renamed into 
 `save()`: until then (and when a step fails) `export_dir` is untouched; a builder dropped without
 `save()` removes its staging directory. Each meta graph is serialized when it is added, so a
 graph that cannot be saved (a py_func holds Python code) is refused there, naming the op.
+
+`format="tensorflow"` writes TensorFlow's SavedModel instead (`saved_model.pb`, a V2 checkpoint in
+`variables/`, `assets/`), which TensorFlow's loader, `saved_model_cli` and TF Serving read; each
+graph is converted when it is added, so an op with no TensorFlow form is refused there too.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import warnings
 import weakref
 
-from ..errors import UnimplementedError
+import numpy as np
+
+from ..errors import InvalidArgumentError, NotFoundError, UnimplementedError
 from ..graph import serialize
 from ..graph.graph import get_default_graph
 from ..graph.ops import Operation, Tensor
@@ -20,6 +28,7 @@ from ..io import saved_model as files
 from ..io.checkpoint import Saver
 from ..io.meta_graph import export_meta_graph
 from ..io.signature import SignatureDef
+from ..io.tf_meta_graph import meta_graph_to_tf
 from . import constants
 
 __all__ = ["SavedModelBuilder"]
@@ -35,7 +44,11 @@ class SavedModelBuilder:
     """Builds a SavedModel: `add_meta_graph_and_variables` once, `add_meta_graph` for more tag sets,
     then `save()`. AssertionError when `export_dir` exists and is not empty (as TF1)."""
 
-    def __init__(self, export_dir):
+    def __init__(self, export_dir, format="dflow"):  # noqa: A002 - the argument's name
+        if format not in ("dflow", "tensorflow"):
+            raise ValueError(f"SavedModelBuilder: format must be 'dflow' or 'tensorflow', got {format!r}")
+        self._format = format
+        self._assets = []  # per meta graph: [(tensor name, file name in assets/)]
         self._export_dir = os.fspath(export_dir)
         _check_export_dir(self._export_dir)
         self._meta_graphs = []
@@ -59,9 +72,9 @@ class SavedModelBuilder:
         tags = list(tags or [])
         if not all(isinstance(t, str) for t in tags):
             raise TypeError(f"tags must be a list of strings, got {tags!r}")
-        if assets_collection:
+        if assets_collection and self._format != "tensorflow":
             raise UnimplementedError(None, None, "SavedModelBuilder: assets (assets_collection) are not supported "
-                                     "by dflow's SavedModel format yet")
+                                     "by dflow's SavedModel format yet; format='tensorflow' writes them")
         signatures = dict(signature_def_map or {})
         for key, sig in signatures.items():
             if not isinstance(key, str) or not isinstance(sig, SignatureDef):
@@ -76,8 +89,37 @@ class SavedModelBuilder:
             if not isinstance(op, Operation) or op.graph is not graph:
                 raise TypeError(f"main_op must be an Operation of the saved graph, got {main_op!r}")
             meta.collection_def[constants.MAIN_OP_KEY] = [{"operation": op.name}]
+        if self._format == "tensorflow":
+            assets = self._stage_assets(graph, assets_collection)
+            if assets:
+                meta.collection_def["asset_filepaths"] = [{"tensor": t} for t, _ in assets]
+            meta_graph_to_tf(meta)  # InvalidArgumentError naming an op with no TensorFlow form
+            return meta, assets
         serialize._dumps(meta.to_json())  # InvalidArgumentError naming an op that holds Python code
-        return meta
+        return meta, []
+
+    def _stage_assets(self, graph, assets_collection):
+        """Copies the files named by the string constants of `assets_collection` into the staged
+        `assets/`; [(tensor name, file name)]."""
+        out = []
+        for t in list(assets_collection or []):
+            if not isinstance(t, Tensor) or t.graph is not graph or t.op.type != "Const" or \
+                    t.dtype.name != "string" or t.shape.ndims != 0:
+                raise TypeError(f"assets_collection must hold scalar string constants of the saved graph (the "
+                                f"files' paths), got {t!r}")
+            value = np.asarray(t.op.get_attr("value")).item()
+            path = value.decode("utf-8") if isinstance(value, bytes) else str(value)
+            if not os.path.isfile(path):
+                raise NotFoundError(None, t.op, f"SavedModelBuilder: asset file {path!r} (tensor {t.name!r}) does "
+                                    "not exist")
+            name = os.path.basename(path)
+            target = os.path.join(self._stage(), constants.ASSETS_DIRECTORY, name)
+            if os.path.exists(target) and not _same_file(path, target):
+                raise InvalidArgumentError(None, t.op, f"SavedModelBuilder: two asset files are named {name!r}")
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(path, target)
+            out.append((t.name, name))
+        return out
 
     def add_meta_graph_and_variables(self, sess, tags, signature_def_map=None, assets_collection=None,
                                      legacy_init_op=None, clear_devices=False, main_op=None,
@@ -89,8 +131,11 @@ class SavedModelBuilder:
         graph = sess.graph
         if saver is None:
             with graph.as_default():
-                saver = Saver(allow_empty=True)
-        meta = self._meta_graph(graph, tags, signature_def_map, assets_collection,
+                saver = Saver(allow_empty=True, format=self._format)
+        elif getattr(saver, "_format", "dflow") != self._format:
+            raise ValueError(f"SavedModelBuilder(format={self._format!r}): the saver writes format "
+                             f"{saver._format!r}; make it with tf.train.Saver(..., format={self._format!r})")
+        meta, assets = self._meta_graph(graph, tags, signature_def_map, assets_collection,
                                 main_op if main_op is not None else legacy_init_op, clear_devices,
                                 strip_default_attrs, saver)
         staging = self._stage()
@@ -102,6 +147,7 @@ class SavedModelBuilder:
             self._staging = None
             raise
         self._meta_graphs.append(meta)
+        self._assets.append(assets)
         self._has_saved_variables = True
 
     def add_meta_graph(self, tags, signature_def_map=None, assets_collection=None, legacy_init_op=None,
@@ -112,20 +158,30 @@ class SavedModelBuilder:
                                  "invoke `add_meta_graph_and_variables()` first.")
         graph = get_default_graph()
         if saver is None:
-            saver = Saver(allow_empty=True)
-        self._meta_graphs.append(self._meta_graph(graph, tags, signature_def_map, assets_collection,
-                                                  main_op if main_op is not None else legacy_init_op,
-                                                  clear_devices, strip_default_attrs, saver))
+            saver = Saver(allow_empty=True, format=self._format)
+        meta, assets = self._meta_graph(graph, tags, signature_def_map, assets_collection,
+                                        main_op if main_op is not None else legacy_init_op, clear_devices,
+                                        strip_default_attrs, saver)
+        self._meta_graphs.append(meta)
+        self._assets.append(assets)
 
     def save(self, as_text=False):
         """Writes the SavedModel to `export_dir` in one rename; returns the path of its document
-        (bytes, as TF1). `as_text` is accepted: dflow's document is always JSON text."""
+        (bytes, as TF1). `as_text`: TensorFlow's format writes `saved_model.pbtxt`; dflow's document
+        is always JSON text."""
         if self._saved:
             raise AssertionError("SavedModelBuilder.save() was already called (or failed); start a new builder")
         _check_export_dir(self._export_dir)
         staging = self._stage()
         try:
-            files.write_saved_model(staging, files.SavedModel(self._meta_graphs))
+            if self._format == "tensorflow":
+                with warnings.catch_warnings():  # what is left out was said when each graph was added
+                    warnings.simplefilter("ignore")
+                    path = files.write_tf_saved_model(staging, self._meta_graphs, as_text, self._assets)
+                name = os.path.basename(path)
+            else:
+                files.write_saved_model(staging, files.SavedModel(self._meta_graphs))
+                name = files.FILENAME
             files.publish(staging, self._export_dir)
         except BaseException:
             self._cleanup()
@@ -133,4 +189,9 @@ class SavedModelBuilder:
             raise
         self._cleanup.detach()
         self._saved = True
-        return os.fsencode(os.path.join(self._export_dir, files.FILENAME))
+        return os.fsencode(os.path.join(self._export_dir, name))
+
+
+def _same_file(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        return fa.read() == fb.read()

@@ -226,14 +226,31 @@ def test_written_tensorflow_graph_reads_back(tmp_path, as_text):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
-def test_cond_has_no_tensorflow_form_yet(tmp_path):
+def test_cond_of_constants_is_written_and_a_loop_gradient_is_refused(tmp_path):
+    # a cond whose branches are constants only: they hang on the branch pivots (control inputs)
     g = tf.Graph()
     with g.as_default():
         p = tf.placeholder(tf.bool, [], name="p")
-        tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0))
-        with pytest.raises(InvalidArgumentError, match="Cond"):
-            tf.train.write_graph(g, str(tmp_path), "c.pb", format="tensorflow")
-    assert not (tmp_path / "c.pb").exists()
+        tf.cond(p, lambda: tf.constant(1.0), lambda: tf.constant(2.0), name="c")
+        tf.train.write_graph(g, str(tmp_path), "c.pb", as_text=False, format="tensorflow")
+    proto = graph_pb2.GraphDef.FromString((tmp_path / "c.pb").read_bytes())
+    consts = [n for n in proto.node if n.op == "Const"]
+    assert consts and all(any(i.startswith("^c/switch_") for i in n.input) for n in consts)
+    back = tf.Graph()
+    with back.as_default():
+        gd = tf.GraphDef()
+        gd.ParseFromString((tmp_path / "c.pb").read_bytes())
+        tf.import_graph_def(gd, name="")
+        with tf.Session() as s:
+            assert [s.run("c:0", {"p:0": v}) for v in (True, False)] == [1.0, 2.0]
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [3], name="x")
+        y = tf.while_loop(lambda v: tf.reduce_sum(v) < 10.0, lambda v: v * 2.0, [x])
+        tf.gradients(y, x)
+        with pytest.raises(InvalidArgumentError, match="WhileGrad.*gradient of a tf.while_loop"):
+            tf.train.write_graph(g, str(tmp_path), "w.pb", format="tensorflow")
+    assert not (tmp_path / "w.pb").exists()
 
 
 @pytest.mark.slow
