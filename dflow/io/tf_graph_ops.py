@@ -141,12 +141,26 @@ op("Split", attrs=("num_split",), types={"T": 1})
 op("SplitV", attrs=("num_split",), types={"T": 0, "Tlen": 1})
 op("Where", types={"T": 0})
 op("OneHot", attrs=("axis",), types={"T": 2, "TI": 0})
-op("GatherNd", types={"Tparams": 0, "Tindices": 1})
+op("GatherNd", types={"Tparams": 0, "Tindices": 1}, defaults={"batch_dims": 0})  # TF's GatherNd: batch_dims 0
 op("UnsortedSegmentSum", types={"T": 0, "Tindices": 1, "Tnumsegments": 2})
 op("Cumsum", attrs=("exclusive", "reverse"), types={"T": 0, "Tidx": 1})
 op("TopKV2", attrs=("sorted",))
 op("Einsum", attrs=("equation",), count=("N", 0))
 op("InvertPermutation")
+op("Unique", attrs=("out_idx",))
+op("DynamicPartition", attrs=("num_partitions",))
+op("DynamicStitch", attrs=("N",), types={"T": "o0"})
+op("ReverseSequence", attrs=("seq_dim", "batch_dim"), types={"T": 0, "Tlen": 1})
+op("SparseToDense", attrs=("validate_indices",), types={"T": 2, "Tindices": 0})
+op("ConjugateTranspose", types={"T": 0, "Tperm": 1})
+op("CheckNumerics", attrs=("message",))
+op("ScatterAdd", types={"T": 0, "Tindices": 1}, tf_defaults={"use_locking": False})
+op("ScatterSub", types={"T": 0, "Tindices": 1}, tf_defaults={"use_locking": False})
+op("ScatterUpdate", types={"T": 0, "Tindices": 1}, tf_defaults={"use_locking": True})
+op("StringJoin", attrs=("separator",), types={}, count=("N", 0))
+op("StringLength", attrs=("unit",), types={})
+op("StringToNumber", attrs=("out_type",), types={})
+op("AsString", attrs=("precision", "scientific", "shortest", "width", "fill"))
 
 # ---- reductions ---------------------------------------------------------------------------------
 
@@ -162,6 +176,14 @@ op("Conv2D", attrs=_CONV, tf_defaults={"use_cudnn_on_gpu": True})
 op("DepthwiseConv2dNative", attrs=_CONV)
 op("MaxPool", attrs=("ksize", "strides", "padding", "data_format"))
 op("AvgPool", attrs=("ksize", "strides", "padding", "data_format"))
+# the gradients' ops; Conv2DBackpropInput is also the forward op of conv2d_transpose (deconvolution)
+op("Conv2DBackpropInput", attrs=_CONV, types={"T": 1}, tf_defaults={"use_cudnn_on_gpu": True})
+op("Conv2DBackpropFilter", attrs=_CONV, types={"T": 0}, tf_defaults={"use_cudnn_on_gpu": True})
+op("DepthwiseConv2dNativeBackpropInput", attrs=_CONV, types={"T": 1})
+op("DepthwiseConv2dNativeBackpropFilter", attrs=_CONV, types={"T": 0})
+op("MaxPoolGrad", attrs=("ksize", "strides", "padding", "data_format"))
+op("MaxPoolWithArgmax", attrs=("ksize", "strides", "padding", "Targmax", "include_batch_in_index"),
+   defaults={"data_format": "NHWC"})
 op("ResizeBilinear", attrs=("align_corners", "half_pixel_centers"))
 op("ResizeNearestNeighbor", attrs=("align_corners", "half_pixel_centers"))
 
@@ -169,6 +191,95 @@ op("ResizeNearestNeighbor", attrs=("align_corners", "half_pixel_centers"))
 
 for _name in ("RandomUniform", "RandomStandardNormal", "TruncatedNormal"):
     op(_name, attrs=("dtype", "seed", "seed2"), types={"T": 0})
+op("RandomUniformInt", attrs={"Tout": "dtype", "seed": "seed", "seed2": "seed2"}, types={"T": 0})
+
+
+# ---- dflow ops TensorFlow builds from others: written as those ops ---------------------------------
+
+
+def _expansion(build):
+    """A writer emitting TF nodes for a dflow-only op: build(node, ctx, emit, const) returns the
+    last node's inputs and op type; the last node takes the dflow node's name."""
+    def write(node, ctx):
+        out = []
+        dt = as_dtype(node.output_dtypes[0])
+
+        def emit(op_type, inputs, attrs=None, types=None):
+            name = f"{node.name}/_dflow_{op_type.lower()}{len(out)}"
+            out.append(ctx.tf_node(node, op_type, inputs, dict(attrs or {}, **(types or {})), name=name))
+            return name
+
+        def const(value):
+            value = np.asarray(value)
+            return emit("Const", [], {"value": value, "dtype": as_dtype(value.dtype)})
+
+        op_type, inputs, attrs = build(node, ctx, emit, const, dt)
+        out.append(ctx.tf_node(node, op_type, inputs, attrs))
+        return out
+    return write
+
+
+def _logsumexp(node, ctx, emit, const, dt):
+    x, axis = ctx.data_inputs(node)
+    keep = bool(node.attr.get("keep_dims", False))
+    tidx = {"Tidx": ctx.dtype_of(axis)}
+    top = emit("StopGradient", [emit("Max", [x, axis], {"keep_dims": True, "T": dt}, tidx)], {"T": dt})
+    total = emit("Sum", [emit("Exp", [emit("Sub", [x, top], {"T": dt})], {"T": dt}), axis],
+                 {"keep_dims": keep, "T": dt}, tidx)
+    if not keep:  # the max, shaped as the sum
+        top = emit("Reshape", [top, emit("Shape", [total], {"T": dt, "out_type": as_dtype("int32")})],
+                   {"T": dt, "Tshape": as_dtype("int32")})
+    return "AddV2", [emit("Log", [total], {"T": dt}), top], {"T": dt}
+
+
+def _logistic_loss(node, ctx, emit, const, dt):
+    """sigmoid_cross_entropy_with_logits: max(x, 0) - x * z + log1p(exp(-|x|)) (TF1's formula)."""
+    x, z = ctx.data_inputs(node)[:2]  # (logits, labels), as the eager kernel takes them
+    zero = const(np.zeros((), dt.np_dtype))
+    relu = emit("Maximum", [x, zero], {"T": dt})
+    xz = emit("Mul", [x, z], {"T": dt})
+    soft = emit("Log1p", [emit("Exp", [emit("Neg", [emit("Abs", [x], {"T": dt})], {"T": dt})], {"T": dt})], {"T": dt})
+    return "AddV2", [emit("Sub", [relu, xz], {"T": dt}), soft], {"T": dt}
+
+
+def _logical_xor(node, ctx, emit, const, dt):
+    a, b = ctx.data_inputs(node)
+    both = emit("LogicalAnd", [a, b])
+    return "LogicalAnd", [emit("LogicalOr", [a, b]), emit("LogicalNot", [both])], {}
+
+
+def _sequence_mask(node, ctx, emit, const, dt):
+    lengths, maxlen = ctx.data_inputs(node)[:2]
+    lt = ctx.dtype_of(lengths)
+    steps = emit("Range", [const(np.zeros((), lt.np_dtype)), maxlen, const(np.ones((), lt.np_dtype))],
+                 {"Tidx": lt})
+    expanded = emit("ExpandDims", [lengths, const(np.array(-1, np.int32))], {"T": lt, "Tdim": as_dtype("int32")})
+    mask = emit("Less", [steps, expanded], {"T": lt})
+    if dt == as_dtype("bool"):
+        return "Identity", [mask], {"T": dt}
+    return "Cast", [mask], {"SrcT": as_dtype("bool"), "DstT": dt, "Truncate": False}
+
+
+def _label_check(node, ctx, emit, const, dt):
+    """sparse labels in [0, depth), as TF's own cross-entropy kernel checks them: an Assert that
+    the labels' Identity depends on."""
+    labels, depth = ctx.data_inputs(node)[:2]
+    lt = ctx.dtype_of(labels)
+    ok = emit("LogicalAnd", [emit("GreaterEqual", [labels, const(np.zeros((), lt.np_dtype))], {"T": lt}),
+                             emit("Less", [labels, depth], {"T": lt})])
+    flat = emit("Reshape", [ok, const(np.array([-1], np.int32))], {"T": as_dtype("bool"), "Tshape": as_dtype("int32")})
+    every = emit("All", [flat, const(np.array(0, np.int32))], {"keep_dims": False, "Tidx": as_dtype("int32")})
+    message = emit("Const", [], {"value": np.array(b"Received a label value outside the valid range [0, depth)",
+                                                   dtype=object), "dtype": as_dtype("string")})
+    check = emit("Assert", [every, message, labels], {"T": [as_dtype("string"), lt], "summarize": 3})
+    return "Identity", [labels, "^" + check], {"T": lt}
+
+
+op("SparseLabelCheck", read=False, write=_expansion(_label_check))
+op("ReduceLogSumExp", read=False, write=_expansion(_logsumexp))
+op("LogisticLoss", read=False, write=_expansion(_logistic_loss))
+op("LogicalXor", read=False, write=_expansion(_logical_xor))
+op("SequenceMask", read=False, write=_expansion(_sequence_mask))
 
 
 # ---- ops with their own converters ----------------------------------------------------------------
@@ -251,6 +362,38 @@ op("AssignVariableOp", read=_read_assign, write=False)
 op("AssignAddVariableOp", read=lambda n, c: _read_assign(n, c, "AssignAdd"), write=False)
 op("AssignSubVariableOp", read=lambda n, c: _read_assign(n, c, "AssignSub"), write=False)
 op("VarIsInitializedOp", read=_read_is_initialized, write=False)
+
+
+def _read_assert(node, ctx):
+    """TF's Assert(condition, data...): dflow's with a template naming each data tensor in order."""
+    inputs = ctx.inputs(node)
+    n = len([i for i in inputs if not i.startswith("^")]) - 1
+    return [ctx.node(node.name, "Assert", inputs, {"template": list(range(n)),
+                                                   "summarize": int(ctx.attr(node, "summarize", 3))}, node.device)]
+
+
+def _write_assert(node, ctx):
+    """dflow's template (literal strings and indices of data tensors) as TF's data list: each
+    literal string a Const of its own."""
+    data = ctx.data_inputs(node)
+    cond, tensors = data[0], data[1:]
+    out, items = [], []
+    for k, part in enumerate(node.attr.get("template", list(range(len(tensors))))):
+        if isinstance(part, str):
+            name = f"{node.name}/_dflow_message{k}"
+            out.append(ctx.tf_node(node, "Const", [], {"value": np.array(part.encode(), dtype=object),
+                                                       "dtype": as_dtype("string")}, name=name))
+            items.append(name)
+        else:
+            items.append(tensors[int(part)])
+    controls = [i for i in node.input if i.startswith("^")]
+    out.append(ctx.tf_node(node, "Assert", [cond] + items + controls,
+                           {"T": [ctx.dtype_of(i) if i in tensors else as_dtype("string") for i in items],
+                            "summarize": int(node.attr.get("summarize", 3))}))
+    return out
+
+
+op("Assert", read=_read_assert, write=_write_assert, types={})
 
 
 def _read_identity_n(node, ctx):
@@ -550,7 +693,8 @@ READ: dict = {}
 WRITE: dict = {}
 for _spec in TABLE:
     for _i, _name in enumerate(_spec.tf):
-        READ.setdefault(_name, _spec.read or _plain_read(_spec))
+        if _spec.read is not False:  # False: a dflow-only op, written as TF's ops, never read
+            READ.setdefault(_name, _spec.read or _plain_read(_spec))
     if _spec.write is not False and _spec.dflow not in WRITE:
         WRITE[_spec.dflow] = _spec.write or _plain_write(_spec)
 
