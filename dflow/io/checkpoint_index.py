@@ -66,16 +66,7 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
     if files.node_kind(path) not in ("missing", "file"):
         raise FailedPreconditionError(None, None, f"Cannot write the checkpoint index {path!r}: a directory or a "
                                       "link is there")
-    tmp = files.temp_path(path, "tmp")
-    try:
-        with open(tmp, "w") as f:
-            f.write("\n".join(lines) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        files.remove(tmp)
-        raise
+    files.write_file(path, "\n".join(lines) + "\n", f"Writing the checkpoint index {path!r}")
 
 
 _LINE = re.compile(r'^(\w+):\s*"?(.*?)"?\s*$')

@@ -48,7 +48,7 @@ from ..graph.serialize import (
 )
 from ..graph.shape import TensorShape
 from ..storage import files
-from .tf_graph import UNSUPPORTED, serialize_graph_def, unsupported_message, write_bytes_atomically
+from .tf_graph import UNSUPPORTED, serialize_graph_def, unsupported_message
 from .zarr_io import Target
 
 __all__ = ["import_graph_def", "write_graph", "read_graph_def", "GraphDef", "NodeDef"]
@@ -479,16 +479,7 @@ def _write_document(path, to_json, large):
             if isinstance(e, OSError):
                 raise files.os_error(e, f"Writing the constants of {path!r}") from None
             raise
-    tmp = files.temp_path(path, "tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        files.remove(tmp)
-        raise files.os_error(e, f"Writing the graph file {path!r}") from None
+    files.write_file(path, data, f"Writing the graph file {path!r}")
     if not arrays and os.path.isdir(group_path) and _is_consts_group(group_path):
         shutil.rmtree(group_path, ignore_errors=True)  # stale arrays of an earlier version of the file
 
@@ -583,7 +574,7 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True, large_constant_e
         files.ensure_dir(logdir, "write_graph")
     path = os.path.join(logdir, name)
     if format == "tensorflow":
-        write_bytes_atomically(path, serialize_graph_def(graph_or_graph_def, as_text))
+        files.write_file(path, serialize_graph_def(graph_or_graph_def, as_text), f"Writing the graph file {path!r}")
     else:
         _write_document(path, graph_or_graph_def.to_json, large_constant_elements)
     return path

@@ -23,6 +23,7 @@ from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_opdef
 from ..graph.serialize import GraphDef, parse_input
+from ..storage import files
 from .checkpoint import Saver, set_meta_graph_writer
 from .graph_io import (
     _NAME_ATTRS,
@@ -35,7 +36,6 @@ from .graph_io import (
     _write_document,
 )
 from .signature import signature_map_from_json
-from .tf_graph import write_bytes_atomically
 from .tf_meta_graph import meta_graph_fields_from_bytes, meta_graph_to_tf
 
 __all__ = ["export_meta_graph", "import_meta_graph", "read_meta_graph_file", "MetaGraphDef"]
@@ -243,7 +243,7 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         proto = meta_graph_to_tf(meta)
         data = text_format.MessageToString(proto).encode("utf-8") if as_text else \
             proto.SerializeToString(deterministic=True)
-        write_bytes_atomically(os.fspath(filename), data)
+        files.write_file(os.fspath(filename), data, f"Writing the meta graph file {os.fspath(filename)!r}")
     elif filename is not None:
         _write_document(filename, meta.to_json, large)
     return meta

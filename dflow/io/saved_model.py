@@ -32,9 +32,10 @@ from google.protobuf import text_format
 from .. import proto as proto_messages
 from ..errors import DataLossError
 from ..graph import serialize
+from ..storage import files
 from .graph_io import LARGE_CONST_ELEMENTS, _read_document, _write_document, open_zarr_safely
 from .meta_graph import MetaGraphDef
-from .tf_graph import parse_proto_bytes, write_bytes_atomically
+from .tf_graph import parse_proto_bytes
 from .tf_meta_graph import meta_graph_fields_from_tf, meta_graph_to_tf
 
 __all__ = ["SavedModel", "read_saved_model", "write_saved_model", "write_tf_saved_model", "staging_dir", "publish",
@@ -127,7 +128,7 @@ def write_tf_saved_model(directory, meta_graphs, as_text=False, assets=None):
     path = os.path.join(directory, TF_TEXT_FILENAME if as_text else TF_FILENAME)
     data = text_format.MessageToString(proto).encode("utf-8") if as_text else proto.SerializeToString(
         deterministic=True)
-    write_bytes_atomically(path, data)
+    files.write_file(path, data, f"Writing the SavedModel file {path!r}")
     return path
 
 

@@ -19,7 +19,6 @@ TensorFlow form (a while loop's gradient, TensorArrays, Zarr ops, py_func).
 from __future__ import annotations
 
 import importlib
-import os
 
 import numpy as np
 from google.protobuf import message, text_format
@@ -29,14 +28,13 @@ from ..errors import DataLossError, InvalidArgumentError
 from ..graph import serialize
 from ..graph.dtypes import as_dtype
 from ..graph.serialize import GraphDef, NodeDef, parse_input
-from ..storage import files
 from .tf_graph_control_flow import lower_control_flow_for_tf
 from .tf_graph_ops import READ, WRITE, supported_tf_ops
 from .tf_graph_values import attr_from_tf, attr_to_tf
 
 __all__ = ["parse_graph_bytes", "parse_proto_bytes", "graph_def_from_tf", "graph_def_to_tf", "serialize_graph_def",
            "without_unwritable",
-           "is_json", "UNSUPPORTED", "unsupported_message", "write_bytes_atomically"]
+           "is_json", "UNSUPPORTED", "unsupported_message"]
 
 UNSUPPORTED = "_dflow_unsupported"
 TF_PRODUCER = 1645  # a GraphDef version TensorFlow 2.x reads without upgrading the graph
@@ -331,20 +329,6 @@ def serialize_graph_def(graph_def, as_text=False):
     if as_text:
         return text_format.MessageToString(proto).encode("utf-8")
     return proto.SerializeToString(deterministic=True)
-
-
-def write_bytes_atomically(path, data):
-    """Writes `data` to `path` through a temporary name (never a half-written file)."""
-    tmp = files.temp_path(path, "tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as e:
-        files.remove(tmp)
-        raise files.os_error(e, f"Writing the graph file {path!r}") from None
 
 
 serialize.register_foreign_parser(parse_graph_bytes)

@@ -320,6 +320,24 @@ def os_error(e, what):
     return cls(None, None, f"{what}: {type(e).__name__}: {e.strerror or e}")
 
 
+def write_file(path, data, what):
+    """Writes `data` (bytes, or str as UTF-8) to `path` through an owned temporary file, synced and
+    then renamed over it: a reader sees the old file or the whole new one, never a part. An
+    OSError is `os_error(e, what)` and leaves no temporary behind."""
+    tmp = temp_path(path, "tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        remove(tmp)
+        if isinstance(e, OSError):
+            raise os_error(e, what) from None
+        raise
+
+
 def ensure_dir(path, what):
     """`os.makedirs(path, exist_ok=True)`, a dflow error naming `what` where a file is in the way
     (FailedPreconditionError) or permission is missing (PermissionDeniedError)."""

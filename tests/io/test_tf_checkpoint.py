@@ -354,14 +354,14 @@ def test_a_large_variable_streams_into_a_stored_value_in_pieces(tmp_path, monkey
     value = np.random.default_rng(1).standard_normal((3000, 500)).astype(np.float32)  # 6 MB
     tfc.write_tf_checkpoint(str(tmp_path / "big"), {"big": value})
     reads = []
-    real = tfc._fill
-    monkeypatch.setattr(tfc, "_fill", lambda f, view: reads.append(len(view)) or real(f, view))
+    real = tfc._pread
+    monkeypatch.setattr(tfc, "_pread", lambda fd, view, offset: reads.append(len(view)) or real(fd, view, offset))
     v = tf.Variable(np.zeros(value.shape, np.float32), name="big")
     with tf.Session(scheduler="threads", memory_budget="16MB") as sess:
         sess.run(v.initializer)
         tf.train.Saver([v]).restore(sess, str(tmp_path / "big"))
         assert isinstance(sess.variables.values["big"], StoredValue)
-        assert max(reads) <= 1 << 16
+        assert reads and max(reads) <= 1 << 16
         np.testing.assert_array_equal(sess.run(v), value)
     # a damaged shard under the same budget: DataLossError and the stored variable unchanged
     data = str(tmp_path / "big.data-00000-of-00001")
@@ -466,3 +466,22 @@ def test_tensorflow_restores_what_dflow_wrote(tmp_path):
     assert latest.stdout.strip().splitlines()[-1] == prefix, latest.stderr[-2000:]
     assert sys.executable  # the test's own interpreter never imported TensorFlow
     assert "tensorflow" not in sys.modules
+
+
+def test_a_large_tensor_is_read_in_parallel_pieces_in_order(tmp_path, monkeypatch):
+    """Past two pieces a tensor's bytes are read on a few threads, piece by piece; the CRC is still
+    taken in order (a damaged piece anywhere is caught), and a truncated file is DataLossError."""
+    monkeypatch.setattr(tfc, "PIECE_BYTES", 1 << 12)
+    value = np.random.default_rng(2).standard_normal((300, 100)).astype(np.float32)  # 117 KiB: 30 pieces
+    prefix = str(tmp_path / "par")
+    tfc.write_tf_checkpoint(prefix, {"w": value})
+    np.testing.assert_array_equal(tfc.read_tf_checkpoint(prefix).read("w"), value)
+    data = prefix + ".data-00000-of-00001"
+    raw = bytearray(open(data, "rb").read())
+    raw[50_000] ^= 0x10  # a bit in a middle piece
+    open(data, "wb").write(bytes(raw))
+    with pytest.raises(DataLossError, match="checksum mismatch"):
+        tfc.read_tf_checkpoint(prefix).read("w")
+    open(data, "wb").write(bytes(raw[:90_000]))
+    with pytest.raises(DataLossError, match="truncated"):
+        tfc.read_tf_checkpoint(prefix).read("w")
