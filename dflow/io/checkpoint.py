@@ -94,7 +94,7 @@ def _row_blocks(shape, chunk_shape):
 
 def _is_complete(prefix):
     try:
-        g = zarr.open_group(prefix, mode="r")
+        g = zarr.open_group(files.published(prefix), mode="r")
     except Exception:  # noqa: BLE001 - any failure to open means "not a checkpoint"
         return False
     return g.attrs.get("format") == FORMAT and g.attrs.get("complete") is True
@@ -139,7 +139,7 @@ def _open_checkpoint(ckpt):
             raise NotFoundError(None, None, f"No checkpoint found in directory {ckpt!r}")
         ckpt = latest
     if _is_complete(ckpt):
-        return _ZarrSource(ckpt, zarr.open_group(ckpt, mode="r"))
+        return _ZarrSource(ckpt, zarr.open_group(files.published(ckpt), mode="r"))
     if tfc.is_tf_checkpoint(ckpt):
         return _TFSource(ckpt)
     v1 = tfc.tf_v1_checkpoint(ckpt)
@@ -519,7 +519,7 @@ class Saver:
 
     def recover_last_checkpoints(self, checkpoint_paths):
         """Adopts the existing checkpoints among `checkpoint_paths` (e.g. after a restart)."""
-        self._last = [(p, os.path.getmtime(p if _is_complete(p) else p + ".index")) for p in checkpoint_paths
+        self._last = [(p, os.path.getmtime(files.published(p) if _is_complete(p) else p + ".index")) for p in checkpoint_paths
                       if _exists(p)]
 
     def save(self, sess, save_path, global_step=None, latest_filename=None, meta_graph_suffix="meta",
@@ -756,8 +756,10 @@ def _remove_dflow_checkpoint(prefix):
         data = files.link_data(prefix)
         if data is None:  # not a link a Saver made: its target is not ours to delete
             return False
+        trash = files.temp_path(data, "trash")  # renamed first: a kill before the rmtree leaves a temporary
+        os.rename(data, trash)  # that a sweep removes, never an unlinked data directory it would link again
         os.unlink(prefix)
-        shutil.rmtree(data, ignore_errors=True)
+        shutil.rmtree(trash, ignore_errors=True)
     elif kind == "group" and _has_format(prefix):
         shutil.rmtree(prefix, ignore_errors=True)
     elif kind != "missing":

@@ -267,9 +267,57 @@ def sweep(directory, keep=()):
             continue
         if kind == "data" and leaf and _linked(directory, name):
             continue  # a checkpoint's data directory, named by its link: not a temporary any more
+        if kind == "data" and leaf and not os.path.lexists(os.path.join(directory, leaf)):
+            # published data whose link is gone: a copy that dropped symbolic links (rsync -r, many
+            # object-store syncs) or a kill between the rename and the link. It is someone's whole
+            # checkpoint, never a leftover: linked again, never deleted.
+            _relink(directory, leaf)
+            continue
         remove(path)
         removed.append(path)
     return removed
+
+
+def orphan_data(final):
+    """The data directories published for `final` (`<leaf>.dflow-data-...` beside it) that no
+    link names, newest first."""
+    parent, leaf = os.path.split(os.fspath(final).rstrip("/\\"))
+    parent = parent or "."
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        info = parse_owned(name)
+        if info and info[1] == "data" and info[0] == leaf and not _linked(parent, name):
+            path = os.path.join(parent, name)
+            try:
+                found.append((os.path.getmtime(path), path))
+            except OSError:
+                pass
+    return [p for _, p in sorted(found, reverse=True)]
+
+
+def published(final):
+    """`final` when something is there, else its newest unlinked data directory (a copied
+    checkpoint whose link was dropped), else `final`."""
+    if os.path.lexists(final):
+        return final
+    orphans = orphan_data(final)
+    return orphans[0] if orphans else final
+
+
+def _relink(directory, leaf):
+    """Links `leaf` to its newest unlinked data directory again (best effort: a read-only
+    directory keeps its data, unlinked)."""
+    final = os.path.join(directory, leaf)
+    orphans = orphan_data(final)
+    if orphans and not os.path.lexists(final):
+        try:
+            os.symlink(os.path.basename(orphans[0]), final)
+        except OSError:
+            pass
 
 
 def _linked(directory, name):

@@ -251,8 +251,13 @@ def test_index_functions(tmp_path):
     assert tf.train.checkpoint_exists(prefixes[0]) and tf.train.checkpoint_exists(prefixes[1])
     assert not tf.train.checkpoint_exists(os.path.join(tmp_path, "model-30"))
     assert not tf.train.checkpoint_exists(str(tmp_path))
-    # the index naming a checkpoint that is gone: no latest
-    os.unlink(prefixes[-1]) if os.path.islink(prefixes[-1]) else shutil.rmtree(prefixes[-1])
+    # the index naming a checkpoint that is gone (link and data): no latest. (Data left without its
+    # link is a copy that dropped links: still the checkpoint, see test_a_copy_that_dropped_...)
+    if os.path.islink(prefixes[-1]):
+        shutil.rmtree(os.path.join(tmp_path, os.readlink(prefixes[-1])))
+        os.unlink(prefixes[-1])
+    else:
+        shutil.rmtree(prefixes[-1])
     assert tf.train.latest_checkpoint(tmp_path) is None
 
 
@@ -532,3 +537,36 @@ def test_a_saver_saves_the_variables_that_existed_when_it_was_built(tmp_path, fm
     assert [n for n, _ in tf.train.list_variables(p1)] == ["a"]
     assert [n for n, _ in tf.train.list_variables(p2)] == ["a", "later"]
     assert a is not None and later is not None
+
+
+def test_a_copy_that_dropped_symbolic_links_is_restored_and_never_deleted(tmp_path):
+    """`rsync -r` and object-store syncs drop symbolic links: a copied dflow checkpoint directory
+    holds its data directories without their links. Restoring from it works, and the next save
+    there (its old owners dead) links them again instead of sweeping them as leftovers."""
+    v = tf.Variable([1.0, 2.0], name="v")
+    saver = tf.train.Saver(max_to_keep=5)
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    with tf.Session() as s:
+        s.run(v.initializer)
+        for step in (1, 2):
+            s.run(tf.assign_add(v, [10.0, 10.0]))
+            saver.save(s, str(src / "model"), global_step=step, write_meta_graph=False)
+    dst.mkdir()
+    for entry in os.scandir(src):  # a copy without links, as by a dead process on this host
+        if entry.is_symlink():
+            continue
+        name = entry.name.replace(f"-{os.getpid()}@", "-999999999@")  # no process has this pid
+        (shutil.copytree if entry.is_dir() else shutil.copy)(entry.path, str(dst / name))
+    prefix = tf.train.latest_checkpoint(str(dst))
+    assert prefix is not None and prefix.endswith("model-2")
+    with tf.Session() as s:
+        saver.restore(s, prefix)
+        assert s.run(v).tolist() == [21.0, 22.0]
+        before = sorted(n for n in os.listdir(dst) if "dflow-data" in n)
+        saver.save(s, str(dst / "model"), global_step=3, write_meta_graph=False)
+    after = os.listdir(dst)
+    assert all(n in after for n in before), "a copied checkpoint's data was deleted"
+    assert os.path.islink(dst / "model-1") and os.path.islink(dst / "model-2")
+    with tf.Session() as s:
+        saver.restore(s, str(dst / "model-1"))
+        assert s.run(v).tolist() == [11.0, 12.0]

@@ -83,10 +83,13 @@ def test_a_save_sweeps_a_killed_savers_temporaries(tmp_path):
     _, saver, sess = _saved_model(tmp_path)
     saver.save(sess, str(tmp_path / "model"), global_step=1, write_meta_graph=False)
     partial = owned(tmp_path, f".model-2.dflow-tmp-{dead}@{host}-00aa")
-    unlinked = owned(tmp_path, f"model-2.dflow-data-{dead}@{host}-00bb")  # killed before its link was made
+    # published data without its link (killed before the link was made, or a copy that dropped
+    # links): a whole checkpoint, linked again, never swept
+    unlinked = owned(tmp_path, f"model-2.dflow-data-{dead}@{host}-00bb")
     link = owned(tmp_path, f".model-2.dflow-link-{os.getpid()}@{host}-00cc")  # a live saver's: kept
     saver.save(sess, str(tmp_path / "model"), global_step=3, write_meta_graph=False)
-    assert not os.path.exists(partial) and not os.path.exists(unlinked) and os.path.exists(link)
+    assert not os.path.exists(partial) and os.path.exists(unlinked) and os.path.exists(link)
+    assert os.readlink(tmp_path / "model-2") == os.path.basename(unlinked)
     assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "model-3")
     data = os.readlink(tmp_path / "model-3")  # a data directory named by its link is never swept
     assert files.parse_owned(data)[1] == "data"
