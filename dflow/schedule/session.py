@@ -467,6 +467,7 @@ class Session:
 
     def _feed_spec(self, t, value):
         target = t.dtype
+        original = value
         if isinstance(value, Tensor):  # TF1's TypeError, word for word
             raise TypeError(f"The value of a feed cannot be a tf.Tensor object. Acceptable feed values include "
                             f"Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, the "
@@ -494,6 +495,8 @@ class Session:
             vdtype = value.dtype
         if target == dtypes.string:
             value = self._string_feed(t, value, kind)
+        elif vdtype != target.np_dtype and kind == "numpy":
+            value = _tf1_feed_cast(t, original, value, target)
         elif vdtype != target.np_dtype:
             if vdtype.kind in "OUS" or not np.can_cast(vdtype, target.np_dtype, casting="same_kind"):
                 raise FeedError(None, t.op, f"Cannot feed value of dtype {vdtype} for Tensor {t.name!r}, which "
@@ -561,6 +564,26 @@ class Session:
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
         self.variables.load(var_name, value, owned=owned)
+
+
+def _tf1_feed_cast(t, original, value, target):
+    """A numpy feed as TF1's Session converts it: `np.asarray(value, dtype)`, numpy's casts
+    (floats truncated into ints, numeric strings parsed, object arrays of numbers, ints wrapped
+    into narrower ints) after TF1's one check, a Python int that the dtype cannot hold (TypeError,
+    TF1's words); a value numpy cannot convert is the feed's error."""
+    np_dtype = target.np_dtype
+    if type(original) is int and target.is_integer:
+        info = np.iinfo(np_dtype)
+        if not info.min <= original <= info.max:
+            raise TypeError(f"Type of feed value {original} with type {type(original)} is not compatible with "
+                            f"Tensor type {np_dtype.type}. Try explicitly setting the type of the feed tensor to a "
+                            "larger type (e.g. int64).")
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(value).astype(np_dtype)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise FeedError(None, t.op, f"Cannot feed value of dtype {value.dtype} for Tensor {t.name!r}, which has "
+                        f"dtype {target.name}: {e}") from None
 
 
 def _parse_bytes(value, what="memory_budget"):

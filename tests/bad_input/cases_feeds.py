@@ -40,10 +40,11 @@ def feed_of_a_string_for_a_float(env):
     return lambda: env.sess.run(y, {x: ["a", "b"]}), [x.name]
 
 
-@case(InvalidArgumentError)
-def feed_of_a_complex_for_a_float(env):
-    x, y = _x()
-    return lambda: env.sess.run(y, {x: np.array([1 + 2j])}), [x.name]
+@case(TypeError)
+def feed_of_a_python_int_too_large_for_int32(env):
+    # TF1's TypeError: numpy would wrap 2**40 to 0 silently
+    x, y = _x((), tf.int32)
+    return lambda: env.sess.run(y, {x: 2 ** 40}), ["Type of feed value 1099511627776"]
 
 
 @case(InvalidArgumentError)

@@ -177,7 +177,10 @@ def test_errors_are_the_same_on_every_mode(any_mode, sess_factory):
     with pytest.raises(errors.InvalidArgumentError, match="x:0"):
         s.run(x + y, {x: np.zeros((3, 3), np.float32), y: np.zeros(2, np.float32)})
     with pytest.raises(errors.InvalidArgumentError, match="y:0"):
-        s.run(x + y, {x: np.zeros((3, 2), np.float32), y: np.zeros(2, np.complex64)})
+        s.run(x + y, {x: np.zeros((3, 2), np.float32), y: np.array(["a", "b"])})
+    with pytest.warns(np.exceptions.ComplexWarning):  # TF1 converts as numpy does: the real part
+        got = s.run(x + y, {x: np.zeros((3, 2), np.float32), y: np.array([1 + 2j, 3], np.complex64)})
+    assert got.tolist() == [[1.0, 3.0]] * 3
 
 
 @pytest.mark.parametrize("mode", ["eager", "sync", "threads", "distributed"])  # processes: a pool per run

@@ -395,17 +395,31 @@ def test_feed_shape_mismatch(sched):
 
 
 @pytest.mark.parametrize("sched", [None, "sync"])
-def test_feed_dtype_contradictions(sched):
+def test_feed_dtype_conversions_are_tf1s(sched):
+    """numpy feeds convert as TF1's Session converts them (`np.asarray(value, dtype)`, checked with
+    TF 2.21's tf.compat.v1): floats truncated into ints, numeric strings parsed, object arrays of
+    numbers, negative ints wrapped into uint8, ints into bool; a Python int the dtype cannot hold is
+    TF1's TypeError; what numpy cannot convert (letters into ints) and a dask float array into
+    ints (dflow's rule: no silent cast of a chunked feed) are refused naming the tensor."""
     i = tf.placeholder(tf.int32, [2], name="ints")
     b = tf.placeholder(tf.bool, [2], name="flags")
+    f = tf.placeholder(tf.float32, [2], name="floats")
+    u = tf.placeholder(tf.uint8, [2], name="bytes")
     with tf.Session(scheduler=sched) as s:
-        for bad in [np.array([1.5, 2.5]), [1.5, 2.5], da.from_array(np.array([1.0, 2.0]), chunks=1)]:
-            with pytest.raises(errors.InvalidArgumentError, match="ints:0"):
-                s.run(i * 2, {i: bad})
+        assert s.run(i * 2, {i: np.array([1.5, -2.7])}).tolist() == [2, -4]
+        assert s.run(i * 2, {i: [1.5, 2.5]}).tolist() == [2, 4]
+        assert s.run(tf.logical_not(b), {b: np.array([1, 0])}).tolist() == [False, True]
+        assert s.run(f * 2, {f: ["1.5", "2"]}).tolist() == [3.0, 4.0]
+        assert s.run(f * 2, {f: np.array([1, 2.5], dtype=object)}).tolist() == [2.0, 5.0]
+        assert s.run(u + 0, {u: np.array([-1, 300])}).tolist() == [255, 44]
+        s2 = tf.placeholder(tf.int32, [], name="scalar")
+        with pytest.raises(TypeError, match="Type of feed value 1099511627776 with type <class 'int'> is not "
+                                            "compatible with Tensor type <class 'numpy.int32'>"):
+            s.run(s2 + 1, {s2: 2 ** 40})
         with pytest.raises(errors.InvalidArgumentError, match="ints:0"):
             s.run(i * 2, {i: np.array(["a", "b"])})
-        with pytest.raises(errors.InvalidArgumentError, match="flags:0"):
-            s.run(tf.logical_not(b), {b: np.array([1, 0])})
+        with pytest.raises(errors.InvalidArgumentError, match="ints:0"):
+            s.run(i * 2, {i: da.from_array(np.array([1.0, 2.0]), chunks=1)})
 
 
 def test_fetch_from_another_graph():
