@@ -16,6 +16,7 @@ from . import (
     image,
     io,
     layers,
+    linalg,
     losses,
     math,
     metrics,
@@ -90,6 +91,7 @@ from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
+from .kernels.matrix_ops import *  # noqa: F403
 from .kernels.pad_ops import *  # noqa: F403
 from .kernels.parsing_ops import *  # noqa: F403
 from .kernels.py_ops import *  # noqa: F403
