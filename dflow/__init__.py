@@ -14,6 +14,7 @@ from . import (
     feature_column,
     graph_util,
     image,
+    initializers,
     io,
     layers,
     linalg,
@@ -23,6 +24,7 @@ from . import (
     nn,
     parallel,
     python_io,
+    random,
     regularizers,
     saved_model,
     sparse,
@@ -97,6 +99,7 @@ from .kernels.parsing_ops import *  # noqa: F403
 from .kernels.py_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
+from .kernels.sampling_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
