@@ -5,7 +5,11 @@ and `variables` are the init-op builders of dflow/state/variables.py.
 """
 
 from .state import initializers as _i
-from .state.variables import global_variables_initializer, local_variables_initializer, variables_initializer
+from .state.variables import (
+           global_variables_initializer,
+           local_variables_initializer,
+           variables_initializer,
+)
 from .tf1_names import missing_attribute as _missing_attribute
 
 constant = _i.constant_initializer
