@@ -101,6 +101,7 @@ from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
 from .kernels.sampling_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
+from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
     SparseTensor,

@@ -12,20 +12,20 @@ InvalidArgumentError naming the op, as TF1's kernels do. Gradients follow TF 1.1
 from __future__ import annotations
 
 import collections
-import operator
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.graph import name_scope
-from ..graph.registry import def_grad, register_op
+from ..graph.registry import def_grad
 from ..graph.shape import TensorShape, unknown_shape
 from .common import apply_op, check_dtype, constant, convert_to_tensor
 from .index_ops import strided_slice
 from .linalg_ops import matmul
 from .manip_ops import concat, expand_dims, transpose, zeros_like
 from .math_ops import add, cast, log, multiply, negative, reciprocal, subtract
+from .numpy_kernels import numpy_op
 from .reduction_ops import reduce_sum
 
 __all__ = ["matrix_inverse", "matrix_determinant", "log_matrix_determinant", "cholesky", "matrix_solve",
@@ -34,54 +34,6 @@ __all__ = ["matrix_inverse", "matrix_determinant", "log_matrix_determinant", "ch
            "matrix_solve_ls", "matrix_exponential", "eye", "adjoint", "logdet"]
 
 _FLOATC = "fc"  # float16/32/64, complex64/128
-
-
-# ---- running a numpy kernel: eagerly, or as one task on Dask ---------------------------------------
-
-
-def _lowering(kernel, n_out):
-    """The Dask lowering of `kernel(np, *arrays, **attrs)`: one task over the whole inputs; the
-    output shapes it declares come from the op's `shapes` rule on the input arrays' shapes."""
-
-    def lower(ctx, *vals, **attrs):
-        arrays = [ctx.as_dask(v) for v in vals]
-        shapes = _SHAPES[kernel](*[tuple(a.shape) for a in arrays], **attrs)
-        dts = _DTYPES[kernel](*[a.dtype for a in arrays], **attrs)
-        run = _run_whole(kernel, attrs)
-        if n_out == 1:
-            return ctx.delayed(run, *arrays, shape=shapes[0], dtype=dts[0],
-                               meta=np.empty((0,) * len(shapes[0]), dts[0]))
-        task = ctx.delayed(run, *arrays, shape=(), dtype=object, meta=np.empty((), object))
-        return tuple(ctx.delayed(operator.getitem, task, i, shape=s, dtype=d, meta=np.empty((0,) * len(s), d))
-                     for i, (s, d) in enumerate(zip(shapes, dts)))
-
-    return lower
-
-
-def _run_whole(kernel, attrs):
-    def run(*arrays):
-        return kernel(np, *[np.asarray(a) for a in arrays], **attrs)
-
-    return run
-
-
-_SHAPES, _DTYPES = {}, {}
-
-
-def _op(op_type, infer, kernel, shapes, out_dtypes=None, n_out=1):
-    """Registers `op_type` with its numpy `kernel`; `shapes(*input shapes, **attrs)` gives the
-    output shapes the Dask lowering declares, `out_dtypes` their dtypes (default: input 0's)."""
-    _SHAPES[kernel] = shapes
-    _DTYPES[kernel] = out_dtypes or (lambda d0, *rest, **attrs: [d0] * n_out)
-    register_op(op_type, infer, eager=lambda xp, *a, **attrs: _as_xp(xp, kernel(np, *[np.asarray(v) for v in a],
-                                                                                    **attrs)),
-                lower=_lowering(kernel, n_out), num_outputs=n_out)
-
-
-def _as_xp(xp, out):
-    if isinstance(out, tuple):
-        return tuple(xp.asarray(o) for o in out)
-    return xp.asarray(out)
 
 
 def _fail(op_type, msg):
@@ -143,7 +95,7 @@ def _inverse(xp, a, *, adjoint):
         _fail("MatrixInverse", "Input is not invertible.")
 
 
-_op("MatrixInverse", _same_infer("MatrixInverse"), _inverse, _same_shape)
+numpy_op("MatrixInverse", _same_infer("MatrixInverse"), _inverse, _same_shape)
 
 
 def matrix_inverse(input, adjoint=False, name=None):  # noqa: A002 - TF1 signature
@@ -156,7 +108,7 @@ def _determinant(xp, a):
     return np.linalg.det(a).astype(a.dtype)
 
 
-_op("MatrixDeterminant", _batch_infer("MatrixDeterminant"), _determinant, _batch_shape)
+numpy_op("MatrixDeterminant", _batch_infer("MatrixDeterminant"), _determinant, _batch_shape)
 
 
 def matrix_determinant(input, name=None):  # noqa: A002
@@ -175,7 +127,7 @@ def _slogdet_infer(inputs, attrs):
     return [(b, inputs[0].dtype), (b, inputs[0].dtype.real_dtype)]
 
 
-_op("LogMatrixDeterminant", _slogdet_infer, _slogdet, lambda s: [s[:-2], s[:-2]],
+numpy_op("LogMatrixDeterminant", _slogdet_infer, _slogdet, lambda s: [s[:-2], s[:-2]],
     lambda d: [d, np.abs(np.zeros((), d)).dtype], n_out=2)
 SlogdetOutput = collections.namedtuple("LogMatrixDeterminant", ["sign", "log_abs_determinant"])
 
@@ -192,7 +144,7 @@ def _cholesky(xp, a):
         _fail("Cholesky", "Cholesky decomposition was not successful. The input might not be valid.")
 
 
-_op("Cholesky", _same_infer("Cholesky"), _cholesky, _same_shape)
+numpy_op("Cholesky", _same_infer("Cholesky"), _cholesky, _same_shape)
 
 
 def cholesky(input, name=None):  # noqa: A002
@@ -235,7 +187,7 @@ def _solve(xp, a, b, *, adjoint):
         _fail("MatrixSolve", "Input matrix is not invertible.")
 
 
-_op("MatrixSolve", _solve_infer("MatrixSolve"), _solve, lambda sa, sb, **k: [sb])
+numpy_op("MatrixSolve", _solve_infer("MatrixSolve"), _solve, lambda sa, sb, **k: [sb])
 
 
 def matrix_solve(matrix, rhs, adjoint=False, name=None):
@@ -256,7 +208,7 @@ def _triangular_solve(xp, a, b, *, lower, adjoint):
     return np.linalg.solve(a, b).astype(b.dtype) if a.size else np.zeros(b.shape, b.dtype)
 
 
-_op("MatrixTriangularSolve", _solve_infer("MatrixTriangularSolve"), _triangular_solve, lambda sa, sb, **k: [sb])
+numpy_op("MatrixTriangularSolve", _solve_infer("MatrixTriangularSolve"), _triangular_solve, lambda sa, sb, **k: [sb])
 
 
 def matrix_triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
@@ -315,7 +267,7 @@ def _qr(xp, a, *, full_matrices):
     return q.astype(a.dtype), r.astype(a.dtype)
 
 
-_op("Qr", _qr_infer, _qr, _qr_shapes, n_out=2)
+numpy_op("Qr", _qr_infer, _qr, _qr_shapes, n_out=2)
 QrOutput = collections.namedtuple("Qr", ["q", "r"])
 
 
@@ -359,7 +311,7 @@ def _svd(xp, a, *, full_matrices, compute_uv):
     return s.astype(real), u.astype(a.dtype), np.conj(np.swapaxes(vh, -1, -2)).astype(a.dtype)
 
 
-_op("Svd", _svd_infer, _svd, _svd_shapes, lambda d, **k: [np.abs(np.zeros((), d)).dtype, d, d], n_out=3)
+numpy_op("Svd", _svd_infer, _svd, _svd_shapes, lambda d, **k: [np.abs(np.zeros((), d)).dtype, d, d], n_out=3)
 
 
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):
@@ -387,7 +339,7 @@ def _eigh(xp, a, *, compute_v):
     return e.astype(real), v.astype(a.dtype)
 
 
-_op("SelfAdjointEigV2", _eig_infer, _eigh, lambda s, *, compute_v: [s[:-1], s if compute_v else (0,)],
+numpy_op("SelfAdjointEigV2", _eig_infer, _eigh, lambda s, *, compute_v: [s[:-1], s if compute_v else (0,)],
     lambda d, **k: [np.abs(np.zeros((), d)).dtype, d], n_out=2)
 
 
@@ -434,7 +386,7 @@ def _expm(xp, a):
     return out.reshape(a.shape).astype(a.dtype)
 
 
-_op("MatrixExponential", _same_infer("MatrixExponential"), _expm, _same_shape)
+numpy_op("MatrixExponential", _same_infer("MatrixExponential"), _expm, _same_shape)
 
 
 def matrix_exponential(input, name=None):  # noqa: A002
@@ -469,7 +421,7 @@ def _band(xp, a, lower, upper):
     return np.where(keep, a, np.zeros((), a.dtype))
 
 
-_op("MatrixBandPart", _band_infer, _band, lambda s, *rest: [s])
+numpy_op("MatrixBandPart", _band_infer, _band, lambda s, *rest: [s])
 
 
 def matrix_band_part(input, num_lower, num_upper, name=None):  # noqa: A002
@@ -496,7 +448,7 @@ def _diag(xp, d):
     return out
 
 
-_op("MatrixDiag", _diag_infer, _diag, lambda s: [s + s[-1:]])
+numpy_op("MatrixDiag", _diag_infer, _diag, lambda s: [s + s[-1:]])
 
 
 def matrix_diag(diagonal, name=None):
@@ -516,7 +468,7 @@ def _diag_part(xp, a):
     return np.ascontiguousarray(np.diagonal(a, axis1=-2, axis2=-1))
 
 
-_op("MatrixDiagPart", _diag_part_infer, _diag_part, lambda s: [s[:-2] + (min(s[-2], s[-1]),)])
+numpy_op("MatrixDiagPart", _diag_part_infer, _diag_part, lambda s: [s[:-2] + (min(s[-2], s[-1]),)])
 
 
 def matrix_diag_part(input, name=None):  # noqa: A002
@@ -545,7 +497,7 @@ def _set_diag(xp, a, d):
     return out
 
 
-_op("MatrixSetDiag", _set_diag_infer, _set_diag, lambda s, sd: [s])
+numpy_op("MatrixSetDiag", _set_diag_infer, _set_diag, lambda s, sd: [s])
 
 
 def matrix_set_diag(input, diagonal, name=None):  # noqa: A002
