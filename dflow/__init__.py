@@ -14,14 +14,17 @@ from . import (
     feature_column,
     graph_util,
     image,
+    initializers,
     io,
     layers,
+    linalg,
     losses,
     math,
     metrics,
     nn,
     parallel,
     python_io,
+    random,
     regularizers,
     saved_model,
     sparse,
@@ -90,12 +93,15 @@ from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
+from .kernels.matrix_ops import *  # noqa: F403
 from .kernels.pad_ops import *  # noqa: F403
 from .kernels.parsing_ops import *  # noqa: F403
 from .kernels.py_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
+from .kernels.sampling_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
+from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
     SparseTensor,

@@ -16,10 +16,11 @@ from .kernels import (
     math_ops,
     reduction_ops,
     scatter_ops,
+    segment_ops,
 )
 
 _SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,
-            data_dependent_ops, nn)
+            data_dependent_ops, segment_ops, nn)
 
 _NAMES = (
     "abs", "accumulate_n", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh",

@@ -31,6 +31,7 @@ LAYERS = [
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
      "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",
      "dflow.python_io",
+     "dflow.linalg", "dflow.random", "dflow.initializers",
      "dflow.contrib", "dflow.feature_column", "dflow.rnn"],
     ["dflow.estimator"],
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],

@@ -16,6 +16,7 @@ __all__ = [
     "random_normal_initializer", "truncated_normal_initializer", "random_uniform_initializer",
     "glorot_uniform_initializer", "glorot_normal_initializer", "variance_scaling_initializer",
     "he_normal", "he_uniform", "lecun_normal", "lecun_uniform",
+    "orthogonal_initializer", "uniform_unit_scaling_initializer", "identity_initializer",
 ]
 
 
@@ -149,6 +150,61 @@ def lecun_normal(seed=None):
 
 def lecun_uniform(seed=None):
     return variance_scaling_initializer(1.0, "fan_in", "uniform", seed)
+
+
+class orthogonal_initializer(Initializer):  # noqa: N801 - TF1 public name
+    """An orthogonal matrix (rows or columns orthonormal), reshaped to the shape: the Q of a normal
+    matrix's QR, its columns' signs fixed by diag(R) (TF1's recipe), times `gain`. Shape rank >= 2
+    (ValueError otherwise); [prod(shape[:-1]), shape[-1]] is made orthogonal."""
+
+    def __init__(self, gain=1.0, seed=None, dtype=dtypes.float32):
+        self.gain, self.seed, self.dtype = gain, seed, as_dtype(dtype)
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        from ..kernels.manip_ops import reshape, transpose
+        from ..kernels.math_ops import multiply, sign
+        from ..kernels.matrix_ops import matrix_diag_part, qr
+        from ..kernels.random_ops import random_normal
+
+        dims, dtype = _dims(shape), self._dtype(dtype)
+        if len(dims) < 2:
+            raise ValueError("The tensor to initialize must be at least two-dimensional")
+        rows, cols = int(np.prod(dims[:-1])), dims[-1]
+        flat = (cols, rows) if rows < cols else (rows, cols)
+        q, r = qr(random_normal(flat, dtype=dtype, seed=self.seed), full_matrices=False)
+        q = multiply(q, sign(matrix_diag_part(r)))
+        if rows < cols:
+            q = transpose(q)
+        return multiply(self.gain, reshape(q, dims))
+
+
+class uniform_unit_scaling_initializer(Initializer):  # noqa: N801 - TF1 public name
+    """Uniform in [-m, m], m = factor * sqrt(3 / input size), input size = prod(shape[:-1]) (TF1)."""
+
+    def __init__(self, factor=1.0, seed=None, dtype=dtypes.float32):
+        self.factor, self.seed, self.dtype = factor, seed, as_dtype(dtype)
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        from ..kernels.random_ops import random_uniform
+
+        dims = _dims(shape)
+        size = float(np.prod(dims[:-1])) if len(dims) > 1 else float(dims[0]) if dims else 1.0
+        m = math.sqrt(3.0 / max(1.0, size)) * self.factor
+        return random_uniform(dims, -m, m, self._dtype(dtype), seed=self.seed)
+
+
+class identity_initializer(Initializer):  # noqa: N801 - TF1 public name (tf.initializers.identity)
+    """`gain` times the identity; the shape must be 2-D (ValueError otherwise)."""
+
+    def __init__(self, gain=1.0, dtype=dtypes.float32):
+        self.gain, self.dtype = gain, as_dtype(dtype)
+
+    def __call__(self, shape, dtype=None, partition_info=None):
+        dims = _dims(shape)
+        if len(dims) != 2:
+            raise ValueError("Identity matrix initializer can only be used for 2D matrices.")
+        dtype = self._dtype(dtype)
+        return constant(self.gain * np.eye(*dims), dtype=dtype)
 
 
 def _dims(shape):

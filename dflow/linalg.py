@@ -1,0 +1,45 @@
+"""`dflow.linalg`: TF1's `tf.linalg` namespace, TF's `linalg.*` spellings of the matrix ops.
+
+Each name is the very function of the top level (`tf.linalg.inv is tf.matrix_inverse`), defined
+in dflow/kernels/matrix_ops.py (dense matrix ops) and dflow/kernels/linalg_ops.py (contractions).
+Names dflow does not implement are absent (AttributeError naming docs/tf1_coverage.md).
+"""
+
+from .kernels import linalg_ops as _contractions
+from .kernels import matrix_ops as _m
+from .kernels.manip_ops import transpose
+from .tf1_names import missing_attribute as _missing_attribute
+from .train.clip_ops import global_norm
+
+adjoint = _m.adjoint
+band_part = _m.matrix_band_part
+cholesky = _m.cholesky
+cholesky_solve = _m.cholesky_solve
+det = _m.matrix_determinant
+diag = _m.matrix_diag
+diag_part = _m.matrix_diag_part
+eigh = _m.self_adjoint_eig
+eigvalsh = _m.self_adjoint_eigvals
+einsum = _contractions.einsum
+expm = _m.matrix_exponential
+eye = _m.eye
+inv = _m.matrix_inverse
+logdet = _m.logdet
+lstsq = _m.matrix_solve_ls
+matmul = _contractions.matmul
+matrix_transpose = _m.matrix_transpose
+norm = _contractions.norm
+qr = _m.qr
+set_diag = _m.matrix_set_diag
+slogdet = _m.log_matrix_determinant
+solve = _m.matrix_solve
+svd = _m.svd
+tensordot = _contractions.tensordot
+trace = _m.trace
+triangular_solve = _m.matrix_triangular_solve
+
+__all__ = ["adjoint", "band_part", "cholesky", "cholesky_solve", "det", "diag", "diag_part", "eigh", "eigvalsh",
+           "einsum", "expm", "eye", "global_norm", "inv", "logdet", "lstsq", "matmul", "matrix_transpose", "norm", "qr",
+           "set_diag", "slogdet", "solve", "svd", "tensordot", "trace", "transpose", "triangular_solve"]
+
+__getattr__ = _missing_attribute(__name__)
