@@ -16,6 +16,7 @@ from . import (
     image,
     io,
     layers,
+    lookup,  # noqa: E402
     losses,
     math,
     metrics,
@@ -88,6 +89,7 @@ from .kernels.functional_ops import *  # noqa: F403
 from .kernels.gather_ops import *  # noqa: F403
 from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
+from .kernels.lookup_ops import string_to_hash_bucket_fast, tables_initializer  # noqa: E402
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
 from .kernels.pad_ops import *  # noqa: F403

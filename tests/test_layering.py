@@ -31,7 +31,8 @@ LAYERS = [
     ["dflow.nn", "dflow.losses", "dflow.math", "dflow.regularizers", "dflow.debugging", "dflow.graph_util",
      "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",
      "dflow.python_io",
-     "dflow.contrib", "dflow.feature_column", "dflow.rnn"],
+     "dflow.contrib", "dflow.feature_column", "dflow.rnn",
+     "dflow.lookup"],
     ["dflow.estimator"],
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
 ]
