@@ -30,7 +30,7 @@ from ..graph.shape import TensorShape
 from . import string_ops  # noqa: F401 - registers its ops first (StringToHashBucketFast may be one)
 from .common import apply_op, convert_to_tensor, to_bytes_array
 from .control_ops import group
-from .fingerprint import hash_bucket_fast
+from .fingerprint import CROSS_HASH_KEY, fingerprint64, fingerprint_cat64, hash_bucket_fast
 
 __all__ = ["tables_initializer", "string_to_hash_bucket_fast"]
 
@@ -377,3 +377,42 @@ def tables_initializer(name="init_all_tables"):
     """An op running every initializer of the TABLE_INITIALIZERS collection (a no-op if none)."""
     inits = get_default_graph().get_collection(GraphKeys.TABLE_INITIALIZERS)
     return group(*inits, name=name)
+
+
+def _cross_infer(inputs, attrs):
+    shape = TensorShape(inputs[0].shape)
+    for x in inputs:
+        if x.dtype != dtypes.string and not x.dtype.is_integer:
+            raise TypeError(f"CrossHashed: inputs must be string or integer tensors, got {x.dtype.name}")
+        shape = shape.merge_with(x.shape)
+    return shape, dtypes.int64
+
+
+def _cross_eager(xp, *xs, num_buckets, hash_key):
+    """Per position, FingerprintCat64 over the inputs (a string's Fingerprint64, an integer as it
+    is) from `hash_key`, modulo `num_buckets` (TF1's SparseCross, hashed, one value per column)."""
+    arrs = np.broadcast_arrays(*[np.asarray(x) for x in xs])
+    out = np.empty(arrs[0].shape, dtype=np.int64)
+    flat = [a.reshape(-1) for a in arrs]
+    mod = num_buckets if num_buckets > 0 else (1 << 63) - 1
+    for i in range(out.size):
+        h = hash_key
+        for a in flat:
+            v = a[i]
+            h = fingerprint_cat64(h, fingerprint64(v) if isinstance(v, bytes) else int(v) & ((1 << 64) - 1))
+        out.reshape(-1)[i] = h % mod
+    return out
+
+
+register_op("CrossHashed", _cross_infer, eager=_cross_eager, elementwise=True)
+not_differentiable("CrossHashed")
+
+
+def cross_hashed(inputs, num_buckets=0, hash_key=None, name=None):
+    """int64 ids of the crossing of same-shaped string/integer tensors, one value per position
+    (a `crossed_column` of single-valued features): FingerprintCat64 chained as TF1's
+    `sparse_cross_hashed`, modulo `num_buckets` (> 0)."""
+    xs = [convert_to_tensor(x) for x in inputs]
+    return apply_op("CrossHashed", xs, {"num_buckets": int(num_buckets),
+                                        "hash_key": CROSS_HASH_KEY if hash_key is None else int(hash_key)},
+                    name=name, default_name="SparseCross")
