@@ -18,6 +18,7 @@ from . import (
     io,
     layers,
     linalg,
+    lookup,
     losses,
     math,
     metrics,
@@ -91,6 +92,7 @@ from .kernels.functional_ops import *  # noqa: F403
 from .kernels.gather_ops import *  # noqa: F403
 from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
+from .kernels.lookup_ops import string_to_hash_bucket_fast, tables_initializer  # noqa: E402
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
 from .kernels.matrix_ops import *  # noqa: F403

@@ -4,6 +4,7 @@
 and `variables` are the init-op builders of dflow/state/variables.py.
 """
 
+from .kernels.lookup_ops import tables_initializer as tables_initializer
 from .state import initializers as _i
 from .state.variables import (
            global_variables_initializer,
@@ -34,6 +35,7 @@ zeros = _i.zeros_initializer
 
 __all__ = ["constant", "global_variables", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform", "identity",
            "lecun_normal", "lecun_uniform", "local_variables", "ones", "orthogonal", "random_normal",
-           "random_uniform", "truncated_normal", "uniform_unit_scaling", "variables", "variance_scaling", "zeros"]
+           "random_uniform", "tables_initializer", "truncated_normal", "uniform_unit_scaling", "variables",
+           "variance_scaling", "zeros"]
 
 __getattr__ = _missing_attribute(__name__)

@@ -32,7 +32,8 @@ LAYERS = [
      "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",
      "dflow.python_io",
      "dflow.linalg", "dflow.random", "dflow.initializers",
-     "dflow.contrib", "dflow.feature_column", "dflow.rnn"],
+     "dflow.contrib", "dflow.feature_column", "dflow.rnn",
+     "dflow.lookup"],
     ["dflow.estimator"],
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
 ]

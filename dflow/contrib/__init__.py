@@ -14,9 +14,9 @@ import importlib.abc
 import sys
 
 from ..tf1_names import missing_message
-from . import eager, framework, layers, losses, metrics, rnn, slim
+from . import eager, framework, layers, lookup, losses, metrics, rnn, slim
 
-__all__ = ["eager", "framework", "layers", "losses", "metrics", "rnn", "slim"]
+__all__ = ["eager", "framework", "layers", "lookup", "losses", "metrics", "rnn", "slim"]
 
 
 def __getattr__(name):

@@ -109,11 +109,8 @@ class LinearClassifier(Estimator):
     def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None, label_vocabulary=None,
                  optimizer="Ftrl", config=None, partitioner=None, warm_start_from=None,
                  loss_reduction=Reduction.SUM, sparse_combiner="sum"):
-        if label_vocabulary is not None:
-            raise NotImplementedError("LinearClassifier: label_vocabulary is not supported by dflow; give integer "
-                                      "labels in [0, n_classes)")
         columns = _feature_columns(feature_columns)
-        head = classification_head(n_classes, weight_column, loss_reduction)
+        head = classification_head(n_classes, weight_column, loss_reduction, label_vocabulary)
 
         def model_fn(features, labels, mode, config):
             return _linear_model_fn(features, labels, mode, head, columns, optimizer, sparse_combiner)
@@ -143,11 +140,8 @@ class DNNClassifier(Estimator):
                  label_vocabulary=None, optimizer="Adagrad", activation_fn=relu, dropout=None,
                  input_layer_partitioner=None, config=None, warm_start_from=None, loss_reduction=Reduction.SUM,
                  batch_norm=False):
-        if label_vocabulary is not None:
-            raise NotImplementedError("DNNClassifier: label_vocabulary is not supported by dflow; give integer "
-                                      "labels in [0, n_classes)")
         columns = _feature_columns(feature_columns)
-        head = classification_head(n_classes, weight_column, loss_reduction)
+        head = classification_head(n_classes, weight_column, loss_reduction, label_vocabulary)
         hidden_units = list(hidden_units)
 
         def model_fn(features, labels, mode, config):

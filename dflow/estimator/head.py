@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import losses as losses_lib
 from .. import metrics as metrics_lib
-from ..graph.dtypes import float32, int64
+from ..graph.dtypes import float32, int64, string
 from ..graph.graph import control_dependencies, name_scope
 from ..kernels.array_ops import identity, reshape, shape
 from ..kernels.check_ops import assert_less, assert_non_negative
@@ -22,6 +22,7 @@ from ..kernels.math_ops import cast, maximum, sigmoid
 from ..kernels.pad_ops import tile
 from ..kernels.reduction_ops import argmax, reduce_sum
 from ..kernels.string_ops import as_string
+from ..lookup import index_table_from_tensor, index_to_string_table_from_tensor
 from ..nn.activations import softmax
 from ..nn.classification import (
     sigmoid_cross_entropy_with_logits,
@@ -113,31 +114,60 @@ class _Head:
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
 
-def _class_predictions(logits, class_logits, probabilities, n_classes):
+def _class_predictions(logits, class_logits, probabilities, n_classes, vocabulary=None):
     class_ids = expand_dims(argmax(class_logits, axis=-1), -1)
     batch = shape(logits)[0:1]
     all_ids = tile(expand_dims(range_(n_classes), 0), concat([batch, [1]], 0))
-    return {"class_ids": class_ids, "classes": as_string(class_ids, name="str_classes"),
-            "all_class_ids": all_ids, "all_classes": as_string(all_ids)}, class_ids
+    if vocabulary is None:
+        classes, all_classes = as_string(class_ids, name="str_classes"), as_string(all_ids)
+    else:  # TF1's class_string_lookup table (initialized with the tables)
+        table = index_to_string_table_from_tensor(list(vocabulary), name="class_string_lookup")
+        classes, all_classes = table.lookup(class_ids), table.lookup(cast(all_ids, int64))
+    return {"class_ids": class_ids, "classes": classes, "all_class_ids": all_ids, "all_classes": all_classes}, class_ids
+
+
+def _check_vocabulary(label_vocabulary, n_classes):
+    if label_vocabulary is None:
+        return None
+    vocab = list(label_vocabulary)
+    if not all(isinstance(v, str) for v in vocab):
+        raise ValueError(f"label_vocabulary should be a list or a tuple of strings. Given: {label_vocabulary}")
+    if len(vocab) != n_classes:
+        raise ValueError(f"Length of label_vocabulary ({len(vocab)}) must equal n_classes ({n_classes}).")
+    if len(set(vocab)) != len(vocab):
+        raise ValueError(f"label_vocabulary has duplicates: {label_vocabulary}")
+    return tuple(vocab)
+
+
+def _vocabulary_ids(labels, vocabulary, n_classes):
+    """String labels as their ids in `vocabulary` (TF1's class_id_lookup table); a label outside it
+    fails the range check at run time."""
+    if labels.dtype != string:
+        raise ValueError(f"Labels dtype should be string if there is a vocabulary. Got {labels.dtype.name}")
+    ids = index_table_from_tensor(list(vocabulary), name="class_id_lookup").lookup(labels)
+    return _assert_range(ids, n_classes)
 
 
 class BinaryClassHead(_Head):
     """Two classes from one logit: sigmoid cross-entropy; predictions logits, logistic,
     probabilities, class_ids, classes (and all_class_ids, all_classes)."""
 
-    def __init__(self, weight_column=None, loss_reduction=losses_lib.Reduction.SUM):
+    def __init__(self, weight_column=None, loss_reduction=losses_lib.Reduction.SUM, label_vocabulary=None):
         super().__init__(1, weight_column, loss_reduction)
+        self._vocabulary = _check_vocabulary(label_vocabulary, 2)
 
     def _predictions(self, logits):
         with name_scope("predictions"):
             logistic = sigmoid(logits, name="logistic")
             two = concat([zeros_like(logits), logits], axis=-1, name="two_class_logits")
             probabilities = softmax(two, name="probabilities")
-            out, _ = _class_predictions(logits, two, probabilities, 2)
+            out, _ = _class_predictions(logits, two, probabilities, 2, self._vocabulary)
         return {"logits": logits, "logistic": logistic, "probabilities": probabilities, **out}
 
     def _labels(self, labels):
         labels = _labels_2d(labels, 1, "BinaryClassHead")
+        if self._vocabulary is not None:
+            return cast(_vocabulary_ids(labels, self._vocabulary, 2), float32)
         if not (labels.dtype.is_integer or labels.dtype.is_floating):
             raise ValueError(f"Labels dtype should be numeric (dflow has no label_vocabulary). Got {labels.dtype.name}.")
         return _assert_range(cast(labels, float32), 2)
@@ -165,19 +195,22 @@ class BinaryClassHead(_Head):
 class MultiClassHead(_Head):
     """n_classes > 2 from n logits: sparse softmax cross-entropy over integer labels in [0, n)."""
 
-    def __init__(self, n_classes, weight_column=None, loss_reduction=losses_lib.Reduction.SUM):
+    def __init__(self, n_classes, weight_column=None, loss_reduction=losses_lib.Reduction.SUM, label_vocabulary=None):
         if n_classes is None or n_classes <= 2:
             raise ValueError(f"n_classes must be > 2: {n_classes}.")
         super().__init__(n_classes, weight_column, loss_reduction)
+        self._vocabulary = _check_vocabulary(label_vocabulary, n_classes)
 
     def _predictions(self, logits):
         with name_scope("predictions"):
             probabilities = softmax(logits, name="probabilities")
-            out, _ = _class_predictions(logits, logits, probabilities, self.logits_dimension)
+            out, _ = _class_predictions(logits, logits, probabilities, self.logits_dimension, self._vocabulary)
         return {"logits": logits, "probabilities": probabilities, **out}
 
     def _labels(self, labels):
         labels = _labels_2d(labels, 1, "MultiClassHead")
+        if self._vocabulary is not None:
+            return _vocabulary_ids(labels, self._vocabulary, self.logits_dimension)
         if not labels.dtype.is_integer:
             raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype.name}.")
         return _assert_range(cast(labels, int64), self.logits_dimension)
@@ -213,10 +246,12 @@ class RegressionHead(_Head):
                 "label/mean": metrics_lib.mean(labels, weights, name="label/mean")}
 
 
-def classification_head(n_classes, weight_column=None, loss_reduction=losses_lib.Reduction.SUM):
-    """BinaryClassHead for n_classes == 2, MultiClassHead above; ValueError below 2."""
+def classification_head(n_classes, weight_column=None, loss_reduction=losses_lib.Reduction.SUM,
+                        label_vocabulary=None):
+    """BinaryClassHead for n_classes == 2, MultiClassHead above; ValueError below 2. With
+    `label_vocabulary` (n_classes strings) labels are those strings and `classes` predicts them."""
     if n_classes is None or n_classes < 2:
         raise ValueError(f"n_classes must be >= 2: {n_classes}.")
     if n_classes == 2:
-        return BinaryClassHead(weight_column, loss_reduction)
-    return MultiClassHead(n_classes, weight_column, loss_reduction)
+        return BinaryClassHead(weight_column, loss_reduction, label_vocabulary)
+    return MultiClassHead(n_classes, weight_column, loss_reduction, label_vocabulary)

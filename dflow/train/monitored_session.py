@@ -21,6 +21,7 @@ from ..graph.graph import get_default_graph
 from ..graph.keys import GraphKeys
 from ..io.checkpoint import Saver, get_checkpoint_state
 from ..kernels.control_ops import group
+from ..kernels.lookup_ops import tables_initializer
 from ..schedule.session import Session
 from ..state.variables import (
     global_variables,
@@ -137,8 +138,9 @@ class Scaffold:
 
     @staticmethod
     def default_local_init_op():
-        """Initializes the local variables (dflow has no lookup tables to initialize)."""
-        return group(local_variables_initializer())
+        """Initializes the local variables and the lookup tables (TF1's: tables are session
+        state, so a session restored from a checkpoint initializes them too)."""
+        return group(local_variables_initializer(), tables_initializer())
 
 
 def _saver_or_default():

@@ -125,3 +125,46 @@ def test_dnn_writes_tf1_summaries(tmp_path):
             for v in e.summary.value}
     assert tags >= {"loss", "average_loss", "dnn/dnn/hiddenlayer_0/fraction_of_zero_values",
                     "dnn/dnn/hiddenlayer_0/activation", "dnn/dnn/logits/activation"}
+
+
+def _census(n=200, seed=0):
+    """A census-like in-memory set: a vocabulary, a hashed and a bucketized feature, string labels."""
+    rng = np.random.RandomState(seed)
+    edu = rng.choice(["bachelors", "hs-grad", "masters", "doctorate"], n)
+    job = rng.choice(["tech", "sales", "admin", "farming"], n)
+    age = rng.uniform(18, 80, n).astype(np.float32)
+    rich = (np.isin(edu, ["masters", "doctorate"]) | (age > 60))
+    return {"education": edu, "occupation": job, "age": age, "w": np.ones(n, np.float32)}, \
+        np.where(rich, ">50K", "<=50K")
+
+
+def test_canned_over_categorical_columns_with_label_vocabulary(tmp_path):
+    fc = tf.feature_column
+    feats, labels = _census()
+    edu = fc.categorical_column_with_vocabulary_list("education", ["bachelors", "hs-grad", "masters", "doctorate"])
+    job = fc.categorical_column_with_hash_bucket("occupation", 20)
+    age = fc.bucketized_column(fc.numeric_column("age"), [30.0, 45.0, 60.0])
+    for est in [tf.estimator.LinearClassifier([edu, job, age], model_dir=str(tmp_path / "lin"), weight_column="w",
+                                              label_vocabulary=["<=50K", ">50K"]),
+                tf.estimator.DNNClassifier([16], [fc.indicator_column(edu), fc.embedding_column(job, 4), age],
+                                           model_dir=str(tmp_path / "dnn"), label_vocabulary=["<=50K", ">50K"])]:
+        est.train(tf.estimator.inputs.numpy_input_fn(feats, labels, batch_size=50, num_epochs=None, shuffle=True),
+                  steps=200)
+        res = est.evaluate(tf.estimator.inputs.numpy_input_fn(feats, labels, batch_size=100, shuffle=False))
+        assert res["accuracy"] > 0.9
+        preds = list(est.predict(tf.estimator.inputs.numpy_input_fn({k: v[:4] for k, v in feats.items()},
+                                                                    shuffle=False)))
+        assert [p["classes"][0] for p in preds] == [s.encode() for s in labels[:4]]
+    names = tf.train.list_variables(str(tmp_path / "lin"))
+    assert "linear/linear_model/education/weights" in dict(names)
+
+
+def test_label_vocabulary_errors(tmp_path):
+    fc = tf.feature_column
+    feats, labels = _census(20)
+    edu = fc.categorical_column_with_vocabulary_list("education", ["bachelors", "hs-grad", "masters", "doctorate"])
+    with pytest.raises(ValueError, match="label_vocabulary"):
+        tf.estimator.LinearClassifier([edu], label_vocabulary=["a", "b", "c"])
+    est = tf.estimator.LinearClassifier([edu], model_dir=str(tmp_path), label_vocabulary=["<=50K", "other"])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Label IDs must >= 0"):
+        est.train(tf.estimator.inputs.numpy_input_fn(feats, labels, batch_size=20, shuffle=False), steps=1)
