@@ -2,6 +2,7 @@
 (TF1's `tf.io` names for them); `cleanup` of killed runs' temporaries."""
 
 from ..kernels.csv_ops import decode_csv
+from ..kernels.text_ops import decode_raw
 from ..kernels.parsing_ops import (
     FixedLenFeature,
     VarLenFeature,
@@ -18,7 +19,7 @@ from .zarr_io import read_zarr, write_zarr
 __all__ = ["read_zarr", "write_zarr", "cleanup", "import_graph_def", "read_graph_def", "write_graph",
            "export_meta_graph", "import_meta_graph", "gfile", "TFRecordCompressionType", "TFRecordOptions",
            "TFRecordWriter", "tf_record_iterator", "FixedLenFeature", "VarLenFeature", "parse_example",
-           "parse_single_example", "decode_csv"]
+           "parse_single_example", "decode_csv", "decode_raw"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
