@@ -85,6 +85,7 @@ from .kernels.control_ops import *  # noqa: F403
 from .kernels.csv_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
 from .kernels.data_dependent_ops import *  # noqa: F403
+from .kernels.file_ops import *  # noqa: F403
 from .kernels.functional_ops import *  # noqa: F403
 from .kernels.gather_ops import *  # noqa: F403
 from .kernels.hash_ops import *  # noqa: F403

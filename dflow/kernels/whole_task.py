@@ -35,7 +35,7 @@ def _pick(values, i):
 
 def lower_whole(eager):
     """An OpDef `lower` running `eager` in one task on whole inputs (shapes of the outputs: their
-    static ones, unknown dimensions NaN)."""
+    static ones, unknown dimensions NaN; an output of unknown rank is a whole value, `ctx.whole`)."""
 
     def lower(ctx, *inputs, **attrs):
         op = ctx.op
@@ -45,7 +45,8 @@ def lower_whole(eager):
             shape = tuple(float("nan") if d is None else int(d) for d in t.shape.as_list()) \
                 if t.shape.ndims is not None else ()
             dt = np.dtype(t.dtype.np_dtype)
-            outs.append(ctx.delayed(_pick, values, i, shape=shape, dtype=dt, meta=np.empty((0,) * len(shape), dt)))
+            arr = ctx.delayed(_pick, values, i, shape=shape, dtype=dt, meta=np.empty((0,) * len(shape), dt))
+            outs.append(ctx.whole(arr) if t.shape.ndims is None else arr)
         return outs
 
     return lower
