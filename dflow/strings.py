@@ -7,7 +7,11 @@ SparseTensor); names dflow does not implement are absent (AttributeError), not s
 """
 
 from .graph import dtypes
-from .kernels.hash_ops import string_to_hash_bucket, string_to_hash_bucket_fast, string_to_hash_bucket_strong
+from .kernels.hash_ops import (
+    string_to_hash_bucket,
+    string_to_hash_bucket_fast,
+    string_to_hash_bucket_strong,
+)
 from .kernels.string_ops import as_string, string_join, string_length, string_to_number
 from .kernels.text_ops import (
     reduce_join,

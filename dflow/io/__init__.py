@@ -4,13 +4,13 @@
 from ..kernels.csv_ops import decode_csv
 from ..kernels.file_ops import matching_files, read_file, write_file
 from ..kernels.image_codec_ops import decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png
-from ..kernels.text_ops import decode_raw
 from ..kernels.parsing_ops import (
     FixedLenFeature,
     VarLenFeature,
     parse_example,
     parse_single_example,
 )
+from ..kernels.text_ops import decode_raw
 from ..platform import io_gfile as gfile
 from .cleanup import cleanup
 from .graph_io import import_graph_def, read_graph_def, write_graph
