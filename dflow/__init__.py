@@ -86,13 +86,16 @@ from .kernels.check_ops import *  # noqa: F403
 from .kernels.common import constant, convert_to_tensor
 from .kernels.control_flow_ops import *  # noqa: F403
 from .kernels.control_ops import *  # noqa: F403
+from .kernels.csv_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
 from .kernels.data_dependent_ops import *  # noqa: F403
+from .kernels.file_ops import *  # noqa: F403
 from .kernels.functional_ops import *  # noqa: F403
 from .kernels.gather_ops import *  # noqa: F403
+from .kernels.hash_ops import *  # noqa: F403
 from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
-from .kernels.lookup_ops import string_to_hash_bucket_fast, tables_initializer  # noqa: E402
+from .kernels.lookup_ops import tables_initializer  # noqa: E402
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_ops import *  # noqa: F403
 from .kernels.matrix_ops import *  # noqa: F403
@@ -115,6 +118,7 @@ from .kernels.sparse_ops import (
 from .kernels.state_ops import *  # noqa: F403
 from .kernels.string_ops import as_string, string_join, string_to_number
 from .kernels.tensor_array_ops import *  # noqa: F403
+from .kernels.text_ops import *  # noqa: F403
 from .platform import app, flags, gfile
 from .platform import tf_logging as logging
 from .platform.tf_logging import get_logger

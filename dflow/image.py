@@ -21,6 +21,7 @@ from .graph.graph import name_scope
 from .graph.ops import Tensor, constant_value
 from .kernels.array_ops import identity, shape
 from .kernels.common import convert_to_tensor
+from .kernels.image_codec_ops import decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png
 from .kernels.image_ops import resize_bilinear as _resize_bilinear_op
 from .kernels.image_ops import resize_nearest_neighbor as _resize_nearest_op
 from .kernels.linalg_ops import tensordot
@@ -355,6 +356,8 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
         cropped = crop_to_bounding_box(x, max(-dh // 2, 0), max(-dw // 2, 0), min(th, h), min(tw, w))
         out = pad_to_bounding_box(cropped, max(dh // 2, 0), max(dw // 2, 0), th, tw)
         return out if is_batch else squeeze(out, [0])
+
+__all__ += ["decode_png", "decode_jpeg", "decode_image", "encode_png", "encode_jpeg"]  # kernels/image_codec_ops.py
 
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

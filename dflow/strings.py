@@ -1,11 +1,28 @@
-"""`dflow.strings`: TF1's `tf.strings` namespace (1.13+), the string ops of `dflow.kernels.string_ops`.
+"""`dflow.strings`: TF1's `tf.strings` namespace (1.13+), the string ops of `dflow.kernels.string_ops`,
+`text_ops` and `hash_ops`.
 
 `join` is `dflow.string_join`, `as_string` is `dflow.as_string`, `to_number` is
-`dflow.string_to_number`; names dflow does not implement are absent (AttributeError), not stubs.
+`dflow.string_to_number`, `split` is TF 1.15's `tf.strings.split` (a whole separator, a
+SparseTensor); names dflow does not implement are absent (AttributeError), not stubs.
 """
 
 from .graph import dtypes
+from .kernels.hash_ops import (
+    string_to_hash_bucket,
+    string_to_hash_bucket_fast,
+    string_to_hash_bucket_strong,
+)
 from .kernels.string_ops import as_string, string_join, string_length, string_to_number
+from .kernels.text_ops import (
+    reduce_join,
+    regex_full_match,
+    regex_replace,
+    string_lower,
+    string_strip,
+    string_upper,
+    strings_split,
+    substr,
+)
 
 
 def join(inputs, separator="", name=None):
@@ -23,7 +40,17 @@ def to_number(string_tensor, out_type=None, name=None):
     return string_to_number(string_tensor, out_type=out_type or dtypes.float32, name=name)
 
 
-__all__ = ["as_string", "join", "length", "to_number"]
+split = strings_split
+strip = string_strip
+lower = string_lower
+upper = string_upper
+to_hash_bucket = string_to_hash_bucket
+to_hash_bucket_fast = string_to_hash_bucket_fast
+to_hash_bucket_strong = string_to_hash_bucket_strong
+
+__all__ = ["as_string", "join", "length", "to_number", "split", "strip", "substr", "regex_replace",
+           "regex_full_match", "reduce_join", "lower", "upper", "to_hash_bucket", "to_hash_bucket_fast",
+           "to_hash_bucket_strong"]
 
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

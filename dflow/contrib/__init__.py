@@ -1,5 +1,6 @@
 """`dflow.contrib`: the parts of TF1's `tf.contrib` that TF1 programs use most:
-`contrib.layers`, `contrib.slim`, `contrib.framework`, `contrib.losses`, `contrib.metrics`, `contrib.rnn`
+`contrib.layers`, `contrib.slim`, `contrib.data` (tf.data.experimental's transformations),
+`contrib.framework`, `contrib.losses`, `contrib.metrics`, `contrib.rnn`
 (the recurrent cells of `tf.nn.rnn_cell` and the static drivers), `contrib.eager` (TF1.5's eager
 execution API, over dflow/eager).
 
@@ -14,9 +15,9 @@ import importlib.abc
 import sys
 
 from ..tf1_names import missing_message
-from . import eager, framework, layers, lookup, losses, metrics, rnn, slim
+from . import data, eager, framework, layers, lookup, losses, metrics, rnn, slim
 
-__all__ = ["eager", "framework", "layers", "lookup", "losses", "metrics", "rnn", "slim"]
+__all__ = ["data", "eager", "framework", "layers", "lookup", "losses", "metrics", "rnn", "slim"]
 
 
 def __getattr__(name):

@@ -27,6 +27,9 @@ pass-through stages and `flat_map`/`interleave` take: their function is traced o
 
 `TFRecordDataset` (tfrecord.py) streams the records of TFRecord files (io/tfrecord.py), one record at
 a time; parse them with `tf.parse_single_example` in `map` or `tf.parse_example` on batches.
+`TextLineDataset` and `FixedLengthRecordDataset` (text.py) are the same reader with lines or
+fixed-size records; `experimental` holds `tf.data.experimental`'s transformations (map_and_batch,
+shuffle_and_repeat, parallel_interleave), re-exported by `dflow.contrib.data`.
 
 A SparseTensor in an element (a `map` returning a VarLenFeature's) is three flat components; `batch`
 makes TF's batch of them (structure.py, batching.py).
@@ -37,6 +40,7 @@ Not done: saving iterator state.
 from . import experimental
 from .dataset import Dataset
 from .iterator import Iterator
+from .text import FixedLengthRecordDataset, TextLineDataset
 from .tfrecord import TFRecordDataset
 from .transforms import AUTOTUNE
 
@@ -66,7 +70,8 @@ def get_output_classes(dataset_or_iterator):
     return dataset_or_iterator.output_classes
 
 
-__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "TFRecordDataset", "experimental", "make_one_shot_iterator", "make_initializable_iterator",
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "Dataset", "Iterator", "TFRecordDataset",
+           "TextLineDataset", "FixedLengthRecordDataset", "experimental", "make_one_shot_iterator", "make_initializable_iterator",
            "get_output_types", "get_output_shapes", "get_output_classes"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402

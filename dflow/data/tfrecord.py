@@ -24,45 +24,48 @@ from .sources import _component, _static
 from .structure import ElementSpec
 
 
-def _file_names(value):
+def _file_names(value, what="TFRecordDataset"):
     """File names as a list of str (a str, bytes, or an array/list of them, of rank <= 1)."""
     arr = np.asarray(value, dtype=object)
     if arr.ndim > 1:
-        raise InvalidArgumentError(None, None, f"TFRecordDataset: `filenames` must be a scalar or a vector, got "
+        raise InvalidArgumentError(None, None, f"{what}: `filenames` must be a scalar or a vector, got "
                                    f"shape {list(arr.shape)}")
     out = []
     for v in arr.reshape(-1):
         if not isinstance(v, (str, bytes)):
-            raise InvalidArgumentError(None, None, f"TFRecordDataset: file names must be strings, got {v!r}")
+            raise InvalidArgumentError(None, None, f"{what}: file names must be strings, got {v!r}")
         out.append(v.decode() if isinstance(v, bytes) else v)
     return out
 
 
 class TFRecordNode(Node):
     """The records of the files `filenames` names (a list of str, a string Tensor, or an upstream
-    node of scalar string elements)."""
+    node of scalar string elements). Other file formats subclass it and override `_read(name)`
+    (a generator of one file's records as bytes) and `what` (data/text.py)."""
+
+    what = "TFRecordDataset"
 
     def __init__(self, filenames, compression_type, buffer_size, num_parallel_reads):
         self.compression = compression_name(compression_type)
         self.buffer_size = DEFAULT_BUFFER if buffer_size is None else int(buffer_size)
         if self.buffer_size < 0:
-            raise ValueError(f"TFRecordDataset: buffer_size must be >= 0, got {buffer_size}")
+            raise ValueError(f"{self.what}: buffer_size must be >= 0, got {buffer_size}")
         self.parallel = 1 if num_parallel_reads is None else int(num_parallel_reads)
         if self.parallel == -1:  # AUTOTUNE
             self.parallel = 4
         if self.parallel < 1:
-            raise ValueError(f"TFRecordDataset: num_parallel_reads must be positive or AUTOTUNE, got "
+            raise ValueError(f"{self.what}: num_parallel_reads must be positive or AUTOTUNE, got "
                              f"{num_parallel_reads}")
         node = getattr(filenames, "_node", None)
         if node is not None:
             spec = node.spec
             if len(spec) != 1 or spec.dtypes[0] != string or spec.shapes[0].ndims not in (None, 0):
-                raise TypeError(f"TFRecordDataset: a dataset of file names must have scalar tf.string elements, "
+                raise TypeError(f"{self.what}: a dataset of file names must have scalar tf.string elements, "
                                 f"got {spec.describe()}")
             self.inputs, self.names = (node,), None
         elif isinstance(filenames, (str, bytes)) or (isinstance(filenames, (list, tuple)) and all(
                 isinstance(v, (str, bytes)) for v in filenames)):
-            self.names = _file_names(list(filenames) if isinstance(filenames, tuple) else filenames)
+            self.names = _file_names(list(filenames) if isinstance(filenames, tuple) else filenames, self.what)
         else:
             self.names = _component(filenames)
             dtype, shape = _static(self.names)
@@ -70,10 +73,10 @@ class TFRecordNode(Node):
                 raise TypeError(f"The `filenames` argument must contain `tf.string` elements. Got "
                                 f"`tf.{dtype.name}` elements.")
             if shape.ndims is not None and shape.ndims > 1:
-                raise TypeError(f"TFRecordDataset: `filenames` must be a scalar or a vector of file names, got "
+                raise TypeError(f"{self.what}: `filenames` must be a scalar or a vector of file names, got "
                                 f"shape {shape}")
             if not isinstance(self.names, Tensor):
-                self.names = _file_names(self.names)
+                self.names = _file_names(self.names, self.what)
         self.captured = [self.names] if isinstance(self.names, Tensor) else []
         super().__init__(ElementSpec(None, [string], [TensorShape([])]))
 
@@ -81,19 +84,22 @@ class TFRecordNode(Node):
         return self.parallel * self.buffer_size  # the read buffers of the open files
 
     def describe_buffer(self):
-        return f"TFRecord read buffers ({self.parallel} x {self.buffer_size} bytes)"
+        return f"{self.what} read buffers ({self.parallel} x {self.buffer_size} bytes)"
 
     def _files(self, ctx):
         if self.inputs:
             for (name,) in self.inputs[0].iterate(ctx):
-                yield from _file_names(name)
+                yield from _file_names(name, self.what)
         elif isinstance(self.names, Tensor):
-            yield from _file_names(ctx.values[self.names])
+            yield from _file_names(ctx.values[self.names], self.what)
         else:
             yield from self.names
 
+    def _read(self, name):
+        return read_records(name, self.compression, self.buffer_size)
+
     def _records(self, name):
-        for record in read_records(name, self.compression, self.buffer_size):
+        for record in self._read(name):
             out = np.empty((), dtype=object)
             out[()] = record
             yield (out,)

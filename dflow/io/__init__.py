@@ -1,12 +1,16 @@
 """Zarr sources and sinks, checkpoints and graph files; TFRecord files and `tf.train.Example` parsing
 (TF1's `tf.io` names for them); `cleanup` of killed runs' temporaries."""
 
+from ..kernels.csv_ops import decode_csv
+from ..kernels.file_ops import matching_files, read_file, write_file
+from ..kernels.image_codec_ops import decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png
 from ..kernels.parsing_ops import (
     FixedLenFeature,
     VarLenFeature,
     parse_example,
     parse_single_example,
 )
+from ..kernels.text_ops import decode_raw
 from ..platform import io_gfile as gfile
 from .cleanup import cleanup
 from .graph_io import import_graph_def, read_graph_def, write_graph
@@ -17,7 +21,8 @@ from .zarr_io import read_zarr, write_zarr
 __all__ = ["read_zarr", "write_zarr", "cleanup", "import_graph_def", "read_graph_def", "write_graph",
            "export_meta_graph", "import_meta_graph", "gfile", "TFRecordCompressionType", "TFRecordOptions",
            "TFRecordWriter", "tf_record_iterator", "FixedLenFeature", "VarLenFeature", "parse_example",
-           "parse_single_example"]
+           "parse_single_example", "decode_csv", "decode_raw", "read_file", "write_file", "matching_files", "decode_png",
+           "decode_jpeg", "decode_image", "encode_png", "encode_jpeg"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

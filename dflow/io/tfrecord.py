@@ -161,7 +161,9 @@ class _ZlibWriter(io.RawIOBase):
         super().close()
 
 
-def _open_read(path, compression, buffer_size):
+def open_read(path, compression, buffer_size):
+    """(path as str, a readable binary file object over the file's uncompressed bytes) for "",
+    "GZIP" or "ZLIB"; TF1's errors for a file that cannot be opened (TFRecord and text files)."""
     path = os.fspath(path.decode() if isinstance(path, bytes) else path)
     try:
         raw = open(path, "rb", buffering=buffer_size or DEFAULT_BUFFER)
@@ -182,7 +184,7 @@ def read_records(path, compression_type=None, buffer_size=None):
     """The records of one TFRecord file, as bytes, streamed (a generator; the file is closed when it
     ends or is closed). NotFoundError for a missing file, DataLossError for a corrupted one."""
     compression = compression_name(compression_type)
-    path, f = _open_read(path, compression, buffer_size)
+    path, f = open_read(path, compression, buffer_size)
     offset = 0
     try:
         while True:

@@ -25,14 +25,14 @@ from ..errors import FailedPreconditionError, InvalidArgumentError, NotFoundErro
 from ..graph import dtypes
 from ..graph.graph import get_default_graph
 from ..graph.keys import GraphKeys
-from ..graph.registry import def_host, get_opdef, not_differentiable, register_op
+from ..graph.registry import def_host, not_differentiable, register_op
 from ..graph.shape import TensorShape
-from . import string_ops  # noqa: F401 - registers its ops first (StringToHashBucketFast may be one)
 from .common import apply_op, convert_to_tensor, to_bytes_array
 from .control_ops import group
-from .fingerprint import CROSS_HASH_KEY, fingerprint64, fingerprint_cat64, hash_bucket_fast
+from .fingerprint import CROSS_HASH_KEY, fingerprint64, fingerprint_cat64
+from .hash_ops import string_to_hash_bucket_fast  # noqa: F401 - the lookup namespaces take it from here
 
-__all__ = ["tables_initializer", "string_to_hash_bucket_fast"]
+__all__ = ["tables_initializer"]
 
 WHOLE_LINE = -2
 LINE_NUMBER = -1
@@ -345,32 +345,6 @@ def _remove_host(h, op):
     _change(h, op, update)
 
 
-# ---- hash buckets ---------------------------------------------------------------------------------------
-
-
-def _bucket_infer(inputs, attrs):
-    if inputs[0].dtype != dtypes.string:
-        raise TypeError(f"StringToHashBucketFast: input must be a string tensor, got {inputs[0].dtype.name}")
-    return TensorShape(inputs[0].shape), dtypes.int64
-
-
-def _bucket_eager(xp, x, num_buckets):
-    return hash_bucket_fast(np.asarray(x, dtype=object), num_buckets)
-
-
-try:  # another module may register TF's op first (kernels/string_ops.py); one kernel either way
-    get_opdef("StringToHashBucketFast")
-except KeyError:
-    register_op("StringToHashBucketFast", _bucket_infer, eager=_bucket_eager, elementwise=True)
-    not_differentiable("StringToHashBucketFast")
-
-
-def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002 - TF1 signature
-    """int64 bucket ids of the strings of `input`: Fingerprint64(s) % num_buckets (TF1's op)."""
-    if int(num_buckets) < 1:
-        raise ValueError(f"num_buckets must be >= 1, got {num_buckets}")
-    return apply_op("StringToHashBucketFast", [convert_to_tensor(input, dtype=dtypes.string)],
-                    {"num_buckets": int(num_buckets)}, name=name, default_name="StringToHashBucketFast")
 
 
 def tables_initializer(name="init_all_tables"):

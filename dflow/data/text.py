@@ -1,0 +1,114 @@
+"""`tf.data.TextLineDataset` and `tf.data.FixedLengthRecordDataset`: the lines, or the fixed-size
+records, of files as scalar `string` elements (bytes), streamed through the file's read buffer
+(`buffer_size`), never the whole file: an epoch over a large CSV holds one buffer and one line.
+
+Both are TFRecordDataset's file reader (tfrecord.py) with another record format: the same file
+names (a list, a string tensor, a Dataset of names), `compression_type` ("", "GZIP", "ZLIB") and
+`num_parallel_reads`. A line is TF's: the bytes up to "\\n", without it and without a "\\r" before
+it; the last line of a file needs no "\\n". Errors are TF1's: a missing file NotFoundError, a
+corrupted compressed stream DataLossError naming the file, an uncompressed fixed-length file whose
+body is not a whole number of records InvalidArgumentError before its first record.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+from ..errors import DataLossError, InvalidArgumentError
+from ..io.tfrecord import open_read
+from .dataset import Dataset
+from .tfrecord import TFRecordNode
+
+
+def _stream(path, compression, reads):
+    """`reads` (a generator over the open file object) with a broken compressed stream as TF's
+    DataLossError naming the file."""
+    try:
+        yield from reads
+    except (OSError, EOFError, zlib.error) as e:
+        raise DataLossError(None, None, f"{path}: corrupted {compression} stream: {e}") from None
+
+
+class TextLineNode(TFRecordNode):
+    what = "TextLineDataset"
+
+    def _read(self, name):
+        path, f = open_read(name, self.compression, self.buffer_size)
+        with f:
+            yield from _stream(path, self.compression, self._lines(f))
+
+    @staticmethod
+    def _lines(f):
+        for line in f:  # the file's buffered line iterator: one line held at a time
+            if line.endswith(b"\n"):
+                line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
+            yield line
+
+
+class FixedLengthRecordNode(TFRecordNode):
+    what = "FixedLengthRecordDataset"
+
+    def __init__(self, filenames, record_bytes, header_bytes, footer_bytes, buffer_size, compression_type,
+                 num_parallel_reads):
+        super().__init__(filenames, compression_type, buffer_size, num_parallel_reads)
+        self.record_bytes = int(record_bytes)
+        self.header_bytes = int(header_bytes or 0)
+        self.footer_bytes = int(footer_bytes or 0)
+        if self.record_bytes <= 0:
+            raise InvalidArgumentError(None, None, f"FixedLengthRecordDataset: record_bytes must be positive, got "
+                                       f"{record_bytes}")
+        if self.header_bytes < 0 or self.footer_bytes < 0:
+            raise InvalidArgumentError(None, None, f"FixedLengthRecordDataset: header_bytes and footer_bytes must "
+                                       f"be >= 0, got {header_bytes} and {footer_bytes}")
+
+    def _read(self, name):
+        path, f = open_read(name, self.compression, self.buffer_size)
+        with f:
+            if not self.compression:
+                body = os.fstat(f.fileno()).st_size - self.header_bytes - self.footer_bytes
+                if body % self.record_bytes:  # TF1 checks an uncompressed file's size before reading
+                    raise InvalidArgumentError(
+                        None, None, f"Excluding the header ({self.header_bytes} bytes) and footer "
+                        f"({self.footer_bytes} bytes), input file \"{path}\" has body length {body} bytes, which is "
+                        f"not an exact multiple of the record length ({self.record_bytes} bytes).")
+            yield from _stream(path, self.compression, self._records_of(f, path))
+
+    def _records_of(self, f, path):
+        n, tail = self.record_bytes, self.footer_bytes
+        head = f.read(self.header_bytes)
+        if len(head) < self.header_bytes:
+            return  # a file shorter than its header holds no records
+        # a record is yielded once the next `footer_bytes` bytes are known to follow it
+        pending = f.read(n + tail)
+        while len(pending) == n + tail:
+            yield pending[:n]
+            more = f.read(n)
+            pending = pending[n:] + more
+        if len(pending) > tail:
+            raise DataLossError(None, None, f"{path}: {len(pending) - tail} bytes at the end of the body are less than "
+                                f"a record ({n} bytes)")
+
+
+class TextLineDataset(Dataset):
+    """The lines of text files (TF1's `tf.data.TextLineDataset(filenames, compression_type=None,
+    buffer_size=None, num_parallel_reads=None)`): scalar `tf.string` elements without their line
+    ends, file after file. `filenames`: a str or list of str, a string tensor of rank <= 1, or a
+    Dataset of scalar strings. `compression_type`: None/"", "ZLIB" or "GZIP"; `buffer_size`: the
+    read buffer in bytes. NotFoundError for a missing file, DataLossError for a corrupted stream."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        super().__init__(TextLineNode(filenames, compression_type, buffer_size, num_parallel_reads))
+
+
+class FixedLengthRecordDataset(Dataset):
+    """The records of `record_bytes` bytes of binary files, after `header_bytes` and before
+    `footer_bytes` (TF1's `tf.data.FixedLengthRecordDataset(filenames, record_bytes, header_bytes=None,
+    footer_bytes=None, buffer_size=None, compression_type=None, num_parallel_reads=None)`), as scalar
+    `tf.string` elements. InvalidArgumentError for an uncompressed file whose body is not a whole
+    number of records; DataLossError for a compressed one that ends inside a record."""
+
+    def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None, buffer_size=None,
+                 compression_type=None, num_parallel_reads=None, name=None):
+        super().__init__(FixedLengthRecordNode(filenames, record_bytes, header_bytes, footer_bytes, buffer_size,
+                                               compression_type, num_parallel_reads))
