@@ -15,8 +15,10 @@ import sys
 
 from ..tf1_names import missing_message
 from . import eager, framework, layers, losses, metrics, rnn, slim
+from . import summary
 
 __all__ = ["eager", "framework", "layers", "losses", "metrics", "rnn", "slim"]
+__all__ += ["summary"]
 
 
 def __getattr__(name):
