@@ -14,8 +14,7 @@ import importlib.abc
 import sys
 
 from ..tf1_names import missing_message
-from . import eager, framework, layers, losses, metrics, rnn, slim
-from . import summary
+from . import eager, framework, layers, losses, metrics, rnn, slim, summary
 
 __all__ = ["eager", "framework", "layers", "losses", "metrics", "rnn", "slim"]
 __all__ += ["summary"]
