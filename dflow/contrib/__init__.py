@@ -15,10 +15,22 @@ import importlib.abc
 import sys
 
 from ..tf1_names import missing_message
-from . import eager, framework, layers, learn, losses, metrics, rnn, slim, summary, training
+from . import (
+    eager,
+    framework,
+    graph_editor,
+    layers,
+    learn,
+    losses,
+    metrics,
+    rnn,
+    slim,
+    summary,
+    training,
+)
 
 __all__ = ["eager", "framework", "layers", "losses", "metrics", "rnn", "slim"]
-__all__ += ["learn", "summary", "training"]
+__all__ += ["learn", "summary", "training", "graph_editor"]
 
 
 def __getattr__(name):
