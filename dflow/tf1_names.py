@@ -7,7 +7,7 @@ tools/tf1_coverage.py). A dflow module that mirrors a TF1 module ends with
     __getattr__ = missing_attribute(__name__)
 
 so `dflow.nn.foo` raises an AttributeError saying whether `tf.nn.foo` is a TF1 name dflow does not
-provide or no TF1 name at all, pointing to docs/tf1_coverage.md, instead of Python's "Did you
+provide or no TF1 name at all, pointing to `dflow coverage` (docs/tf1_coverage.md), instead of Python's "Did you
 mean ...?". It is still an AttributeError (`hasattr` is False, `from dflow import foo` an
 ImportError). The list is read on the first miss only. This module imports nothing of dflow.
 """
@@ -18,7 +18,13 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-COVERAGE_PAGE = "docs/tf1_coverage.md"
+COVERAGE_PAGE = "docs/tf1_coverage.md"  # in the source tree; the installed package has the command below
+
+
+def coverage_hint(tf_module):
+    """Where a user, pip-installed or not, reads which names of `tf_module` ('tf.nn') dflow provides."""
+    return (f"`python -m dflow.cli coverage {tf_module}` (or `dflow coverage {tf_module}`) lists what dflow provides "
+            f"of it ({COVERAGE_PAGE} in dflow's source)")
 _DATA = Path(__file__).with_name("tf1_names.txt")
 
 # TF1 names whose absence has a plan: said in their AttributeError
@@ -64,19 +70,20 @@ def missing_message(module_name, name):
     """Why `module_name.name` does not exist, in TF1's terms."""
     path = tf_path(module_name)
     tf_name = "tf." + (f"{path}.{name}" if path else name)
+    tf_module = "tf." + path if path else "tf"
     modules = reference().modules
     if path in modules and name in modules[path][0]:
         plan = PLANNED.get(tf_name[3:])
         why = f": {plan}" if plan else ""
         return (f"dflow does not provide {tf_name}, a TF1 name (module {module_name!r} has no attribute "
-                f"{name!r}){why}. {COVERAGE_PAGE} lists what dflow provides of TF1.")
+                f"{name!r}){why}. {coverage_hint(tf_module)}.")
     if path in modules:
         elsewhere = sorted("tf." + (f"{p}.{name}" if p else name) for p, (n, _) in modules.items() if name in n)
         hint = f"; TF1 has {', '.join(elsewhere[:3])}" if elsewhere else ""
         return (f"module {module_name!r} has no attribute {name!r}, and {tf_name} is not a TF1 name either "
-                f"(TF {reference().tf_version}'s tf.compat.v1{hint}). {COVERAGE_PAGE} lists what dflow provides "
-                "of TF1.")
-    return f"module {module_name!r} has no attribute {name!r} ({COVERAGE_PAGE} lists what dflow provides of TF1)"
+                f"(TF {reference().tf_version}'s tf.compat.v1 and TF 1.15's contrib and estimator{hint}). "
+                f"{coverage_hint(tf_module)}.")
+    return f"module {module_name!r} has no attribute {name!r} ({coverage_hint('tf')})"
 
 
 def missing_attribute(module_name):

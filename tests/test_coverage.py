@@ -69,7 +69,8 @@ def test_a_name_that_is_not_tf1(path):
 
 def test_messages_in_detail():
     with pytest.raises(AttributeError, match=r"^dflow does not provide tf\.nn\.conv3d, a TF1 name \(module "
-                                             r"'dflow\.nn' has no attribute 'conv3d'\)\. docs/tf1_coverage\.md"):
+                                             r"'dflow\.nn' has no attribute 'conv3d'\)\. `python -m dflow\.cli coverage "
+                                             r"tf\.nn` \(or `dflow coverage tf\.nn`\) lists what dflow provides"):
         tf.nn.conv3d  # noqa: B018
     # a name TF1 has in another module: the message says where
     with pytest.raises(AttributeError, match=r"tf\.train\.relu is not a TF1 name either .*TF1 has tf\.nn\.relu"):
@@ -93,5 +94,26 @@ def test_import_of_a_missing_name_is_an_import_error():
 def test_missing_attribute_for_a_module_outside_the_reference():
     getattr_ = missing_attribute("dflow.regularizers")
     with pytest.raises(AttributeError, match=r"^module 'dflow\.regularizers' has no attribute 'foo' "
-                                             r"\(docs/tf1_coverage\.md"):
+                                             r"\(`python -m dflow\.cli coverage tf`"):
         getattr_("foo")
+
+
+def test_contrib_modules_are_tf1_names():
+    """TF1's contrib modules are TF1 names, provided or not (the error said 'not a TF1 name' for these)."""
+    for name in ("summary", "lookup", "graph_editor", "data", "training", "keras"):
+        if not hasattr(tf.contrib, name):
+            with pytest.raises(AttributeError, match=f"^dflow does not provide tf.contrib.{name}, a TF1 name"):
+                getattr(tf.contrib, name)
+
+
+def test_coverage_command_works_from_the_installed_package(capsys):
+    """The page the missing-name error points to is a command of the package, not a file of the source tree."""
+    from dflow.cli import main
+
+    assert main(["coverage", "tf.nn"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("tf.nn: dflow provides ") and "  + tf.nn.relu\n" in out and "  - tf.nn.conv3d  (missing)" in out
+    assert main(["coverage"]) == 0
+    assert "  tf.contrib " in capsys.readouterr().out
+    assert main(["coverage", "tf.nope"]) == 1
+    assert "not a TF1 module" in capsys.readouterr().err

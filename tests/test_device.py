@@ -144,15 +144,30 @@ def test_soft_placement_moves_to_cpu_and_logs(caplog):
     assert any("mul" in r.getMessage() and "/device:GPU:0" in r.getMessage() for r in caplog.records)
 
 
-def test_log_device_placement_logs_every_op(caplog):
+def test_log_device_placement_logs_every_op(caplog, capsys):
     x, y = _graph_with_gpu_op()
     ops = tf.get_default_graph().get_operations()
     with caplog.at_level(logging.INFO, logger="dflow.placement"):
         placed = check_placement(ops, ConfigProto(log_device_placement=True), 1)
     assert placed[y.op] == "/device:GPU:0"
     lines = [r.getMessage() for r in caplog.records]
-    assert "mul: (Mul): /device:GPU:0" in lines
+    assert "mul: (Mul): /job:localhost/replica:0/task:0/device:GPU:0" in lines
     assert "x: (Placeholder): /job:localhost/replica:0/task:0/device:CPU:0" in lines
+    assert capsys.readouterr().err.splitlines() == lines  # printed on stderr too, as TF1's placer does
+
+
+def test_log_device_placement_in_a_session_prints_tf1_lines(capsys):
+    """The seed's snippet: TF 1.x printed "add: (Add): /job:localhost/replica:0/task:0/device:CPU:0"
+    and the two Const lines (TF 2.21's compat.v1 prints the same with AddV2)."""
+    with tf.Graph().as_default():
+        v1 = tf.constant([1.0, 2.0, 3.0], shape=[3], name="v1")
+        v2 = tf.constant([1.0, 2.0, 3.0], shape=[3], name="v2")
+        sum12 = v1 + v2
+        with tf.Session(config=tf.ConfigProto(log_device_placement=True)) as sess:
+            np.testing.assert_allclose(sess.run(sum12), [2.0, 4.0, 6.0])
+    err = capsys.readouterr().err.splitlines()
+    cpu = "/job:localhost/replica:0/task:0/device:CPU:0"
+    assert {f"add: (Add): {cpu}", f"v1: (Const): {cpu}", f"v2: (Const): {cpu}"} <= set(err), err
 
 
 @pytest.mark.parametrize("available, config, ok", [

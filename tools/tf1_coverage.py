@@ -45,8 +45,15 @@ BY_HAND = {
     "estimator.export": "ClassificationOutput PredictOutput RegressionOutput ServingInputReceiver "
                         "TensorServingInputReceiver build_parsing_serving_input_receiver_fn "
                         "build_raw_serving_input_receiver_fn",
-    "contrib": "crf cudnn_rnn data distributions eager framework image keras layers learn legacy_seq2seq losses metrics "
-               "opt rnn seq2seq slim training",
+    "contrib": "all_reduce autograph bayesflow checkpoint cloud cluster_resolver compiler "
+               "constrained_optimization copy_graph crf cudnn_rnn data deprecated distribute distributions eager "
+               "estimator factorization feature_column ffmpeg framework gan graph_editor grid_rnn image "
+               "input_pipeline integrate keras kernel_methods labeled_tensor layers learn legacy_seq2seq "
+               "linear_optimizer lookup losses memory_stats metrics mixed_precision model_pruning nccl nn opt "
+               "optimizer_v2 periodic_resample predictor proto quantization quantize rate receptive_field "
+               "recurrent reduce_slice_ops remote_fused_graph resampler rnn rpc saved_model seq2seq signal slim "
+               "snapshot solvers sparsemax specs staging stat_summarizer stateless summary tensor_forest "
+               "tensorboard testing text tfprof timeseries tpu training util",
     "contrib.layers": "apply_regularization avg_pool2d batch_norm bias_add conv2d conv2d_in_plane conv2d_transpose "
                       "convolution convolution2d convolution2d_transpose dropout embed_sequence flatten "
                       "fully_connected group_norm instance_norm l1_l2_regularizer l1_regularizer l2_regularizer "
@@ -79,6 +86,18 @@ BY_HAND = {
                      "ModelFnOps RunConfig SKCompat datasets infer_real_valued_columns_from_input learn_runner "
                      "preprocessing",
     "contrib.learn.datasets": "load_dataset mnist",
+    "contrib.learn.learn_runner": "run tune",
+    "contrib.summary": "SummaryWriter all_summary_ops always_record_summaries audio create_db_writer "
+                       "create_file_writer create_summary_file_writer eval_dir flush generic graph histogram "
+                       "image import_event initialize never_record_summaries "
+                       "record_summaries_every_n_global_steps scalar should_record_summaries "
+                       "summary_writer_initializer_op",
+    "contrib.graph_editor": "ControlOutputs SubGraphView Transformer bypass connect copy copy_op_handler "
+                            "copy_with_input_replacements detach detach_inputs detach_outputs "
+                            "get_backward_walk_ops get_forward_walk_ops get_generating_ops get_consuming_ops "
+                            "get_ops_ios get_tensors get_walks_intersection_ops get_walks_union_ops graph_replace "
+                            "make_view reroute_inputs reroute_outputs reroute_ts select_ops select_ts sgv "
+                            "sgv_scope swap_inputs swap_outputs swap_ts transform_op_if_inside_handler",
     "contrib.losses": "absolute_difference add_loss compute_weighted_loss cosine_distance get_losses "
                       "get_regularization_losses get_total_loss hinge_loss log_loss mean_pairwise_squared_error "
                       "mean_squared_error sigmoid_cross_entropy softmax_cross_entropy "

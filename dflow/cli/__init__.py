@@ -6,6 +6,7 @@ a saved model over a dataset larger than memory.
     dflow inspect-checkpoint ckpt/                     # variables, dtypes, shapes, checksums
     dflow explain train.py --memory-budget 2GB         # also print each distinct run's plan
     dflow graph model.ckpt-100.meta --format svg -o graph.svg   # a picture of a saved graph
+    dflow coverage tf.contrib                          # which of TF1's names dflow provides
     dflow predict export/ --input data.zarr --output preds.zarr --memory-budget 2GB  # batch inference
 
 `dflow run` and `dflow explain` take their own options (`--scheduler`, `--workers`,
@@ -150,6 +151,10 @@ def _parser():
     predict.add_argument("--overwrite", action="store_true", help="replace OUT.zarr if it is a Zarr group")
     predict.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="a progress bar (default: when stderr is a terminal)")
+    coverage = sub.add_parser("coverage", help="which of TF1's public names dflow provides",
+                              description="List TF1's public names that `import dflow as tf` provides and lacks: "
+                              "a line per module, or a module's names (MODULE such as tf.nn or tf.contrib.summary).")
+    coverage.add_argument("module", metavar="MODULE", nargs="?", default=None, help="a TF1 module, e.g. tf.nn")
     return parser, {"run": run, "explain": explain}
 
 
@@ -207,5 +212,9 @@ def main(argv=None):
         from .predict import predict_command
 
         return predict_command(args)
+    if args.command == "coverage":
+        from .coverage import coverage_command
+
+        return coverage_command(args.module)
     parser.print_help()
     return 2

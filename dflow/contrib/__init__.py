@@ -4,8 +4,9 @@
 (the recurrent cells of `tf.nn.rnn_cell` and the static drivers), `contrib.eager` (TF1.5's eager
 execution API, over dflow/eager).
 
-Any other contrib module (`tf.contrib.learn`, `tf.contrib.keras`, ...) is not provided: reaching it
-as an attribute raises an AttributeError, importing it (`import dflow.contrib.learn`) an ImportError,
+`contrib.summary`, `contrib.learn` (Experiment, learn_runner, RunConfig) and `contrib.training.HParams` too.
+Any other contrib module (`tf.contrib.keras`, `tf.contrib.crf`, ...) is not provided: reaching it
+as an attribute raises an AttributeError, importing it (`import dflow.contrib.crf`) an ImportError,
 both saying that dflow does not provide it and pointing to docs/tf1_coverage.md.
 """
 
@@ -15,9 +16,24 @@ import importlib.abc
 import sys
 
 from ..tf1_names import missing_message
-from . import data, eager, framework, layers, lookup, losses, metrics, rnn, slim
+from . import (
+    data,
+    eager,
+    framework,
+    graph_editor,
+    layers,
+    learn,
+    lookup,
+    losses,
+    metrics,
+    rnn,
+    slim,
+    summary,
+    training,
+)
 
-__all__ = ["data", "eager", "framework", "layers", "lookup", "losses", "metrics", "rnn", "slim"]
+__all__ = ["data", "eager", "framework", "graph_editor", "layers", "learn", "lookup", "losses", "metrics", "rnn",
+           "slim", "summary", "training"]
 
 
 def __getattr__(name):

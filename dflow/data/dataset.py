@@ -101,8 +101,15 @@ class Dataset:
         return Dataset(sources.ConcatenateNode(self._node, dataset._node))
 
     # ---- transformations ----------------------------------------------------------------------
-    def map(self, map_func, num_parallel_calls=None):
-        """`map_func` (graph ops, traced once) applied to each element; `num_parallel_calls` threads."""
+    def map(self, map_func, num_parallel_calls=None, num_threads=None, output_buffer_size=None):
+        """`map_func` (graph ops, traced once) applied to each element; `num_parallel_calls` threads.
+        TF 1.3's `num_threads` is `num_parallel_calls`; its `output_buffer_size` a `prefetch` after."""
+        if num_threads is not None:
+            if num_parallel_calls is not None:
+                raise ValueError("map: give num_parallel_calls or TF 1.3's num_threads, not both")
+            num_parallel_calls = num_threads
+        if output_buffer_size is not None:
+            return self.map(map_func, num_parallel_calls).prefetch(output_buffer_size)
         return Dataset(transforms.MapNode(self._node, Function(map_func, self._node.spec, "Dataset_map"),
                                           num_parallel_calls))
 

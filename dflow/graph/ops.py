@@ -59,6 +59,25 @@ class Operation:
     def device(self):
         return self._device
 
+    def _update_input(self, index, tensor):
+        """Makes input `index` read `tensor` (TF1's private `Operation._update_input`, which
+        tf.contrib.graph_editor rewires graphs with): consumers are updated and the graph's version
+        bumped, so plans built before are not reused."""
+        if tensor.graph is not self._graph:
+            raise ValueError(f"Tensor {tensor.name!r} is not in the graph of op {self._name!r}")
+        old = self._inputs[index]
+        if old.dtype.base_dtype != tensor.dtype.base_dtype:
+            raise TypeError(f"Input {index} of op {self._name!r} is {old.dtype.name}; cannot read {tensor.name!r} of "
+                            f"type {tensor.dtype.name}")
+        inputs = list(self._inputs)
+        inputs[index] = tensor
+        self._inputs = tuple(inputs)
+        if self in old._consumers:
+            old._consumers.remove(self)  # one entry per input that reads it
+        tensor._consumers.append(self)
+        self._graph._version += 1
+        self._graph._rewrites = getattr(self._graph, "_rewrites", 0) + 1  # Sessions' cached plans are stale
+
     @property
     def node_def(self):
         """A plain-dict description of this node (name, op, inputs, attrs, device)."""

@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.ops import constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, as_shape
 from .array_ops import identity, shape
@@ -327,11 +328,16 @@ class TensorArray:
         self._dynamic_size = bool(dynamic_size)
         self._element_shape = as_shape(element_shape) if element_shape is not None else TensorShape(None)
         self._infer_shape = infer_shape
+        self._static_size = None  # the length stack() gives as its static first dimension, when known
         if flow is None:
             if size is None:
                 raise ValueError("TensorArray: size must be given when no flow is")
-            flow = apply_op("TensorArrayV3", [convert_to_tensor(size, dtype=dtypes.int32)], self._attrs(),
+            size = convert_to_tensor(size, dtype=dtypes.int32)
+            flow = apply_op("TensorArrayV3", [size], self._attrs(),
                             name=name or tensor_array_name, default_name="TensorArray")
+            known = constant_value(size)
+            if known is not None and not self._dynamic_size:
+                self._static_size = int(known)
         self._flow = flow
 
     def _attrs(self):
@@ -341,6 +347,7 @@ class TensorArray:
         ta = TensorArray(self._dtype, dynamic_size=self._dynamic_size, flow=flow,
                          element_shape=element_shape if element_shape is not None else self._element_shape,
                          infer_shape=self._infer_shape)
+        ta._static_size = self._static_size
         return ta
 
     @property
@@ -379,7 +386,14 @@ class TensorArray:
                         self._attrs(), name=name)
 
     def stack(self, name=None):
-        return apply_op("TensorArrayStack", [self._flow], self._attrs(), name=name)
+        """The elements stacked; its static shape is [size] + element_shape when the size is a
+        known constant and not dynamic (as TF 1.15 gives), else [None] + element_shape."""
+        out = apply_op("TensorArrayStack", [self._flow], self._attrs(), name=name)
+        if self._static_size is not None and out.shape.ndims is not None:
+            out.set_shape([self._static_size] + [None] * (out.shape.ndims - 1))
+        elif self._static_size is not None and self._element_shape.ndims is not None:
+            out.set_shape([self._static_size] + self._element_shape.as_list())
+        return out
 
     def gather(self, indices, name=None):
         return apply_op("TensorArrayGatherV3", [self._flow, convert_to_tensor(indices, dtype=dtypes.int32)],

@@ -6,6 +6,8 @@ that is missing (no cupy, no GPU, an index past the last GPU, or hidden by
 `ConfigProto(device_count={"GPU": 0})`) runs on the CPU when `allow_soft_placement` is set, logged
 through the `dflow.placement` logger; otherwise the plan is refused with InvalidArgumentError
 naming the op and the device, as TF1's placer does. Unplaced ops get "" (the host, numpy chunks).
+`ConfigProto(log_device_placement=True)` prints each op's placement on stderr as TF1 does
+("add: (Add): /job:localhost/replica:0/task:0/device:CPU:0"), once per plan.
 
 The rest is what lowering needs at placement boundaries: `needs_transfer`, `to_device`/`to_host`
 (per-chunk copies between numpy and cupy, the only places data crosses), and `gpu_resources`,
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 
 import numpy as np
 
@@ -41,7 +44,7 @@ def check_placement(ops, config=None, executor_is_gpu_available=False):
     soft = bool(getattr(config, "allow_soft_placement", False))
     log = bool(getattr(config, "log_device_placement", False))
     num_gpus = _gpu_count(executor_is_gpu_available, config)
-    placed = {}
+    placed, lines = {}, []
     for op in ops:
         device = _canonical(op)
         effective = device
@@ -56,7 +59,12 @@ def check_placement(ops, config=None, executor_is_gpu_available=False):
                             effective)
         placed[op] = effective
         if log:
-            logger.info("%s: (%s): %s", op.name, op.type, effective or _HOST)
+            full = effective if effective.startswith("/job:") else (
+                "/job:localhost/replica:0/task:0" + effective if effective else _HOST)
+            lines.append(f"{op.name}: ({op.type}): {full}")
+            logger.info("%s", lines[-1])
+    if lines:  # TF1's placer prints these lines (and logs them) each time it places a graph to run
+        print("\n".join(lines), file=sys.stderr, flush=True)
     return placed
 
 

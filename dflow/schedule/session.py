@@ -384,7 +384,8 @@ class Session:
                 + " (run its initializer, e.g. global_variables_initializer(), first)")
 
     def _cached_plan(self, elements, feeds, decisions=None):
-        key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()), decision_key(decisions))
+        key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()), decision_key(decisions),
+               getattr(self._graph, "_rewrites", 0))  # an op's inputs rewired (graph_editor): plan again
         plan = self._plans.get(key)
         if plan is None:
             plan = compile_plan(elements, feeds, self._options, decisions)

@@ -286,3 +286,64 @@ def test_run_on_a_local_cluster_of_its_own(script, tmp_path):
     assert eval(lines(out, "w")[0][2:]) == pytest.approx(expected_w(2), rel=1e-5)
     assert "started a local Dask cluster of 1 worker process at tcp://127.0.0.1:" in out.stderr
     assert "dashboard: http://127.0.0.1:" in out.stderr
+
+
+def test_as_tensorflow_maps_tf1_scripts_internal_imports(tmp_path):
+    """The seed's `from tensorflow.python.framework import graph_util` / `from tensorflow.python.platform
+    import gfile` PB save-and-restore snippets, and other internal imports TF1 scripts use."""
+    (tmp_path / "pb.py").write_text(
+        "import tensorflow as tf\n"
+        "from tensorflow.python.framework import graph_util\n"
+        "from tensorflow.python.platform import gfile\n"
+        "from tensorflow.python.ops import array_ops, math_ops, nn_ops, init_ops, variable_scope\n"
+        "from tensorflow.python.ops.rnn_cell_impl import BasicLSTMCell\n"
+        "from tensorflow.python.training import saver as saver_lib\n"
+        "from tensorflow.python.framework import dtypes, ops\n"
+        "from tensorflow.contrib import rnn\n"
+        "from tensorflow.contrib.learn.python.learn import learn_runner\n"
+        "import tensorflow.python.saved_model.tag_constants as tag_constants\n"
+        "import dflow\n"
+        "assert graph_util is dflow.graph_util and gfile is dflow.gfile and rnn is dflow.contrib.rnn\n"
+        "assert array_ops.concat is dflow.concat and nn_ops.relu is dflow.nn.relu and dtypes.float32 is dflow.float32\n"
+        "assert BasicLSTMCell is dflow.nn.rnn_cell.BasicLSTMCell and saver_lib.Saver is dflow.train.Saver\n"
+        "assert learn_runner.run is dflow.contrib.learn.learn_runner.run and ops.Graph is dflow.Graph\n"
+        "assert tag_constants.SERVING == 'serve'\n"
+        "save_file = 'model.pb'\n"
+        "x = tf.Variable(tf.random_uniform([3]))\n"
+        "y = tf.Variable(tf.random_uniform([3]))\n"
+        "z = tf.add(x, y, name='op_to_store')\n"
+        "with tf.Session() as sess:\n"
+        "    sess.run(tf.global_variables_initializer())\n"
+        "    zv = sess.run(z)\n"
+        "    constant_graph = graph_util.convert_variables_to_constants(sess, sess.graph_def, ['op_to_store'])\n"
+        "    with tf.gfile.FastGFile(save_file, mode='wb') as f:\n"
+        "        f.write(constant_graph.SerializeToString())\n"
+        "tf.reset_default_graph()\n"
+        "with tf.Session() as sess:\n"
+        "    with gfile.FastGFile(save_file, 'rb') as f:\n"
+        "        graph_def = tf.GraphDef()\n"
+        "        graph_def.ParseFromString(f.read())\n"
+        "    sess.graph.as_default()\n"
+        "    tf.import_graph_def(graph_def, name='')\n"
+        "    sess.run(tf.global_variables_initializer())\n"
+        "    z = sess.graph.get_tensor_by_name('op_to_store:0')\n"
+        "    print('same', bool((sess.run(z) == zv).all()))\n"
+        "for name in ('tensorflow.python.keras', 'tensorflow.python.tools.freeze_graph', 'tensorflow.contrib.crf'):\n"
+        "    try:\n"
+        "        __import__(name)\n"
+        "    except ModuleNotFoundError as e:\n"
+        "        print('missing', e.name, '|', e)\n"
+        "try:\n"
+        "    from tensorflow.python.ops.array_ops import no_such_op\n"
+        "except ImportError as e:\n"
+        "    print('noname', e)\n")
+    out = dflow_cli("run", "--as-tensorflow", "pb.py", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert lines(out, "same") == ["same True"]
+    missing = lines(out, "missing")
+    assert [m.split(" | ")[0] for m in missing] == [
+        "missing tensorflow.python.keras", "missing tensorflow.python.tools",  # the first module it lacks
+        "missing tensorflow.contrib.crf"]
+    assert "tensorflow.python.framework" in missing[0] and "cannot map" not in missing[0]
+    assert "dflow does not provide tf.contrib.crf, a TF1 name" in missing[2]
+    assert "no_such_op" in lines(out, "noname")[0]

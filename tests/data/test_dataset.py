@@ -323,3 +323,15 @@ def test_string_slices_come_out_as_bytes(values):
         assert [s.run(nxt) for _ in range(3)] == [b"ab", b"cde", b"f"]
         first = s.run(batched)
         assert first.dtype == object and list(first) == [b"ab", b"cde"]
+
+
+def test_map_takes_tf13_num_threads_and_output_buffer_size():
+    """The seed's `dataset.map(parse, num_threads=8)` (TF 1.3's arguments: num_threads is
+    num_parallel_calls, output_buffer_size a prefetch after the map)."""
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.range(10).cache().map(lambda x: x * 2, num_threads=8).batch(4)
+        assert [list(b) for b in elements(ds)] == [[0, 2, 4, 6], [8, 10, 12, 14], [16, 18]]
+        ds = tf.data.Dataset.range(5).map(lambda x: x + 1, num_threads=2, output_buffer_size=3)
+        assert elements(ds) == [1, 2, 3, 4, 5]
+        with pytest.raises(ValueError, match="not both"):
+            tf.data.Dataset.range(5).map(lambda x: x, num_parallel_calls=2, num_threads=2)

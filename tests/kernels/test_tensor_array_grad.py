@@ -142,3 +142,19 @@ def test_gradients_through_cond_stop_gradient_and_a_growing_array():
     assert run_modes(g, {x: xv, p: False}).tolist() == [[1, 1], [2, 2], [3, 3]]
     assert run_modes(g2, {x: xv}).tolist() == [[0, 0], [0, 1], [0, 0]]
     assert run_modes(g3, {x: xv}).tolist() == [[3, 3], [5, 5], [2, 2]]
+
+
+def test_stack_keeps_the_static_length_it_knows():
+    """TF (2.21's compat.v1, as TF 1.15) gives stack() the shape (3, 2) for a TensorArray of
+    constant size 3 and (?, 2) when its size is dynamic."""
+    with tf.Graph().as_default():
+        ta = tf.TensorArray(tf.float32, size=3)
+        ta = ta.write(0, [1.0, 2.0]).write(1, [1.0, 2.0]).write(2, [3.0, 4.0])
+        assert ta.stack().shape.as_list() == [3, 2]
+        assert tf.TensorArray(tf.float32, size=3).unstack(tf.zeros([3, 2])).stack().shape.as_list() == [3, 2]
+        dyn = tf.TensorArray(tf.float32, size=3, dynamic_size=True).unstack(tf.zeros([3, 2]))
+        assert dyn.stack().shape.as_list() == [None, 2]
+        n = tf.placeholder(tf.int32, [])
+        assert tf.TensorArray(tf.float32, size=n).unstack(tf.zeros([3, 2])).stack().shape.as_list() == [None, 2]
+        with tf.Session() as sess:
+            np.testing.assert_allclose(sess.run(ta.stack()), [[1, 2], [1, 2], [3, 4]])
