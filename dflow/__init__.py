@@ -31,6 +31,8 @@ from . import (
     train,
 )
 from .devices import ConfigProto, DeviceSpec, GPUOptions, GraphOptions
+from .data.queues import *  # noqa: F403 - tf.FIFOQueue and the other TF1 queues
+from .data.readers import *  # noqa: F403 - tf.TextLineReader and the other TF1 readers
 from .eager import GradientTape, enable_eager_execution
 from .graph import dtypes
 from .graph.dtypes import (

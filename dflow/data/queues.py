@@ -89,7 +89,19 @@ def _enqueue_host(h, op):
     def put():
         values = h.evaluate(list(op.inputs[1:])) if len(op.inputs) > 1 else []
         queue, state = queue_state(h, op.get_attr("queue"), op)
-        state.enqueue(queue._elements(values, many, op), h.operation_timeout, op)
+        keep = np.asarray(values.pop()) if op.get_attr("keep") else None  # maybe_batch's keep_input
+        elements = queue._elements(values, many, op)
+        if keep is not None:
+            if keep.ndim == 0:
+                elements = elements if keep else []
+            elif not many or keep.shape != (len(elements),):
+                raise InvalidArgumentError(None, op, f"{op.name}: keep_input must be a scalar, or a vector of "
+                                           f"the batch size {len(elements)} with enqueue_many, got shape "
+                                           f"{list(keep.shape)}")
+            else:
+                elements = [e for e, k in zip(elements, keep) if k]
+        if elements:
+            state.enqueue(elements, h.operation_timeout, op)
         return True
 
     h.decisions[op] = h.txn.once(op, put)
@@ -250,15 +262,21 @@ class QueueBase:
 
     def enqueue(self, vals, name=None):
         """The op adding one element (a tensor, a list/tuple of them, or a dict by `names`)."""
-        tensors = self._convert(vals, "enqueue", False)
-        return apply_op("QueueEnqueueV2", [self._queue_ref] + tensors, {"queue": self}, name=name,
-                        default_name=f"{self._name}_enqueue", graph=self._queue_ref.graph)
+        return self._enqueue_op(vals, False, name)
 
     def enqueue_many(self, vals, name=None):
         """The op adding the elements sliced from the first dimension of each component."""
-        tensors = self._convert(vals, "enqueue_many", True)
-        return apply_op("QueueEnqueueManyV2", [self._queue_ref] + tensors, {"queue": self}, name=name,
-                        default_name=f"{self._name}_EnqueueMany", graph=self._queue_ref.graph)
+        return self._enqueue_op(vals, True, name)
+
+    def _enqueue_op(self, vals, many, name, keep_input=None):
+        """The enqueue op; `keep_input` (a bool scalar, or a vector over the batch with `many`):
+        the elements to keep (tf.train.maybe_batch's), evaluated with the values."""
+        tensors = self._convert(vals, "enqueue_many" if many else "enqueue", many)
+        keep = [] if keep_input is None else [convert_to_tensor(keep_input, dtype=_dtypes.bool, name="keep_input")]
+        return apply_op("QueueEnqueueManyV2" if many else "QueueEnqueueV2", [self._queue_ref] + tensors + keep,
+                        {"queue": self, "keep": bool(keep)}, name=name,
+                        default_name=f"{self._name}_EnqueueMany" if many else f"{self._name}_enqueue",
+                        graph=self._queue_ref.graph)
 
     def _elements(self, values, many, op):
         """The run-time values of an enqueue as a list of elements, checked against the shapes."""
