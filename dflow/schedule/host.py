@@ -35,8 +35,10 @@ from ..errors import (
 )
 from ..graph.dtypes import variant
 from ..graph.registry import def_host
-from ..kernels import control_flow_ops  # noqa: F401 - registers Cond, While, WhileGrad (hooked below)
-from ..kernels import state_ops  # noqa: F401 - registers CountUpTo (hooked below)
+from ..kernels import (
+    control_flow_ops,  # noqa: F401 - registers Cond, While, WhileGrad (hooked below)
+    state_ops,  # noqa: F401 - registers CountUpTo (hooked below)
+)
 from ..kernels.common import convert_to_tensor
 
 
