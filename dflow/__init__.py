@@ -34,6 +34,8 @@ from . import (
     test,
     train,
 )
+from .data.queues import *  # noqa: F403 - tf.FIFOQueue and the other TF1 queues
+from .data.readers import *  # noqa: F403 - tf.TextLineReader and the other TF1 readers
 from .devices import ConfigProto, DeviceSpec, GPUOptions, GraphOptions
 from .eager import GradientTape, enable_eager_execution
 from .graph import dtypes

@@ -19,7 +19,7 @@ from ..storage.patch import materialized, patched
 from .common import apply_op, convert_to_tensor, ints_in_range
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub",
-           "is_variable_initialized"]
+           "is_variable_initialized", "count_up_to"]
 
 
 def _variable_infer(inputs, attrs):
@@ -282,8 +282,34 @@ def is_variable_initialized(variable):
                     graph=ref.graph)
 
 
+# ---- count_up_to --------------------------------------------------------------------------------
+# An increment that fails at a limit, made at once under the variable's lock (TF1's atomic
+# CountUpTo, which input producers' `limit_epochs` runs once per epoch from a queue runner): a
+# host op (its hook is in schedule/host.py), because it must land even when the run that asked is
+# a nested one (an enqueue evaluating its inputs), whose variable commits are dropped.
+
+
+def _count_up_to_infer(inputs, attrs):
+    if attrs["dtype"] not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"count_up_to: the variable must be int32 or int64, got {attrs['dtype'].name}")
+    return TensorShape([]), attrs["dtype"]
+
+
+register_op("CountUpTo", _count_up_to_infer, stateful=True, state="host")
+
+
+def count_up_to(ref, limit, name=None):
+    """The variable's value before it is incremented; `OutOfRangeError` ("Reached limit of N")
+    once it has reached `limit` (an int32/int64 scalar variable)."""
+    ref = _check_ref(ref, "count_up_to")
+    if ref.shape.ndims != 0:
+        raise ValueError(f"count_up_to: the variable {ref.op.name!r} must be a scalar, got shape {ref.shape}")
+    return apply_op("CountUpTo", [], {"var": ref.op.name, "limit": int(limit), "dtype": ref.dtype},
+                    name=name, default_name="CountUpTo", graph=ref.graph)
+
+
 from ..graph.registry import not_differentiable  # noqa: E402
 
 # Assigns change state; gradients do not flow through them (as TF1).
 not_differentiable("VariableV2", "Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd",
-                   "ScatterSub", "IsVariableInitialized")
+                   "ScatterSub", "IsVariableInitialized", "CountUpTo")

@@ -25,10 +25,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, OpError, UnimplementedError, raise_kernel_failure
+from ..errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    OpError,
+    OutOfRangeError,
+    UnimplementedError,
+    raise_kernel_failure,
+)
 from ..graph.dtypes import variant
 from ..graph.registry import def_host
-from ..kernels import control_flow_ops  # noqa: F401 - registers Cond, While, WhileGrad (hooked below)
+from ..kernels import (
+    control_flow_ops,  # noqa: F401 - registers Cond, While, WhileGrad (hooked below)
+    state_ops,  # noqa: F401 - registers CountUpTo (hooked below)
+)
 from ..kernels.common import convert_to_tensor
 
 
@@ -82,13 +92,21 @@ class HostRun:
     ways to run nested plans (callables: it never holds the Session)."""
 
     def __init__(self, feeds, values, decisions, *, execute, plan, run_plan, feed_spec, check_initialized,
-                 resources=None, txn=None, memory_budget=None):
+                 resources=None, txn=None, memory_budget=None, variables=None, variable_locks=None,
+                 operation_timeout=None):
         self.feeds = feeds
         self.values = values
         self.decisions = decisions
         self.resources = resources if resources is not None else {}
         self.txn = txn if txn is not None else RunTransaction()
         self.memory_budget = memory_budget
+        # for hooks that change a variable at once (CountUpTo): the session's VariableStore, and
+        # its per-variable locks (a callable: names -> locks, sorted)
+        self.variables = variables
+        self.variable_locks = variable_locks
+        # seconds a blocking hook (a queue's dequeue) may wait: ConfigProto(operation_timeout_in_ms)
+        # or the run's RunOptions(timeout_in_ms); None waits for ever, as TF1
+        self.operation_timeout = operation_timeout
         self.loop_records = {}  # while op -> its recorded run and captured arrays (host.loop_record)
         self._execute = execute
         self.plan = plan
@@ -163,6 +181,25 @@ def _predicate(op, t, value):
         raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r}: the predicate {t.name!r} must be a "
                                    f"scalar, but it has shape {list(value.shape)}")
     return bool(value)
+
+
+@def_host("CountUpTo")
+def _count_up_to(h, op):
+    """Reads and increments the variable at once, under its lock (once per run), as TF1's CountUpTo."""
+    name, limit = op.get_attr("var"), op.get_attr("limit")
+
+    def count():
+        (lock,) = h.variable_locks([name])
+        with lock:
+            if name not in h.variables:
+                raise FailedPreconditionError(None, op, f"Attempting to use uninitialized value {name}")
+            old = np.asarray(h.variables.host_value(name))
+            if old >= limit:
+                raise OutOfRangeError(None, op, f"Reached limit of {limit}")
+            h.variables.commit_all({name: old + old.dtype.type(1)})
+        return old
+
+    h.feed(op.outputs, [h.txn.once(op, count)])
 
 
 @def_host("While")

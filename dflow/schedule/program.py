@@ -65,6 +65,8 @@ def prune(fetch_elements, fed, decisions=None):
         if op in needed:
             continue
         needed.add(op)
+        if op._outputs and all(t in fed for t in op._outputs):
+            continue  # reached by a control edge, every output fed (a host op already run): reads nothing
         for t in (inputs_of(op, decisions) if decisions else op._inputs):
             if t not in fed and t._op not in needed:
                 stack.append(t._op)
@@ -98,7 +100,8 @@ class Program:
         self.fed = fed
         self.decisions = decisions
         self.ops = prune(self.fetch_elements, fed, decisions)
-        self.pending = next((op for op in self.ops if op._opdef.state == "host" and op not in decisions), None)
+        self.pending = next((op for op in self.ops if op._opdef.state == "host" and op not in decisions and
+                             not (op._outputs and all(t in fed for t in op._outputs))), None)
         if self.pending is not None:
             return  # topological: it depends on no other pending decision
         check_feeds_complete(self.ops, fed)

@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import secrets
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -297,7 +298,8 @@ class Session:
                 h = HostRun(feeds, values, dict(decisions), execute=self._execute, plan=self._cached_plan,
                             run_plan=self._run_plan, feed_spec=self._feed_spec,
                             check_initialized=self._check_initialized, resources=self.resources, txn=txn,
-                            memory_budget=self._options.memory_budget)
+                            memory_budget=self._options.memory_budget, variables=self.variables,
+                            variable_locks=self._variable_locks, operation_timeout=self._operation_timeout())
                 decisions = h.decisions
             h.settle(plan)
         if h is not None:
@@ -306,6 +308,18 @@ class Session:
             if constants:
                 values = {**values, **constants}
         return self._run_plan(plan, elements, values, commit=commit)
+
+    def _operation_timeout(self):
+        """Seconds a blocking host op (a queue's dequeue or enqueue) may wait in this run: the
+        config's `operation_timeout_in_ms`, or what is left of the run's `timeout_in_ms`; None: no limit."""
+        limits = []
+        ms = int(getattr(self._config, "operation_timeout_in_ms", 0) or 0)
+        if ms > 0:
+            limits.append(ms / 1000.0)
+        trace = getattr(self._tracing, "trace", None)
+        if trace is not None and trace.deadline is not None:
+            limits.append(max(0.0, trace.deadline - time.monotonic()))
+        return min(limits) if limits else None
 
     def _run_plan(self, plan, elements, values, fast=False, commit=None):
         """Runs one plan. With `commit` (the outermost run's final plan), the variables it assigns are

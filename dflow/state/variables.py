@@ -188,7 +188,8 @@ class Variable:
         return state_ops.scatter_add(self._handle, indices, updates, name=name)
 
     def count_up_to(self, limit):
-        raise InvalidArgumentError(None, self.op, "count_up_to is not supported by dflow")
+        """The value before an increment that fails with OutOfRangeError at `limit` (TF1)."""
+        return state_ops.count_up_to(self._handle, limit)
 
     def __repr__(self):
         if hasattr(self._handle, "numpy"):  # eager: TF's ResourceVariable, with its value

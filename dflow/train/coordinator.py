@@ -1,8 +1,7 @@
 """`tf.train.Coordinator` and `start_queue_runners`: stopping a set of threads together.
 
-dflow has no queue runners (its input pipelines are `tf.data`, run by the iterator's own threads),
-so `start_queue_runners` starts whatever the QUEUE_RUNNERS collection holds (nothing, unless a
-program adds objects with TF1's `create_threads`) and returns their threads, as TF1 does.
+`start_queue_runners` starts the threads of the QUEUE_RUNNERS collection's queue runners
+(train/queue_runner.py: TF1's input producers and batching add them) and returns them, as TF1.
 """
 
 from __future__ import annotations
@@ -158,8 +157,8 @@ class LooperThread(threading.Thread):
 
 
 def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collection=GraphKeys.QUEUE_RUNNERS):
-    """Starts the threads of the queue runners in `collection` (TF1); dflow's own pipelines need
-    none, so for them this returns []."""
+    """Starts the threads of the queue runners in `collection` (TF1) and returns them; `tf.data`
+    pipelines need none."""
     graph = sess.graph if sess is not None else get_default_graph()
     threads = []
     for qr in graph.get_collection(collection):
