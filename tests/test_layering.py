@@ -32,9 +32,9 @@ LAYERS = [
      "dflow.parallel", "dflow.test", "dflow.metrics", "dflow.strings", "dflow.image", "dflow.layers", "dflow.sparse",
      "dflow.python_io",
      "dflow.linalg", "dflow.random", "dflow.initializers",
-     "dflow.contrib", "dflow.feature_column", "dflow.rnn",
+     "dflow.feature_column", "dflow.rnn",
      "dflow.lookup"],
-    ["dflow.estimator"],
+    ["dflow.estimator", "dflow.contrib"],  # contrib.learn wraps the Estimator
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
 ]
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
