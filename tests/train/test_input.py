@@ -194,16 +194,6 @@ def test_unstarted_runners_block_until_the_timeout():
             sess.run(q.dequeue())
 
 
-def _decode_raw_uint8(value, n):
-    """tf.decode_raw(value, tf.uint8) of a scalar record (a py_func while dflow has no decode_raw)."""
-    decode_raw = getattr(tf, "decode_raw", None)
-    if decode_raw is not None:
-        return decode_raw(value, tf.uint8)
-    out = tf.py_func(lambda s: np.frombuffer(s, np.uint8).copy(), [value], tf.uint8, stateful=False)
-    out.set_shape([n])
-    return out
-
-
 @pytest.mark.program
 @pytest.mark.timeout(300)
 def test_cifar_style_program(tmp_path):
@@ -226,7 +216,7 @@ def test_cifar_style_program(tmp_path):
     filename_queue = tf.train.string_input_producer(names, num_epochs=3, shuffle=True, seed=1)
     reader = tf.FixedLengthRecordReader(record_bytes=label_bytes + image_bytes)
     key, value = reader.read(filename_queue)
-    record = _decode_raw_uint8(value, label_bytes + image_bytes)
+    record = tf.decode_raw(value, tf.uint8)
     label = tf.cast(tf.strided_slice(record, [0], [label_bytes]), tf.int32)
     depth_major = tf.reshape(tf.strided_slice(record, [label_bytes], [label_bytes + image_bytes]), [c, h, w])
     image = tf.cast(tf.transpose(depth_major, [1, 2, 0]), tf.float32) / 255.0
@@ -249,15 +239,12 @@ def test_cifar_style_program(tmp_path):
 @pytest.mark.program
 @pytest.mark.timeout(300)
 def test_csv_program(tmp_path):
-    decode_csv = getattr(tf, "decode_csv", None)
-    if decode_csv is None:
-        pytest.skip("tf.decode_csv is not in dflow yet (another engineer adds it); this program needs it")
     path = tmp_path / "d.csv"
     rows = [(float(i), float(2 * i + 1)) for i in range(20)]
     path.write_text("x,y\n" + "".join(f"{x},{y}\n" for x, y in rows))
     q = tf.train.string_input_producer([str(path)], num_epochs=2, shuffle=False)
     _, line = tf.TextLineReader(skip_header_lines=1).read(q)
-    x, y = decode_csv(line, record_defaults=[[0.0], [0.0]])
+    x, y = tf.decode_csv(line, record_defaults=[[0.0], [0.0]])
     bx, by = tf.train.batch([x, y], 5)
     with tf.train.MonitoredTrainingSession(config=tf.ConfigProto(operation_timeout_in_ms=60000)) as sess:
         got = []
