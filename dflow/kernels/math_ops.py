@@ -404,8 +404,9 @@ def _clip_infer(inputs, attrs):
     return broadcast_infer(REAL, None, "ClipByValue")(inputs, attrs)
 
 
+# TF1's order, max(min(t, hi), lo): with min above max every value becomes min (numpy's clip gives max)
 register_op("ClipByValue", _clip_infer,
-            eager=lambda xp, t, lo, hi: xp.minimum(xp.maximum(t, lo), hi), elementwise=True)
+            eager=lambda xp, t, lo, hi: xp.maximum(xp.minimum(t, hi), lo), elementwise=True)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):

@@ -408,11 +408,20 @@ def _check_nonempty(shape, a, op_type):
         raise ValueError(f"{op_type}: Reduction axis {a} is empty in shape {list(shape)}")
 
 
+def _without_nan(xp, x, fn):
+    """TF1's CPU kernels never pick a NaN (a comparison with NaN is false): NaN as -inf for argmax,
+    +inf for argmin, so [1, nan, 3] gives 2 and 0, all NaN gives 0. Non-floats as they are."""
+    if not np.issubdtype(np.dtype(x.dtype), np.floating):
+        return x
+    fill = -np.inf if fn == "argmax" else np.inf
+    return xp.where(xp.isnan(x), xp.asarray(fill, dtype=x.dtype), x)
+
+
 def _arg_eager(fn, op_type):
     def eager(xp, x, dim, *, output_type):
         a = _arg_axis(dim, x.ndim, op_type)
         _check_nonempty(x.shape, a, op_type)
-        return xp.astype(getattr(xp, fn)(x, axis=a), output_type.np_dtype)
+        return xp.astype(getattr(xp, fn)(_without_nan(xp, x, fn), axis=a), output_type.np_dtype)
 
     return eager
 
@@ -422,6 +431,8 @@ def _arg_lower(fn, op_type):
         x = ctx.as_dask(x)
         a = _arg_axis(ctx.host_value(dim, "dimension"), x.ndim, op_type)
         _check_nonempty(ctx.known_shape(x), a, op_type)
+        if np.issubdtype(x.dtype, np.floating):
+            x = ctx.da.where(ctx.da.isnan(x), -np.inf if fn == "argmax" else np.inf, x).astype(x.dtype)
         return getattr(ctx.da, fn)(x, axis=a).astype(output_type.np_dtype)
 
     return lower

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import dask.array as da
 import numpy as np
+from dask.utils import parse_bytes
 
 from ..config import default_session_settings
-from ..devices import machine_memory
+from ..devices import ConfigProto, machine_memory
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, UnknownError, attach_op
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
@@ -100,6 +101,9 @@ class Session:
     def __init__(self, target="", graph=None, config=None, *, scheduler=None, chunks="auto",
                  small_plan_bytes=None, num_workers=None, memory_budget=None):
         self._graph = graph if graph is not None else get_default_graph()
+        if config is not None and not isinstance(config, ConfigProto):  # TF1's TypeError
+            raise TypeError(f'Argument `config` must be a tf.ConfigProto, but got "{type(config).__name__}"')
+        _check_chunks(chunks)
         self._config = config
         self._target = target
         if _FORCED and not target and scheduler is None:  # session_defaults() in force
@@ -579,6 +583,33 @@ class Session:
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
         self.variables.load(var_name, value, owned=owned)
+
+
+def _check_chunks(chunks):
+    """Session(chunks=...) as dask takes it ("auto", a positive int or byte size, a tuple of those,
+    -1 or None per axis, or a dict); ValueError naming the argument otherwise (0 was a
+    ZeroDivisionError at the first feed)."""
+    def ok(c, depth=0):
+        if c is None or c == "auto" or c == -1:
+            return True
+        if isinstance(c, str):
+            try:
+                return parse_bytes(c) > 0
+            except (ValueError, TypeError):
+                return False
+        if isinstance(c, (bool, np.bool_)):
+            return False
+        if isinstance(c, (int, np.integer)):
+            return c > 0
+        if isinstance(c, (tuple, list)) and depth < 2:
+            return all(ok(x, depth + 1) for x in c)
+        if isinstance(c, dict) and depth == 0:
+            return all(ok(x, 1) for x in c.values())
+        return False
+
+    if not ok(chunks):
+        raise ValueError(f"Session: chunks must be 'auto', a positive int or size such as '64MB', or a tuple of "
+                         f"those (-1 or None: the whole axis) as dask's chunks= takes them, got {chunks!r}")
 
 
 def _tf1_feed_cast(t, original, value, target):

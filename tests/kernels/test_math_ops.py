@@ -579,3 +579,10 @@ def test_relu_second_order_and_central_differences():
         assert tf.test.compute_gradient_error(x, [4, 3], dx, [4, 3], x_init_value=x0) < 1e-5  # O(delta**2) for a cubic
     got = run_modes(ddx)
     np.testing.assert_allclose(got, 6 * np.maximum(x0, 0), rtol=1e-12)
+
+
+def test_clip_by_value_with_min_above_max_is_tf1s():
+    # TF1 computes max(min(t, hi), lo) (TF 2.21's tf.compat.v1 gives [6, 6, 6]); numpy's clip gives hi
+    t = tf.placeholder(tf.float32, [3])
+    out, = run_modes([tf.clip_by_value(t, 6.0, 4.0)], {t: np.array([0.0, 5.0, 10.0], np.float32)})
+    assert out.tolist() == [6.0, 6.0, 6.0]

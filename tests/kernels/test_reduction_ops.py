@@ -341,9 +341,10 @@ def test_argmax_defaults_and_nan():
     y = tf.argmax(x)
     assert y.dtype == tf.int64 and y.shape.as_list() == [4]
     got = run_modes([y, tf.argmax(x, dimension=1), tf.argmin(x, [1])], {x: xv})
-    check(got[0], np.argmax(xv, 0))
-    check(got[1], np.argmax(xv, 1))
-    check(got[2], np.argmin(xv, 1))
+    # TF1 never picks a NaN (numpy's argmax does): see test_argmax_and_argmin_never_pick_nan_as_tf1
+    check(got[0], np.argmax(np.where(np.isnan(xv), -np.inf, xv), 0))
+    check(got[1], np.argmax(np.where(np.isnan(xv), -np.inf, xv), 1))
+    check(got[2], np.argmin(np.where(np.isnan(xv), np.inf, xv), 1))
 
 
 def test_argmax_of_empty_axis_is_an_error():
@@ -435,3 +436,12 @@ def test_arg_max_arg_min_tf1_aliases():
     np.testing.assert_array_equal(got[2], np.argmax(v, 0))
     with pytest.raises(TypeError):
         tf.arg_max(x)  # dimension is required, as TF1
+
+
+def test_argmax_and_argmin_never_pick_nan_as_tf1():
+    """TF1's CPU kernels (checked with TF 2.21's tf.compat.v1): argmax([1, nan, 3]) = 2,
+    argmin = 0; argmax([nan, 1, 3]) = 2, argmin = 1; all NaN gives 0; the max itself is NaN."""
+    x = tf.placeholder(tf.float32, [None, 3])
+    v = np.array([[1, np.nan, 3], [np.nan, 1, 3], [np.nan, np.nan, np.nan]], np.float32)
+    amax, amin = run_modes([tf.argmax(x, 1), tf.argmin(x, 1)], {x: v})
+    assert amax.tolist() == [2, 2, 0] and amin.tolist() == [0, 1, 0]

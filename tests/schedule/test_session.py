@@ -743,3 +743,13 @@ def test_feeding_a_tensor_is_tf1s_type_error():
         with pytest.raises(TypeError, match=r"The value of a feed cannot be a tf.Tensor object\..*tensor object "
                                             r"was Tensor\(\"c:0\".*feed with key Tensor\(\"x:0\""):
             s.run(x * 2.0, {x: c})
+
+
+def test_session_arguments_are_checked_when_it_is_made():
+    with pytest.raises(TypeError, match='Argument `config` must be a tf.ConfigProto, but got "str"'):
+        tf.Session(config="abc")
+    for bad in (0, -2, (4, 0), "lots", True):
+        with pytest.raises(ValueError, match="Session: chunks must be"):
+            tf.Session(chunks=bad)
+    for good in ("auto", 8, (4, -1), (None, 2), "64MB", {0: 4}):
+        tf.Session(chunks=good).close()
