@@ -221,13 +221,32 @@ def _reshape_infer(inputs, attrs):
     return _resolve_reshape(x.shape, partial_shape_value(s), "Reshape"), x.dtype
 
 
+def _check_reshape(size, target):
+    """TF1's run-time refusal of a shape that `size` values cannot fill (its words)."""
+    known = [d for d in target if d != -1]
+    prod = int(np.prod(known)) if known else 1
+    if -1 in target:
+        if prod == 0 and size == 0:
+            raise ValueError("Reshape cannot infer the missing input size for an empty tensor unless all specified "
+                             "input sizes are non-zero")
+        if prod == 0 or size % prod:
+            raise ValueError(f"Input to reshape is a tensor with {size} values, but the requested shape requires a "
+                             f"multiple of {prod}")
+    elif prod != size:
+        raise ValueError(f"Input to reshape is a tensor with {size} values, but the requested shape has {prod}")
+
+
 def _reshape_eager(xp, x, shape):
-    return xp.reshape(x, tuple(int(d) for d in np.asarray(shape).reshape(-1)))
+    target = tuple(int(d) for d in np.asarray(shape).reshape(-1))
+    _check_reshape(int(np.prod(x.shape)), target)
+    return xp.reshape(x, target)
 
 
 def _reshape_lower(ctx, x, shape):
     target = tuple(int(d) for d in ctx.host_value(shape, "Reshape shape").reshape(-1))
     x = ctx.as_dask(x)
+    if not any(d != d for d in x.shape):  # sizes known: TF1's words, not dask's "Bad index 3.33"
+        _check_reshape(int(np.prod(x.shape)), target)
     try:
         return x.reshape(target)
     except NotImplementedError:

@@ -301,11 +301,33 @@ def _concat_axis(axis, ndim):
     return normalize_axis(_ints(axis)[0], ndim, "ConcatV2")
 
 
-register_op("ConcatV2", _concat_infer,
-            eager=lambda xp, *args: xp.concat(args[:-1], axis=_concat_axis(args[-1], args[0].ndim)),
-            lower=lambda ctx, *args: ctx.da.concatenate(
-                [ctx.as_dask(v) for v in args[:-1]],
-                axis=_concat_axis(ctx.host_value(args[-1], "ConcatV2 axis"), args[0].ndim)))
+def _check_concat(shapes, a):
+    """TF1's run-time ConcatOp checks, in its words (numpy's and dask's are worse: '%s')."""
+    first = shapes[0]
+    dims = lambda sh: ",".join(str(int(d)) if d == d else "?" for d in sh)  # noqa: E731
+    for i, sh in enumerate(shapes[1:], 1):
+        if len(sh) != len(first):
+            raise ValueError(f"ConcatOp : Ranks of all input tensors should match: shape[0] = [{dims(first)}] vs. "
+                             f"shape[{i}] = [{dims(sh)}]")
+        if any(j != a and d == d and e == e and d != e for j, (d, e) in enumerate(zip(first, sh))):
+            raise ValueError(f"ConcatOp : Dimensions of inputs should match: shape[0] = [{dims(first)}] vs. "
+                             f"shape[{i}] = [{dims(sh)}]")
+
+
+def _concat_eager(xp, *args):
+    a = _concat_axis(args[-1], args[0].ndim)
+    _check_concat([v.shape for v in args[:-1]], a)
+    return xp.concat(args[:-1], axis=a)
+
+
+def _concat_lower(ctx, *args):
+    values = [ctx.as_dask(v) for v in args[:-1]]
+    a = _concat_axis(ctx.host_value(args[-1], "ConcatV2 axis"), args[0].ndim)
+    _check_concat([v.shape for v in values], a)
+    return ctx.da.concatenate(values, axis=a)
+
+
+register_op("ConcatV2", _concat_infer, eager=_concat_eager, lower=_concat_lower)
 
 
 @def_bind("ConcatV2")
