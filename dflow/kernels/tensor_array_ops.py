@@ -68,6 +68,9 @@ def _write(flow, index, value, dtype, element_shape, dynamic_size):
         raise InvalidArgumentError(None, None, f"Tried to write to index {i} but array is not resizeable and size "
                                    f"is: {len(items)}")
     items.extend([None] * (i + 1 - len(items)))
+    if items[i] is not None:  # TF1's TensorArray: one write per element
+        raise InvalidArgumentError(None, None, f"Could not write to TensorArray index {i} because it has already "
+                                   "been written to.")
     items[i] = np.asarray(value, dtype=dtype.np_dtype)
     return _box(items)
 

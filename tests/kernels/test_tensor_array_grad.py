@@ -34,13 +34,17 @@ def test_unread_and_unwritten_elements_get_zero_gradients():
     np.testing.assert_array_equal(out, [[0, 0], [2, 2], [0, 0], [0, 0]])
 
 
-def test_overwritten_element_gets_no_gradient_before_the_write():
+def test_an_element_written_twice_is_tf1s_error():
+    """TF1's TensorArray takes one write per element (TF 2.21's compat.v1 with v1 control flow:
+    'Could not write to TensorArray index 1 because it has already been written to.'), by
+    write and by scatter."""
     x = tf.placeholder(tf.float32, [])
-    y = tf.placeholder(tf.float32, [])
     ta = tf.TensorArray(tf.float32, 2, element_shape=[]).write(0, x).write(1, x * x)
-    ta = ta.scatter([1], tf.reshape(y * 5.0, [1]))
-    gx, gy = tf.gradients(tf.reduce_sum(ta.stack()), [x, y])
-    assert run_modes([gx, gy], {x: 3.0, y: 1.0}) == [pytest.approx(1.0), pytest.approx(5.0)]
+    for again in (ta.write(1, x), ta.scatter([1], tf.reshape(x * 5.0, [1]))):
+        for mode in ("eager", "sync"):
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Could not write to TensorArray index 1 because "
+                                                                     "it has already been written to"):
+                run_modes(again.stack(), {x: 3.0}, modes=[mode])
 
 
 def _check(make, x_shape, y_shape, seed=0):
@@ -128,7 +132,9 @@ def test_gradients_through_cond_stop_gradient_and_a_growing_array():
     x = tf.placeholder(tf.float64, [3, 2])
     p = tf.placeholder(tf.bool, [])
     ta = tf.TensorArray(tf.float64, 3).unstack(x)
-    ta2 = tf.cond(p, lambda: ta.write(1, ta.read(0) * 5.0), lambda: ta.identity())  # a TensorArray, as TF1
+    part = tf.TensorArray(tf.float64, 3).write(0, x[0]).write(2, x[2])  # index 1 written in the cond
+    ta2 = tf.cond(p, lambda: part.write(1, part.read(0) * 5.0),  # TensorArrays, as TF1
+                  lambda: part.write(1, tf.zeros([2], tf.float64)))
     (g,) = tf.gradients(tf.reduce_sum(ta2.stack() * [[1.0], [2.0], [3.0]]), x)
     (g2,) = tf.gradients(tf.reduce_sum(tf.stop_gradient(ta.read(0)) * ta.read(1)), x)
 
@@ -139,7 +145,7 @@ def test_gradients_through_cond_stop_gradient_and_a_growing_array():
     (g3,) = tf.gradients(tf.reduce_sum(t.stack()), x)
     xv = np.arange(6.0).reshape(3, 2)
     assert run_modes(g, {x: xv, p: True}).tolist() == [[11, 11], [0, 0], [3, 3]]
-    assert run_modes(g, {x: xv, p: False}).tolist() == [[1, 1], [2, 2], [3, 3]]
+    assert run_modes(g, {x: xv, p: False}).tolist() == [[1, 1], [0, 0], [3, 3]]
     assert run_modes(g2, {x: xv}).tolist() == [[0, 0], [0, 1], [0, 0]]
     assert run_modes(g3, {x: xv}).tolist() == [[3, 3], [5, 5], [2, 2]]
 
