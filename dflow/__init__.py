@@ -38,6 +38,7 @@ from .data.queues import *  # noqa: F403 - tf.FIFOQueue and the other TF1 queues
 from .data.readers import *  # noqa: F403 - tf.TextLineReader and the other TF1 readers
 from .devices import ConfigProto, DeviceSpec, GPUOptions, GraphOptions
 from .eager import GradientTape, enable_eager_execution
+from .eager.py_func import py_function
 from .graph import dtypes
 from .graph.dtypes import (
     DType,
@@ -110,6 +111,7 @@ from .kernels.sampling_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
+from .kernels.serialization_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
     SparseTensor,
     SparseTensorValue,

@@ -7,7 +7,6 @@ context switches. See docs/ARCHITECTURE.md, "Eager execution".
 
 from ..data.iterator import EagerIterator as Iterator
 from ..kernels.custom_gradient import custom_gradient
-from ..kernels.py_ops import py_func
 from ..state.variables import Variable
 from . import metrics
 from .backprop import (
@@ -31,6 +30,7 @@ from .context import (
 from .function import defun
 from .gpus import num_gpus
 from .lazy import LazyTensor
+from .py_func import py_func
 from .tape import GradientTape
 from .tensor import EagerTensor
 

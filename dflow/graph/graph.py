@@ -449,6 +449,19 @@ def current_executor():
     return _installed()
 
 
+@contextlib.contextmanager
+def outside_entered_graphs():
+    """Leaves this thread's graphs entered with `as_default()` for the block and enters them again
+    after: what `eager_mode()` needs to run ops at once inside a graph program (the body of a
+    `tfe.py_func`, called while a Session runs its graph)."""
+    saved = list(_default_graph_stack.stack)
+    _default_graph_stack.stack[:] = []
+    try:
+        yield
+    finally:
+        _default_graph_stack.stack[:] = saved
+
+
 def executing_eagerly():
     """True when ops run at once (an eager executor is installed and no graph is entered)."""
     return current_executor() is not None

@@ -10,6 +10,7 @@ from ..kernels.parsing_ops import (
     parse_example,
     parse_single_example,
 )
+from ..kernels.serialization_ops import decode_json_example, parse_tensor, serialize_tensor
 from ..kernels.text_ops import decode_raw
 from ..platform import io_gfile as gfile
 from .cleanup import cleanup
@@ -22,7 +23,8 @@ __all__ = ["read_zarr", "write_zarr", "cleanup", "import_graph_def", "read_graph
            "export_meta_graph", "import_meta_graph", "gfile", "TFRecordCompressionType", "TFRecordOptions",
            "TFRecordWriter", "tf_record_iterator", "FixedLenFeature", "VarLenFeature", "parse_example",
            "parse_single_example", "decode_csv", "decode_raw", "read_file", "write_file", "matching_files", "decode_png",
-           "decode_jpeg", "decode_image", "encode_png", "encode_jpeg"]
+           "decode_jpeg", "decode_image", "encode_png", "encode_jpeg",
+           "serialize_tensor", "parse_tensor", "decode_json_example"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

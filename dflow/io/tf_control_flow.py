@@ -14,6 +14,8 @@ How the graph is read (TF's own reading is tensorflow/core/graph/control_flow.cc
 - A cond: the Merges popping the same predicate form one dflow `Cond` (inputs: the predicate and
   the tensors its branches read from outside; attrs: each Merge's inputs as true/false outputs).
   Branch ops read the outer tensors directly: a cond Switch's outputs become its data input.
+  Each Merge's name stays as an `Identity` of its Cond output (`cond/Merge_1:0` is fetchable, as
+  the Exits' are as Identities of the While's outputs); the graph's own nodes read the Cond.
 - A while frame: each loop Merge (Merge(Enter, NextIteration)) is a loop variable, a `Placeholder`
   the condition (the LoopCond's input) and the body (the NextIterations' inputs) read instead of
   the Merge and the loop Switch; the condition's ops are copied once more (`cond_next`) reading
@@ -394,6 +396,8 @@ class _Lowering:
                 "true_outputs": tuple(true_out), "false_outputs": tuple(false_out), "out_specs": None,
                 "n_captures": 0})
             self.emit(node, base)
+            for k, m in enumerate(merges):  # TF1's names of the outputs (`cond/Merge_1:0`) stay fetchable
+                self.emit(NodeDef(name=m, op="Identity", input=[f"{name}:{k}"]), base)
 
     def tensor_ctx_last(self, t):
         name, idx = t
@@ -432,6 +436,9 @@ class _Lowering:
                 "body": tuple(TensorRef(b) for b in lp["body"]), "cond_next": TensorRef(cond_next),
                 "maximum_iterations": None, "n_loop_vars": len(lp["vars"]), "out_specs": tuple(lp["specs"])}),
                 self.frame_outer[frame])
+            for exit_name, out in self.exit_output.items():  # and the loop's (`while/Exit_2:0`)
+                if out.rpartition(":")[0] == lp["name"]:
+                    self.emit(NodeDef(name=exit_name, op="Identity", input=[out]), self.frame_outer[frame])
 
     def finish_conds(self):
         """Each Cond's captures: what its branches read from outside (the loops inside a branch

@@ -13,12 +13,14 @@ attrs (`TensorRef`s) and reading the tensors of the outside directly. Lowering, 
 - cond: `pred_id = Identity(pred)`; `Switch(pred_id, pred_id)` gives the pivots `switch_t` /
   `switch_f`; every captured tensor goes through its own `Switch(t, pred_id)` and the branch nodes
   read output 1 (true) or 0 (false) of it; a branch node without data inputs (a Const) gets a
-  control input on its branch's pivot; each output is `Merge(false, true)`. The Cond node's name
-  becomes an `IdentityN` (`Identity` for one output) of the Merges, so `cond:i` keeps its name.
+  control input on its branch's pivot; each output is `Merge(false, true)`, named as the
+  output's TF1-named Identity (`cond/Merge_1`, made by dflow's cond) which it replaces. The Cond
+  node's name becomes an `IdentityN` (`Identity` for one output) of the Merges, so `cond:i` keeps
+  its name.
 - while: each loop variable is `Enter -> Merge(Enter, NextIteration) -> Switch(., LoopCond)`, the
   condition reads the Merges, the body the Identity of the Switches' true output, the
-  NextIterations take the body's outputs and the Exits (false outputs) are the results, again
-  renamed to the While's name by an IdentityN. Captured tensors are constant Enters.
+  NextIterations take the body's outputs and the Exits (false outputs, named as the outputs'
+  `while/Exit_k` Identities) are the results, again renamed to the While's name by an IdentityN. Captured tensors are constant Enters.
   `maximum_iterations` is a counter loop variable and-ed into the condition (as TF1 does). dflow's
   copy of the condition over the body's outputs (`cond_next`) and the loop-variable placeholders
   are not written.
@@ -27,6 +29,8 @@ TensorArrays have no TensorFlow form here; the writer names them.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 from tensorboard.compat.proto import node_def_pb2
@@ -38,6 +42,7 @@ from .tf_graph_values import attr_to_tf
 __all__ = ["lower_control_flow_for_tf"]
 
 _INT32, _BOOL = as_dtype("int32"), as_dtype("bool")
+_TF1_OUTPUT = re.compile(r"(Merge|Exit)(_[0-9]+)?")
 PARALLEL_ITERATIONS = 10
 
 
@@ -65,6 +70,15 @@ class _Lowering:
         # tensors of reference type (a VariableV2's output): they go through RefSwitch / RefEnter,
         # so an Assign in a branch or body still gets a reference, as TF1 writes them
         self.refs = {n.name for n in self.nodes if n.op == "VariableV2"}
+        # the Identity dflow's cond/while_loop gives each output, named as TF1 names it (`cond/Merge_1`,
+        # `while/Exit`): the Merge or Exit written here takes that name (the Identity is dropped), so
+        # the TensorFlow graph has TF1's own nodes under TF1's names
+        self.tf1_named = {}
+        for n in self.nodes:
+            scope, _, last = n.name.rpartition("/")
+            k = _key(n.input[0]) if n.op == "Identity" and len(n.input) == 1 else None
+            if k and k[0] == scope and _TF1_OUTPUT.fullmatch(last):
+                self.tf1_named[k] = n.name
 
     # ---- helpers ----
 
@@ -79,6 +93,15 @@ class _Lowering:
     def dtype(self, tensor):
         name, index = _key(tensor)
         return self.dtypes[name][index]
+
+    def output_name(self, key, default):
+        """The name of the Merge/Exit giving output `key` of a Cond/While: its TF1-named Identity's."""
+        name = self.tf1_named.get(key)
+        if name is None or name in self.drop:
+            return default
+        self.drop.add(name)
+        self.names.discard(name)
+        return name
 
     def emit(self, name, op, inputs, dtypes, **attrs):
         name = self.unique(name)
@@ -168,7 +191,8 @@ class _Lowering:
         for i, (f, t) in enumerate(zip(f_out, t_out)):
             dt = as_dtype(n.attr["out_specs"][i][1])
             f, t = maps[0].get(_key(f), f), maps[1].get(_key(t), t)
-            merges.append(self.emit(f"{base}/Merge", "Merge", [f, t], [dt, _INT32], T=dt, N=2) + ":0")
+            merges.append(self.emit(self.output_name((base, i), f"{base}/Merge"), "Merge", [f, t], [dt, _INT32], T=dt,
+                                    N=2) + ":0")
             dts.append(dt)
         self.replace(n, merges, dts, [pivots[0], pivots[1]])
 
@@ -243,10 +267,11 @@ class _Lowering:
             pred = self.emit(f"{base}/LogicalAnd", "LogicalAnd", [less, pred], [_BOOL])
         loop_cond = self.emit(f"{base}/LoopCond", "LoopCond", [pred], [_BOOL])
         exits, idents = [], []
-        for m in merges:
+        for k, m in enumerate(merges):
             dt = self.dtypes[m][0]
             sw = self.emit(f"{base}/Switch", "Switch", [f"{m}:0", loop_cond], [dt, dt], T=dt)
-            exits.append(self.emit(f"{base}/Exit", "Exit", [f"{sw}:0"], [dt], T=dt) + ":0")
+            name = self.output_name((base, k), f"{base}/Exit") if k < nv else f"{base}/Exit"
+            exits.append(self.emit(name, "Exit", [f"{sw}:0"], [dt], T=dt) + ":0")
             idents.append(self.emit(f"{base}/Identity", "Identity", [f"{sw}:1"], [dt], T=dt))
         body_map = dict(const_map)
         body_map.update({(p, 0): f"{i}:0" for p, i in zip(phs, idents)})

@@ -1,6 +1,6 @@
-"""TensorFlow's attr values ⇄ dflow's plain attr values: `AttrValue`, `TensorProto`, `DataType` and
-`TensorShapeProto` (tensorboard's compat protos, TensorFlow's wire format) against numpy arrays,
-`DType`s, `TensorShape`s and Python scalars and tuples.
+"""TensorFlow's attr values ⇄ dflow's plain attr values: `AttrValue` (tensorboard's compat proto,
+TensorFlow's wire format) against numpy arrays, `DType`s, `TensorShape`s and Python scalars and
+tuples. Tensors, dtypes and shapes inside it convert with dflow/graph/tensor_proto.py.
 
 Used by dflow/io/tf_graph_ops.py (the op table) in both directions. Decoding builds only plain
 values; a malformed tensor (content of the wrong size, an unknown dtype) is a DataLossError.
@@ -8,121 +8,22 @@ values; a malformed tensor (content of the wrong size, an unknown dtype) is a Da
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from tensorboard.compat.proto import attr_value_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
+from tensorboard.compat.proto import attr_value_pb2
 
-from ..errors import DataLossError, InvalidArgumentError
-from ..graph.dtypes import DType, as_dtype
+from ..errors import InvalidArgumentError
+from ..graph.dtypes import DType
 from ..graph.shape import TensorShape
+from ..graph.tensor_proto import (
+    dtype_from_tf,
+    dtype_to_tf,
+    numpy_to_tensor,
+    shape_from_tf,
+    shape_to_tf,
+    tensor_to_numpy,
+)
 
-__all__ = ["dtype_from_tf", "dtype_to_tf", "tensor_to_numpy", "numpy_to_tensor", "attr_from_tf", "attr_to_tf",
-           "shape_from_tf", "shape_to_tf"]
-
-# TF's DataType enum names -> dflow dtype names (the ones dflow has)
-_TF_DTYPES = {"DT_FLOAT": "float32", "DT_DOUBLE": "float64", "DT_INT32": "int32", "DT_UINT8": "uint8",
-              "DT_INT16": "int16", "DT_INT8": "int8", "DT_STRING": "string", "DT_COMPLEX64": "complex64",
-              "DT_INT64": "int64", "DT_BOOL": "bool", "DT_UINT16": "uint16", "DT_COMPLEX128": "complex128",
-              "DT_HALF": "float16", "DT_UINT32": "uint32", "DT_UINT64": "uint64", "DT_VARIANT": "variant"}
-_FROM_ENUM = {types_pb2.DataType.Value(k): v for k, v in _TF_DTYPES.items()}
-_TO_ENUM = {v: k for k, v in _FROM_ENUM.items()}
-_REF = 100  # TF's reference dtypes (a VariableV2's output) are the value dtype + 100
-
-
-def dtype_from_tf(enum, where="attr"):
-    """The dflow DType of a TF DataType enum (reference types as their value type)."""
-    if enum > _REF:
-        enum -= _REF
-    name = _FROM_ENUM.get(enum)
-    if name is None:
-        tf_name = types_pb2.DataType.Name(enum) if enum in types_pb2.DataType.values() else str(enum)
-        raise InvalidArgumentError(None, None, f"{where}: TensorFlow dtype {tf_name} has no dflow equivalent "
-                                   f"(dflow has {sorted(_TF_DTYPES)})")
-    return as_dtype(name)
-
-
-def dtype_to_tf(dtype, where="attr"):
-    name = as_dtype(dtype).name
-    if name not in _TO_ENUM:
-        raise InvalidArgumentError(None, None, f"{where}: dtype {name} has no TensorFlow equivalent")
-    return _TO_ENUM[name]
-
-
-def shape_from_tf(proto):
-    if proto.unknown_rank:
-        return TensorShape(None)
-    return TensorShape([None if d.size < 0 else int(d.size) for d in proto.dim])
-
-
-def shape_to_tf(shape):
-    shape = shape if isinstance(shape, TensorShape) else TensorShape(shape)
-    if shape.ndims is None:
-        return tensor_shape_pb2.TensorShapeProto(unknown_rank=True)
-    return tensor_shape_pb2.TensorShapeProto(dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=-1 if d is None else d)
-                                                  for d in shape.as_list()])
-
-
-# the repeated field holding a tensor's values when it has no tensor_content
-_VAL_FIELDS = {"float32": "float_val", "float64": "double_val", "int32": "int_val", "int16": "int_val",
-               "int8": "int_val", "uint8": "int_val", "uint16": "int_val", "int64": "int64_val", "bool": "bool_val",
-               "uint32": "uint32_val", "uint64": "uint64_val", "float16": "half_val", "complex64": "scomplex_val",
-               "complex128": "dcomplex_val", "string": "string_val"}
-
-
-def tensor_to_numpy(proto, where="tensor"):
-    """A read-only numpy array of a TensorProto (string tensors: an object array of bytes)."""
-    dt = dtype_from_tf(proto.dtype, where)
-    shape = shape_from_tf(proto.tensor_shape)
-    if shape.ndims is None or not shape.is_fully_defined():
-        raise DataLossError(None, None, f"{where}: a tensor value needs a fully defined shape")
-    dims = shape.as_list()
-    n = math.prod(dims)
-    if dt.name == "string":
-        vals = list(proto.string_val)
-        arr = np.empty(n, dtype=object)
-        if vals and len(vals) not in (1, n):
-            raise DataLossError(None, None, f"{where}: {len(vals)} strings for shape {dims}")
-        arr[:] = vals * (n if len(vals) == 1 else 1) if vals else [b""] * n
-    elif dt.name == "variant":
-        raise InvalidArgumentError(None, None, f"{where}: variant tensors cannot be constants in dflow")
-    else:
-        npdt = np.dtype(dt.name)
-        if proto.tensor_content:
-            raw = proto.tensor_content
-            if len(raw) != n * npdt.itemsize:
-                raise DataLossError(None, None, f"{where}: tensor content has {len(raw)} bytes, shape {dims} of "
-                                    f"{dt.name} needs {n * npdt.itemsize}")
-            arr = np.frombuffer(raw, dtype=npdt.newbyteorder("<")).astype(npdt)
-        else:
-            vals = list(getattr(proto, _VAL_FIELDS[dt.name]))
-            if dt.name == "float16":
-                vals = np.array(vals, dtype=np.uint16).view(np.float16)
-            elif dt.is_complex:
-                vals = np.array(vals, dtype=np.float64).reshape(-1, 2) @ np.array([1, 1j]) if vals else []
-            vals = np.asarray(vals).astype(npdt)
-            if len(vals) > n:
-                raise DataLossError(None, None, f"{where}: {len(vals)} values for shape {dims}")
-            # TF repeats the last value to fill the shape (zeros when there is none)
-            arr = np.full(n, vals[-1] if len(vals) else 0, dtype=npdt)
-            arr[:len(vals)] = vals
-    arr = arr.reshape(dims)
-    arr.setflags(write=False)
-    return arr
-
-
-def numpy_to_tensor(arr, dtype=None, where="tensor"):
-    """The TensorProto of an array (numbers as little-endian tensor_content, strings as string_val)."""
-    arr = np.asarray(arr)
-    dt = as_dtype(dtype) if dtype is not None else (as_dtype("string") if arr.dtype.kind in "OUS"
-                                                    else as_dtype(arr.dtype))
-    proto = tensor_pb2.TensorProto(dtype=dtype_to_tf(dt, where), tensor_shape=shape_to_tf(list(arr.shape)))
-    if dt.name == "string":
-        proto.string_val.extend(s if isinstance(s, bytes) else str(s).encode("utf-8") for s in arr.reshape(-1))
-    else:
-        npdt = np.dtype(dt.name)
-        proto.tensor_content = np.ascontiguousarray(arr, dtype=npdt.newbyteorder("<")).tobytes()
-    return proto
+__all__ = ["attr_from_tf", "attr_to_tf"]
 
 
 def attr_from_tf(value, where="attr"):

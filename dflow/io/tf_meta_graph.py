@@ -28,9 +28,10 @@ from ..graph.dtypes import as_dtype
 from ..graph.keys import GraphKeys
 from ..graph.serialize import parse_input
 from ..graph.shape import TensorShape
+from ..graph.tensor_proto import dtype_from_tf, dtype_to_tf, shape_from_tf, shape_to_tf
 from .signature import SignatureDef, TensorInfo
 from .tf_graph import graph_def_from_tf, graph_def_to_tf, parse_proto_bytes, without_unwritable
-from .tf_graph_values import attr_to_tf, dtype_from_tf, dtype_to_tf, shape_from_tf, shape_to_tf
+from .tf_graph_values import attr_to_tf
 
 __all__ = ["meta_graph_fields_from_tf", "meta_graph_fields_from_bytes", "meta_graph_to_tf"]
 

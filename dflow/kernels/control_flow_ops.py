@@ -144,12 +144,21 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         op = g.create_op("Cond", [pred] + caps, {"true_outputs": tuple(t_flat), "false_outputs": tuple(f_flat),
                                                  "out_specs": tuple(specs), "n_captures": len(caps)},
                          name=scope)
-    outs = op.outputs
+        outs = _tf1_named(op.outputs, "Merge")
     if not outs:
         return op
     if all(isinstance(v, Operation) for v in _flatten(t_out)) and not isinstance(t_out, (list, tuple, dict)):
         return op
+    if not strict and isinstance(t_out, (list, tuple)) and not hasattr(t_out, "_fields") and len(t_out) == 1:
+        t_out = t_out[0]  # TF1 unpacks a one-element list unless strict
     return _pack(t_out, outs) if isinstance(t_out, (list, tuple, dict, _TA)) else outs[0]  # a TensorArray: as one
+
+
+def _tf1_named(outputs, kind):
+    """The outputs as TF1's control flow names them: `Identity`s named `<scope>/Merge`,
+    `<scope>/Merge_1`, ... (a cond) or `<scope>/Exit`, ... (a loop), made in the construct's name
+    scope, so `print(result)` and `get_tensor_by_name("cond/Merge:0")` read as in a TF1 program."""
+    return [identity(t, name=kind) for t in outputs]
 
 
 def _merged_shape(a, b):
@@ -265,7 +274,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         op = g.create_op("While", init + caps, {
             "loop_vars": tuple(phs), "cond": c0, "body": tuple(flat), "cond_next": c1,
             "maximum_iterations": maximum_iterations, "n_loop_vars": len(phs), "out_specs": specs}, name=scope)
-    outs = op.outputs
+        outs = _tf1_named(op.outputs, "Exit")
     if single:
         return _pack([out_struct[0] if isinstance(out_struct, (list, tuple)) else out_struct], outs)[0]
     # the body's structure: TensorArrays there carry the element shapes their writes inferred

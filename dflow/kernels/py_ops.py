@@ -231,7 +231,7 @@ def _py_lower(ctx, *inputs, func, Tout, token, Tin):
     return outs
 
 
-for _type in ("PyFunc", "PyFuncStateless"):
+for _type in ("PyFunc", "PyFuncStateless", "EagerPyFunc"):  # EagerPyFunc: tfe.py_func (dflow/eager/py_func.py)
     register_op(_type, _py_infer, eager=_py_eager, lower=_py_lower, stateful=True, num_outputs=None,
                 takes_whole=True)
 not_differentiable("PyFunc", "PyFuncStateless")
@@ -253,13 +253,17 @@ def py_func(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TF1 sign
     "PyFunc". At run time a wrong number of values, a value of another kind of dtype (a float for
     an int32 output) or an exception inside `func` raises InvalidArgumentError naming the op.
     """
+    return apply_py_func("PyFunc" if stateful else "PyFuncStateless", func, inp, Tout, name)
+
+
+def apply_py_func(op_type, func, inp, Tout, name=None):  # noqa: N803 - TF1 signature
+    """The op of `py_func` (and of `tfe.py_func`, whose `func` wraps the user's in eager mode)."""
     if not callable(func):
         raise TypeError(f"py_func: func must be callable, got {type(func).__name__}")
     inp = list(inp) if isinstance(inp, (list, tuple)) else [inp]
     inputs = [convert_to_tensor(x) for x in inp]
     single, tout = _as_dtypes(Tout)
     attrs = {"func": func, "Tout": tout, "token": f"pyfunc_{next(_tokens)}", "Tin": [t.dtype for t in inputs]}
-    op_type = "PyFunc" if stateful else "PyFuncStateless"
     g = graph_of(inputs, get_default_graph())
     out = apply_op(op_type, inputs, attrs, name=name, default_name=op_type, graph=g)
     if not tout:

@@ -296,3 +296,41 @@ def test_tensorflow_loads_trained_mlp_saved_model_and_cli_lists_it(tmp_path, tf_
     assert "signature_def['serving_default']" in proc.stdout
     assert "inputs['x'] tensor_info" in proc.stdout and "name: probs:0" in proc.stdout
     assert "tensorflow/serving/predict" in proc.stdout
+
+
+def test_tf1_output_names_survive_export_and_import(tmp_path):
+    """dflow's `cond/Merge_1` / `while/Exit_2` Identities become TF's Merge and Exit nodes under
+    those names (as TF1 itself writes them), and importing a TF1 graph keeps them fetchable."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [], name="x")
+        a, b = tf.cond(x > 0, lambda: (x * 2.0, x + 1.0), lambda: (x, x))
+        tf.while_loop(lambda i, u, v: i < 3, lambda i, u, v: (i + 1, u * 2.0, v + a), [0, x, b])
+    tf.train.write_graph(g, str(tmp_path), "cf.pb", as_text=False, format="tensorflow")
+    nodes = {n.name: n for n in graph_pb2.GraphDef.FromString((tmp_path / "cf.pb").read_bytes()).node}
+    assert nodes["cond/Merge"].op == nodes["cond/Merge_1"].op == "Merge"
+    assert [nodes[f"while/Exit{s}"].op for s in ("", "_1", "_2")] == ["Exit"] * 3
+    assert nodes["cond"].op == nodes["while"].op == "IdentityN"
+    back = _read_tf_graph((tmp_path / "cf.pb").read_bytes())
+    with back.as_default(), tf.Session() as sess:
+        got = sess.run(["cond/Merge:0", "cond/Merge_1:0", "while/Exit:0", "while/Exit_1:0", "while/Exit_2:0"],
+                       {"x:0": 1.5})
+    assert got == [3.0, 2.5, 3, 12.0, 2.5 + 3 * 3.0]
+
+
+@pytest.mark.slow
+def test_tensorflow_fetches_tf1_output_names_of_exported_control_flow(tmp_path, tf_python):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [], name="x")
+        a, b = tf.cond(x > 0, lambda: (x * 2.0, x + 1.0), lambda: (x, x))
+        tf.while_loop(lambda i, u, v: i < 3, lambda i, u, v: (i + 1, u * 2.0, v + a), [0, x, b])
+    tf.train.write_graph(g, str(tmp_path), "cf.pb", as_text=False, format="tensorflow")
+    out = _tf(tf_python, f"""
+        gd = tf.GraphDef(); gd.ParseFromString(open({str(tmp_path / 'cf.pb')!r}, "rb").read())
+        with tf.Graph().as_default() as g:
+            tf.import_graph_def(gd, name="")
+            with tf.Session() as s:
+                print(json.dumps([float(v) for v in s.run(["cond/Merge_1:0", "while/Exit_2:0"], {{"x:0": 1.5}})]))
+    """)
+    assert json.loads(out.strip().splitlines()[-1]) == [2.5, 11.5]

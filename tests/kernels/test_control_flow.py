@@ -155,3 +155,35 @@ def test_norm():
         assert s.run(tf.norm(x)) == pytest.approx(np.sqrt(26.0))
         np.testing.assert_allclose(s.run(tf.norm(x, ord=1, axis=1)), [7.0, 1.0])
         np.testing.assert_allclose(s.run(tf.norm(x, ord=np.inf, axis=0)), [3.0, 4.0])
+
+
+def test_outputs_carry_tf1_names_merge_and_exit(any_mode, sess_factory):
+    """TF1 (TF 2.21 compat.v1 with disable_control_flow_v2) printed these names for the same
+    program: `cond/Merge:0`, `cond/Merge_1:0`, `while/Exit:0` ... `while/Exit_2:0`, under a name
+    scope `outer/cond/Merge:0`, a named cond's nested dict `outer/mycond/Merge_2:0`, a case
+    `case/cond/Merge:0`, a one-element list from a cond comes back bare (not strict)."""
+    x = tf.constant(1.0)
+    r = tf.cond(x > 0, lambda: (x, x * 2), lambda: (x * 3, x * 4))
+    assert [t.name for t in r] == ["cond/Merge:0", "cond/Merge_1:0"]
+    assert "cond/Merge_1:0" in repr(r[1])
+    assert tf.cond(x > 0, lambda: x, lambda: x * 3).name == "cond_1/Merge:0"
+    w = tf.while_loop(lambda i, a, b: i < 3, lambda i, a, b: (i + 1, a * 2, b + 1), [0, x, x])
+    assert [t.name for t in w] == ["while/Exit:0", "while/Exit_1:0", "while/Exit_2:0"]
+    assert str(tf.while_loop(lambda i: i < 3, lambda i: i + 1, [0])) == 'Tensor("while_1/Exit:0", shape=(), dtype=int32)'
+    with tf.name_scope("outer"):
+        assert tf.cond(x > 0, lambda: (x, x), lambda: (x, x))[1].name == "outer/cond/Merge_1:0"
+        assert tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a), [0, x])[1].name == "outer/while/Exit_1:0"
+        d = tf.cond(x > 0, lambda: {"a": x, "b": [x, x]}, lambda: {"a": x, "b": [x, x]}, name="mycond")
+        assert d["b"][1].name == "outer/mycond/Merge_2:0"
+    assert tf.cond(x > 0, lambda: [x], lambda: [x]).name == "cond_2/Merge:0"
+    assert isinstance(tf.cond(x > 0, lambda: [x], lambda: [x], strict=True), list)
+    assert tf.case([(x > 0, lambda: x)], default=lambda: x * 2).name == "case/cond/Merge:0"
+    ta = tf.TensorArray(tf.float32, 3)
+    _, ta = tf.while_loop(lambda i, t: i < 3, lambda i, t: (i + 1, t.write(i, x)), [0, ta])
+    assert ta.flow.name == "while_2/Exit_1:0"
+    g = tf.get_default_graph()
+    assert g.get_tensor_by_name("while/Exit_2:0") is w[2]
+    assert g.get_operation_by_name("cond/Merge").type == "Identity"
+    s = sess_factory(any_mode, chunks=2)
+    assert s.run(["cond/Merge:0", "while/Exit_2:0", "outer/while/Exit_1:0"]) == [1.0, 4.0, 1.0]
+    assert s.run(ta.stack()).tolist() == [1.0, 1.0, 1.0]
