@@ -108,6 +108,11 @@ from .kernels.random_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
 from .kernels.sampling_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
+from .kernels.scatter_nd_ops import *  # noqa: F403
+from .kernels.cumulative_ops import *  # noqa: F403
+from .kernels.sort_ops import *  # noqa: F403
+from .kernels.histogram_ops import *  # noqa: F403
+from .kernels.rearrange_ops import *  # noqa: F403
 from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
