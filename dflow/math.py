@@ -8,8 +8,10 @@ build the same ops. Names dflow does not implement are absent (AttributeError), 
 from . import nn
 from .kernels import (
     array_ops,
+    cumulative_ops,
     data_dependent_ops,
     gather_ops,
+    histogram_ops,
     index_ops,
     linalg_ops,
     manip_ops,
@@ -17,8 +19,8 @@ from .kernels import (
     reduction_ops,
     scatter_ops,
     segment_ops,
+    sort_ops,
 )
-from .kernels import cumulative_ops, histogram_ops, sort_ops
 
 _SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,
             data_dependent_ops, segment_ops, nn, cumulative_ops, sort_ops, histogram_ops)

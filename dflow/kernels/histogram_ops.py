@@ -18,13 +18,23 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import control_dependencies, name_scope
 from ..graph.ops import constant_value
 from ..graph.registry import not_differentiable
-from ..graph.shape import TensorShape, unknown_shape
-from .array_ops import identity, reshape, shape, size, stack
+from ..graph.shape import TensorShape
+from .array_ops import identity, reshape, shape, stack
 from .check_ops import assert_less, assert_non_negative
 from .common import INT, REAL, apply_op, check_dtype, convert_to_tensor
 from .creation_ops import ones_like
 from .manip_ops import squeeze
-from .math_ops import cast, clip_by_value, floor, greater, maximum, minimum, multiply, realdiv, subtract
+from .math_ops import (
+    cast,
+    clip_by_value,
+    floor,
+    greater,
+    maximum,
+    minimum,
+    multiply,
+    realdiv,
+    subtract,
+)
 from .numpy_kernels import numpy_op
 from .reduction_ops import reduce_max, reduce_prod
 from .scatter_nd_ops import scatter_nd
@@ -154,7 +164,7 @@ def confusion_matrix(labels, predictions, num_classes=None, dtype=dtypes.int32, 
     examples with label i predicted as j. num_classes defaults to max(labels, predictions) + 1.
     labels, predictions: 1-D integers; InvalidArgumentError at run time for a negative class or one
     >= num_classes; ValueError when the static shapes of predictions and weights differ."""
-    with name_scope(name, "confusion_matrix", [predictions, labels, num_classes, weights]) as scope:
+    with name_scope(name, "confusion_matrix", [predictions, labels, num_classes, weights]):
         labels = convert_to_tensor(labels, name="labels")
         predictions = convert_to_tensor(predictions, name="predictions")
         labels, predictions = _squeeze_pair(labels, predictions)
@@ -177,7 +187,7 @@ def confusion_matrix(labels, predictions, num_classes=None, dtype=dtypes.int32, 
         out_shape = stack([num_classes, num_classes])
         indices = stack([labels, predictions], axis=1)
         values = ones_like(predictions, dtype=dtype) if weights is None else weights
-        return scatter_nd(indices, values, cast(out_shape, dtypes.int64), name=scope)
+        return scatter_nd(indices, values, cast(out_shape, dtypes.int64))
 
 
 def _squeeze_pair(labels, predictions):

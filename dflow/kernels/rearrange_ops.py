@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph.graph import name_scope
+from ..graph.ops import Tensor
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape, unknown_shape
 from .array_ops import reshape, size, stack
@@ -94,7 +95,7 @@ def meshgrid(*args, **kwargs):
     with name_scope(name, "meshgrid", args):
         ndim = len(args)
         s0 = (1,) * ndim
-        output = [reshape(stack(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(args)]
+        output = [reshape(_vector(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(args)]
         shapes = [size(x) for x in args]
         out_dtype = convert_to_tensor(args[0]).dtype.base_dtype
         if indexing == "xy" and ndim > 1:
@@ -103,6 +104,13 @@ def meshgrid(*args, **kwargs):
             shapes[0], shapes[1] = shapes[1], shapes[0]
         mult_fact = ones(stack(shapes), out_dtype)
         return [multiply(x, mult_fact) for x in output]
+
+
+def _vector(x):
+    """x as one tensor: a list holding tensors is stacked, anything else converted whole."""
+    if isinstance(x, (list, tuple)) and any(isinstance(v, Tensor) for v in x):
+        return stack(x)
+    return convert_to_tensor(x)
 
 
 # ---- diag / diag_part ----------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def _scatter_into(out, indices, updates, how, op_type):
     bad = np.nonzero(((rows < 0) | (rows >= np.asarray(out.shape[:k], np.int64))).any(axis=1))[0]
     if bad.size:
         i = int(bad[0])
-        raise InvalidArgumentError(None, None, f"{op_type}: indices{list(np.unravel_index(i, indices.shape[:-1]))} = "
+        raise InvalidArgumentError(None, None, f"{op_type}: indices{[int(j) for j in np.unravel_index(i, indices.shape[:-1])]} = "
                                    f"{rows[i].tolist()} does not index into shape {list(out.shape)}")
     if k == 0:  # every row addresses the whole tensor
         for s in slices:

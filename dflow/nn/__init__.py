@@ -55,7 +55,14 @@ from .classification import (
     sparse_softmax_cross_entropy_with_logits,
     weighted_cross_entropy_with_logits,
 )
-from .core import bias_add, dropout, embedding_lookup, embedding_lookup_sparse, xw_plus_b, zero_fraction
+from .core import (
+    bias_add,
+    dropout,
+    embedding_lookup,
+    embedding_lookup_sparse,
+    xw_plus_b,
+    zero_fraction,
+)
 from .normalization import (
     batch_norm_with_global_normalization,
     batch_normalization,
