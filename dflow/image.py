@@ -8,6 +8,11 @@ images. Resizing follows TF1's legacy kernels
 scale = in / out in float32, or (in - 1) / (out - 1) with `align_corners`; nearest neighbour
 takes the floor (round with `align_corners`), bilinear interpolates between floor and ceil
 (clamped to the image): gathers forward, two matrix products backward.
+
+Rotations, transposes, gamma, total variation and image gradients are composites too; HSV,
+hue, saturation, box drawing and non-max suppression are ops of dflow/kernels/color_ops.py.
+Random adjustments draw from dflow's counter-based random ops (a scalar per run), so every
+scheduler sees the same draw.
 """
 
 from __future__ import annotations
@@ -33,7 +38,8 @@ from .kernels.image_codec_ops import decode_image, decode_jpeg, decode_png, enco
 from .kernels.image_ops import resize_bilinear as _resize_bilinear_op
 from .kernels.image_ops import resize_nearest_neighbor as _resize_nearest_op
 from .kernels.linalg_ops import tensordot
-from .kernels.manip_ops import expand_dims, reverse, squeeze, transpose
+from .kernels.manip_ops import expand_dims, reverse, squeeze
+from .kernels.manip_ops import transpose as _transpose
 from .kernels.math_ops import abs as abs_
 from .kernels.math_ops import (
     add,
@@ -65,7 +71,8 @@ __all__ = [
 ]
 __all__ += ["rot90", "transpose_image", "random_crop", "central_crop", "adjust_gamma", "grayscale_to_rgb",
             "rgb_to_hsv", "hsv_to_rgb", "adjust_hue", "random_hue", "adjust_saturation", "random_saturation",
-            "total_variation", "image_gradients", "draw_bounding_boxes", "non_max_suppression"]
+            "total_variation", "image_gradients", "draw_bounding_boxes", "non_max_suppression", "transpose",
+            "resize_with_crop_or_pad"]
 
 
 class ResizeMethod(enum.IntEnum):
@@ -389,10 +396,10 @@ def rot90(image, k=1, name=None):
         if kv == 0:
             return identity(x, name=scope)
         if kv == 1:
-            return transpose(reverse(x, [b + 1]), swap, name=scope)
+            return _transpose(reverse(x, [b + 1]), swap, name=scope)
         if kv == 2:
             return reverse(x, [b, b + 1], name=scope)
-        return reverse(transpose(x, swap), [b + 1], name=scope)
+        return reverse(_transpose(x, swap), [b + 1], name=scope)
 
 
 def transpose_image(image):
@@ -401,7 +408,10 @@ def transpose_image(image):
         x = convert_to_tensor(image, name="image")
         if x.shape.ndims not in (3, 4):
             raise ValueError(f"transpose_image: 'image' must be 3-D or 4-D (known when building), got shape {x.shape}")
-        return transpose(x, [1, 0, 2] if x.shape.ndims == 3 else [0, 2, 1, 3], name=scope)
+        return _transpose(x, [1, 0, 2] if x.shape.ndims == 3 else [0, 2, 1, 3], name=scope)
+
+
+transpose = transpose_image  # TF1's other spelling
 
 
 def central_crop(image, central_fraction):
@@ -509,6 +519,8 @@ def image_gradients(image):
     dx = pad(x[:, :, 1:, :] - x[:, :, :-1, :], [[0, 0], [0, 0], [0, 1], [0, 0]])
     return dy, dx
 
+
+resize_with_crop_or_pad = resize_image_with_crop_or_pad  # TF 1.15's other spelling
 
 __all__ += ["decode_png", "decode_jpeg", "decode_image", "encode_png", "encode_jpeg"]  # kernels/image_codec_ops.py
 

@@ -19,11 +19,10 @@ from .kernels import (
     reduction_ops,
     scatter_ops,
     segment_ops,
-    sort_ops,
 )
 
 _SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,
-            data_dependent_ops, segment_ops, nn, cumulative_ops, sort_ops, histogram_ops)
+            data_dependent_ops, segment_ops, nn, cumulative_ops, histogram_ops)
 
 _NAMES = (
     "abs", "accumulate_n", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh",
@@ -40,7 +39,7 @@ _NAMES = (
     "subtract", "tan", "tanh", "top_k", "truediv", "truncatediv", "truncatemod", "unsorted_segment_max", "unsorted_segment_mean",
     "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n", "unsorted_segment_sum",
     "xdivy", "xlogy", "zero_fraction",
-    "bincount", "confusion_matrix", "argsort", "sort", "unique_with_counts", "setdiff1d",
+    "bincount", "confusion_matrix",
 )
 
 for _name in _NAMES:
