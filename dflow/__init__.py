@@ -90,12 +90,14 @@ from .kernels.common import constant, convert_to_tensor
 from .kernels.control_flow_ops import *  # noqa: F403
 from .kernels.control_ops import *  # noqa: F403
 from .kernels.csv_ops import *  # noqa: F403
+from .kernels.cumulative_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
 from .kernels.data_dependent_ops import *  # noqa: F403
 from .kernels.file_ops import *  # noqa: F403
 from .kernels.functional_ops import *  # noqa: F403
 from .kernels.gather_ops import *  # noqa: F403
 from .kernels.hash_ops import *  # noqa: F403
+from .kernels.histogram_ops import *  # noqa: F403
 from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.lookup_ops import tables_initializer  # noqa: E402
@@ -106,12 +108,15 @@ from .kernels.pad_ops import *  # noqa: F403
 from .kernels.parsing_ops import *  # noqa: F403
 from .kernels.py_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
+from .kernels.rearrange_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403
 from .kernels.sampling_ops import *  # noqa: F403
+from .kernels.scatter_nd_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.serialization_ops import *  # noqa: F403
+from .kernels.sort_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
     SparseTensor,
     SparseTensorValue,

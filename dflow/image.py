@@ -8,6 +8,11 @@ images. Resizing follows TF1's legacy kernels
 scale = in / out in float32, or (in - 1) / (out - 1) with `align_corners`; nearest neighbour
 takes the floor (round with `align_corners`), bilinear interpolates between floor and ceil
 (clamped to the image): gathers forward, two matrix products backward.
+
+Rotations, transposes, gamma, total variation and image gradients are composites too; HSV,
+hue, saturation, box drawing and non-max suppression are ops of dflow/kernels/color_ops.py.
+Random adjustments draw from dflow's counter-based random ops (a scalar per run), so every
+scheduler sees the same draw.
 """
 
 from __future__ import annotations
@@ -20,12 +25,22 @@ from .graph import dtypes
 from .graph.graph import name_scope
 from .graph.ops import Tensor, constant_value
 from .kernels.array_ops import identity, shape
+from .kernels.color_ops import (
+    adjust_hue_op,
+    adjust_saturation_op,
+    draw_bounding_boxes,
+    hsv_to_rgb,
+    non_max_suppression,
+    rgb_to_hsv,
+)
 from .kernels.common import convert_to_tensor
 from .kernels.image_codec_ops import decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png
 from .kernels.image_ops import resize_bilinear as _resize_bilinear_op
 from .kernels.image_ops import resize_nearest_neighbor as _resize_nearest_op
 from .kernels.linalg_ops import tensordot
 from .kernels.manip_ops import expand_dims, reverse, squeeze
+from .kernels.manip_ops import transpose as _transpose
+from .kernels.math_ops import abs as abs_
 from .kernels.math_ops import (
     add,
     cast,
@@ -42,9 +57,11 @@ from .kernels.math_ops import (
     subtract,
     where,
 )
-from .kernels.pad_ops import pad
+from .kernels.math_ops import pow as pow_
+from .kernels.pad_ops import pad, tile
 from .kernels.random_ops import random_uniform
-from .kernels.reduction_ops import reduce_mean, reduce_prod
+from .kernels.reduction_ops import reduce_mean, reduce_prod, reduce_sum
+from .kernels.sampling_ops import random_crop
 
 __all__ = [
     "ResizeMethod", "resize_images", "resize_bilinear", "resize_nearest_neighbor", "flip_left_right",
@@ -52,6 +69,10 @@ __all__ = [
     "convert_image_dtype", "adjust_brightness", "random_brightness", "adjust_contrast", "random_contrast",
     "rgb_to_grayscale", "crop_to_bounding_box", "pad_to_bounding_box", "resize_image_with_crop_or_pad",
 ]
+__all__ += ["rot90", "transpose_image", "random_crop", "central_crop", "adjust_gamma", "grayscale_to_rgb",
+            "rgb_to_hsv", "hsv_to_rgb", "adjust_hue", "random_hue", "adjust_saturation", "random_saturation",
+            "total_variation", "image_gradients", "draw_bounding_boxes", "non_max_suppression", "transpose",
+            "resize_with_crop_or_pad"]
 
 
 class ResizeMethod(enum.IntEnum):
@@ -356,6 +377,150 @@ def resize_image_with_crop_or_pad(image, target_height, target_width):
         cropped = crop_to_bounding_box(x, max(-dh // 2, 0), max(-dw // 2, 0), min(th, h), min(tw, w))
         out = pad_to_bounding_box(cropped, max(dh // 2, 0), max(dw // 2, 0), th, tw)
         return out if is_batch else squeeze(out, [0])
+
+# ---- rotations, transposes, central crops (issue 28) ---------------------------------------------
+
+
+def rot90(image, k=1, name=None):
+    """image rotated counter-clockwise by k * 90 degrees ([h, w, c] or [batch, h, w, c]); k a Python
+    int or a constant (dflow needs it when building: the output's shape depends on it)."""
+    with name_scope(name, "rot90", [image, k]) as scope:
+        x = convert_to_tensor(image, name="image")
+        kv = k if isinstance(k, (int, np.integer)) else constant_value(convert_to_tensor(k))
+        if kv is None:
+            raise ValueError("rot90: k must be known when the graph is built in dflow, got a computed tensor")
+        if x.shape.ndims not in (3, 4):
+            raise ValueError(f"rot90: 'image' must be 3-D or 4-D (known when building), got shape {x.shape}")
+        kv, b = int(kv) % 4, x.shape.ndims - 3
+        swap = [0, 2, 1, 3] if b else [1, 0, 2]
+        if kv == 0:
+            return identity(x, name=scope)
+        if kv == 1:
+            return _transpose(reverse(x, [b + 1]), swap, name=scope)
+        if kv == 2:
+            return reverse(x, [b, b + 1], name=scope)
+        return reverse(_transpose(x, swap), [b + 1], name=scope)
+
+
+def transpose_image(image):
+    """image with height and width swapped ([h, w, c] or [batch, h, w, c])."""
+    with name_scope(None, "transpose_image", [image]) as scope:
+        x = convert_to_tensor(image, name="image")
+        if x.shape.ndims not in (3, 4):
+            raise ValueError(f"transpose_image: 'image' must be 3-D or 4-D (known when building), got shape {x.shape}")
+        return _transpose(x, [1, 0, 2] if x.shape.ndims == 3 else [0, 2, 1, 3], name=scope)
+
+
+transpose = transpose_image  # TF1's other spelling
+
+
+def central_crop(image, central_fraction):
+    """The central `central_fraction` (in (0, 1]) of each image's height and width (TF1: the
+    border start is int((size - size * fraction) / 2) on each side)."""
+    if central_fraction <= 0.0 or central_fraction > 1.0:
+        raise ValueError("central_fraction must be within (0, 1]")
+    with name_scope(None, "central_crop", [image]):
+        x = convert_to_tensor(image, name="image")
+        if central_fraction == 1.0:
+            return x
+        x4, is_batch, h, w = _hwc(x, "central_crop")
+        top, left = int((h - h * central_fraction) / 2), int((w - w * central_fraction) / 2)
+        out = x4[:, top:h - top, left:w - left, :]
+        return out if is_batch else squeeze(out, [0])
+
+
+# ---- gamma, grayscale to RGB, HSV, hue and saturation ----------------------------------------------
+
+
+def adjust_gamma(image, gamma=1, gain=1):
+    """gain * image ** gamma in the [0, 1] float scale, converted back to image's dtype (saturated).
+    ValueError for a negative constant gamma."""
+    with name_scope(None, "adjust_gamma", [image, gamma, gain]):
+        flt, orig = _as_float(image)
+        if isinstance(gamma, (int, float)) and gamma < 0:
+            raise ValueError("Gamma should be a non-negative real number.")
+        adjusted = multiply(cast(convert_to_tensor(gain), flt.dtype),
+                            pow_(flt, cast(convert_to_tensor(gamma), flt.dtype)))
+        return convert_image_dtype(adjusted, orig, saturate=True)
+
+
+def grayscale_to_rgb(images, name=None):
+    """[..., 1] gray -> [..., 3] with the channel repeated. ValueError when the last dimension is not 1."""
+    with name_scope(name, "grayscale_to_rgb", [images]) as scope:
+        x = convert_to_tensor(images, name="images")
+        if x.shape.ndims is None or x.shape.ndims < 2 or x.shape[-1].value not in (None, 1):
+            raise ValueError(f"grayscale_to_rgb: images must be at least 2-D with last dimension 1, got {x.shape}")
+        return tile(x, [1] * (x.shape.ndims - 1) + [3], name=scope)
+
+
+def _rgb_float(image, fn):
+    flt, orig = _as_float(image)
+    if flt.shape.ndims is None or flt.shape.ndims < 1 or flt.shape[-1].value not in (None, 3):
+        raise ValueError(f"{fn}: image must have 3 channels (RGB) in its last dimension, got shape {flt.shape}")
+    return flt, orig
+
+
+def adjust_hue(image, delta, name=None):
+    """image's hue shifted by `delta` (in [-1, 1], wrapping), RGB [..., 3], back in image's dtype."""
+    with name_scope(name, "adjust_hue", [image]) as scope:
+        flt, orig = _rgb_float(image, "adjust_hue")
+        return convert_image_dtype(adjust_hue_op(flt, delta), orig, name=scope)
+
+
+def random_hue(image, max_delta, seed=None):
+    """adjust_hue by a delta drawn uniformly in [-max_delta, max_delta] per run (max_delta <= 0.5)."""
+    if max_delta > 0.5:
+        raise ValueError("max_delta must be <= 0.5.")
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    return adjust_hue(image, random_uniform([], -max_delta, max_delta, seed=seed))
+
+
+def adjust_saturation(image, saturation_factor, name=None):
+    """image's saturation multiplied by `saturation_factor` (clipped to [0, 1]), RGB [..., 3]."""
+    with name_scope(name, "adjust_saturation", [image]) as scope:
+        flt, orig = _rgb_float(image, "adjust_saturation")
+        return convert_image_dtype(adjust_saturation_op(flt, saturation_factor), orig, name=scope)
+
+
+def random_saturation(image, lower, upper, seed=None):
+    """adjust_saturation by a factor drawn uniformly in [lower, upper) per run."""
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    return adjust_saturation(image, random_uniform([], lower, upper, seed=seed))
+
+
+# ---- total variation and image gradients ----------------------------------------------------------
+
+
+def total_variation(images, name=None):
+    """Sum of absolute differences of neighbouring pixels (down and right), per image: a scalar
+    for [h, w, c], [batch] for [batch, h, w, c]. ValueError for another rank."""
+    with name_scope(name, "total_variation"):
+        x = convert_to_tensor(images, name="images")
+        if x.shape.ndims == 3:
+            d1, d2, axes = x[1:, :, :] - x[:-1, :, :], x[:, 1:, :] - x[:, :-1, :], None
+        elif x.shape.ndims == 4:
+            d1, d2, axes = x[:, 1:, :, :] - x[:, :-1, :, :], x[:, :, 1:, :] - x[:, :, :-1, :], [1, 2, 3]
+        else:
+            raise ValueError("'images' must be either 3 or 4-dimensional.")
+        return add(reduce_sum(abs_(d1), axis=axes), reduce_sum(abs_(d2), axis=axes))
+
+
+def image_gradients(image):
+    """(dy, dx): I(y + 1, x) - I(y, x) and I(y, x + 1) - I(y, x) of [batch, h, w, d] images, zero on
+    the last row (dy) and column (dx), each of the image's shape."""
+    x = convert_to_tensor(image, name="image")
+    if x.shape.ndims != 4:
+        raise ValueError(f"image_gradients expects a 4D tensor [batch_size, h, w, d], not {x.shape}.")
+    dy = pad(x[:, 1:, :, :] - x[:, :-1, :, :], [[0, 0], [0, 1], [0, 0], [0, 0]])
+    dx = pad(x[:, :, 1:, :] - x[:, :, :-1, :], [[0, 0], [0, 0], [0, 1], [0, 0]])
+    return dy, dx
+
+
+resize_with_crop_or_pad = resize_image_with_crop_or_pad  # TF 1.15's other spelling
 
 __all__ += ["decode_png", "decode_jpeg", "decode_image", "encode_png", "encode_jpeg"]  # kernels/image_codec_ops.py
 

@@ -8,8 +8,10 @@ build the same ops. Names dflow does not implement are absent (AttributeError), 
 from . import nn
 from .kernels import (
     array_ops,
+    cumulative_ops,
     data_dependent_ops,
     gather_ops,
+    histogram_ops,
     index_ops,
     linalg_ops,
     manip_ops,
@@ -20,7 +22,7 @@ from .kernels import (
 )
 
 _SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,
-            data_dependent_ops, segment_ops, nn)
+            data_dependent_ops, segment_ops, nn, cumulative_ops, histogram_ops)
 
 _NAMES = (
     "abs", "accumulate_n", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh",
@@ -37,6 +39,7 @@ _NAMES = (
     "subtract", "tan", "tanh", "top_k", "truediv", "truncatediv", "truncatemod", "unsorted_segment_max", "unsorted_segment_mean",
     "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n", "unsorted_segment_sum",
     "xdivy", "xlogy", "zero_fraction",
+    "bincount", "confusion_matrix",
 )
 
 for _name in _NAMES:

@@ -379,3 +379,106 @@ def test_crops_and_pads_tf_figures():
         tf.image.pad_to_bounding_box(x, 1, 0, 5, 7)
     with pytest.raises(ValueError, match="known when the graph is built"):
         tf.image.resize_image_with_crop_or_pad(tf.placeholder(tf.float32, [None, None, 3]), 2, 2)
+
+
+# ---- issue 28: rotations, colour, gamma, total variation, gradients, boxes -------------------------
+# The expected arrays below were obtained by running the same calls with TensorFlow 2.21's
+# tensorflow.compat.v1 (graph mode) and copying its output.
+
+RGB = np.array([[[0.2, 0.4, 0.6], [0.9, 0.1, 0.3]], [[0.5, 0.5, 0.5], [0.0, 0.8, 0.2]]], np.float32)
+
+
+def test_hsv_hue_saturation_gamma_tf_figures():
+    from tests.conftest import run_modes
+
+    got = run_modes([tf.image.rgb_to_hsv(RGB), tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(RGB)),
+                     tf.image.adjust_hue(RGB, 0.3), tf.image.adjust_hue(RGB, -0.45),
+                     tf.image.adjust_saturation(RGB, 1.7), tf.image.adjust_saturation((RGB * 255).astype(np.uint8), 0.4),
+                     tf.image.adjust_gamma(RGB, 2.0, 1.5), tf.image.adjust_gamma((RGB * 255).astype(np.uint8), 0.5)],
+                    chunks=1)
+    want = [
+        [[[0.5833334, 0.6666667, 0.6], [0.9583333, 0.8888888, 0.9]], [[0, 0, 0.5], [0.375, 1, 0.8]]],
+        RGB,
+        [[[0.6, 0.2, 0.48], [0.4599998, 0.9, 0.1]], [[0.5, 0.5, 0.5], [0.0400002, 0, 0.8]]],
+        [[[0.6, 0.5200001, 0.2], [0.1, 0.8599998, 0.9]], [[0.5, 0.5, 0.5], [0.8, 0, 0.3599999]]],
+        [[[0, 0.3, 0.6], [0.9, 0, 0.225]], [[0.5, 0.5, 0.5], [0, 0.8, 0.2]]],
+        [[[112, 132, 153], [229, 147, 168]], [[127, 127, 127], [122, 204, 143]]],
+        [[[0.06, 0.24, 0.5400001], [1.2149999, 0.015, 0.135]], [[0.375, 0.375, 0.375], [0, 0.96, 0.06]]],
+        [[[114, 161, 197], [242, 80, 139]], [[180, 180, 180], [0, 228, 114]]],
+    ]
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g.dtype == np.uint8:
+            assert np.abs(g.astype(int) - np.asarray(w)).max() <= 1, i  # float rounding at the .5 boundary
+        else:
+            np.testing.assert_allclose(g, w, atol=2e-6, err_msg=str(i))
+
+
+def test_random_hue_and_saturation_are_reproducible_and_in_range():
+    from tests.conftest import run_modes
+
+    tf.set_random_seed(3)
+    outs = [tf.image.random_hue(RGB, 0.2, seed=1), tf.image.random_saturation(RGB, 0.5, 1.5, seed=2)]
+    got = run_modes(outs)  # the same draw on every scheduler
+    assert got[0].shape == RGB.shape and not np.allclose(got[0], RGB)
+    hsv_in, hsv_out = run([tf.image.rgb_to_hsv(RGB), tf.image.rgb_to_hsv(got[1])])
+    np.testing.assert_allclose(hsv_out[..., 0], hsv_in[..., 0], atol=1e-5)  # saturation only
+    with pytest.raises(ValueError, match="max_delta must be <= 0.5"):
+        tf.image.random_hue(RGB, 0.6)
+    with pytest.raises(ValueError, match="upper must be > lower"):
+        tf.image.random_saturation(RGB, 1.0, 0.5)
+
+
+def test_rot90_transpose_central_crop_tf_figures():
+    img = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4, 1)
+    got = run([tf.image.rot90(img[0], 1), tf.image.rot90(img, 3), tf.image.rot90(img, 2),
+               tf.image.transpose_image(img), tf.image.central_crop(np.arange(35.).reshape(7, 5, 1), 0.5)])
+    np.testing.assert_array_equal(got[0][..., 0], [[3, 7, 11], [2, 6, 10], [1, 5, 9], [0, 4, 8]])
+    np.testing.assert_array_equal(got[1][0, ..., 0], [[8, 4, 0], [9, 5, 1], [10, 6, 2], [11, 7, 3]])
+    np.testing.assert_array_equal(got[2], img[:, ::-1, ::-1])
+    np.testing.assert_array_equal(got[3], img.transpose(0, 2, 1, 3))
+    np.testing.assert_array_equal(got[4][..., 0], np.arange(35.).reshape(7, 5)[1:6, 1:4])
+    with pytest.raises(ValueError, match="central_fraction"):
+        tf.image.central_crop(img, 0.0)
+    with pytest.raises(ValueError, match="k must be known"):
+        tf.image.rot90(img, tf.placeholder(tf.int32, []))
+
+
+def test_total_variation_and_image_gradients_tf_figures():
+    img = tf.constant(np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4, 1))
+    sq = img * img
+    dy, dx = tf.image.image_gradients(sq)
+    got = run([tf.image.total_variation(sq), tf.image.total_variation(sq[0]), dy, dx])
+    np.testing.assert_array_equal(got[0], [451, 1435])
+    assert got[1] == 451
+    np.testing.assert_array_equal(got[2][0, ..., 0], [[16, 24, 32, 40], [48, 56, 64, 72], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(got[3][0, ..., 0], [[1, 3, 5, 0], [9, 11, 13, 0], [17, 19, 21, 0]])
+    x = tf.placeholder(tf.float64, [1, 3, 3, 1])
+    with tf.Session():
+        err = tf.test.compute_gradient_error(x, [1, 3, 3, 1], tf.image.total_variation(x * x), [1],
+                                             x_init_value=np.arange(1., 10.).reshape(1, 3, 3, 1))
+        assert err < 1e-6
+    with pytest.raises(ValueError, match="image_gradients expects a 4D tensor"):
+        tf.image.image_gradients(np.zeros((3, 3, 1), np.float32))
+
+
+def test_grayscale_to_rgb_and_draw_bounding_boxes_tf_figures():
+    assert run(tf.image.grayscale_to_rgb(np.full((2, 2, 1), 0.5, np.float32))).shape == (2, 2, 3)
+    canvas = np.zeros((1, 5, 6, 3), np.float32)
+    out = run(tf.image.draw_bounding_boxes(canvas, [[[0.2, 0.1, 0.8, 0.9], [-0.1, 0.5, 0.5, 1.2]]]))
+    yellow_blue_r = [[1, 1, 0, 0, 0, 0], [1, 0, 0, 0, 1, 0], [1, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0], [0] * 6]
+    blue_b = [[0, 0, 1, 1, 1, 1], [0, 0, 1, 0, 0, 0], [0, 0, 1, 1, 1, 1], [0] * 6, [0] * 6]
+    np.testing.assert_array_equal(out[0, ..., 0], yellow_blue_r)
+    np.testing.assert_array_equal(out[0, ..., 1], yellow_blue_r)
+    np.testing.assert_array_equal(out[0, ..., 2], blue_b)
+
+
+def test_non_max_suppression_tf_figures():
+    boxes = [[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11], [0, 10.1, 1, 11.1], [0, 100, 1, 101]]
+    scores = [0.9, 0.75, 0.6, 0.95, 0.5, 0.3]
+    n = tf.image.non_max_suppression(boxes, scores, 3, 0.5)
+    assert n.op.type == "NonMaxSuppressionV3"
+    from tests.conftest import run_modes
+
+    got = run_modes([n, tf.image.non_max_suppression(boxes, scores, 10, 0.5, score_threshold=0.4)])
+    np.testing.assert_array_equal(got[0], [3, 0, 5])
+    np.testing.assert_array_equal(got[1], [3, 0])

@@ -55,7 +55,14 @@ from .classification import (
     sparse_softmax_cross_entropy_with_logits,
     weighted_cross_entropy_with_logits,
 )
-from .core import bias_add, dropout, embedding_lookup, embedding_lookup_sparse, xw_plus_b
+from .core import (
+    bias_add,
+    dropout,
+    embedding_lookup,
+    embedding_lookup_sparse,
+    xw_plus_b,
+    zero_fraction,
+)
 from .normalization import (
     batch_norm_with_global_normalization,
     batch_normalization,
@@ -86,6 +93,7 @@ __all__ = [
 
 __all__ += ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d_transpose", "conv1d",
             "depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d", "atrous_conv2d", "convolution"]
+__all__ += ["zero_fraction"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

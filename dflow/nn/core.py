@@ -33,7 +33,7 @@ from ..kernels.math_ops import (
     where,
 )
 from ..kernels.random_ops import random_uniform
-from ..kernels.reduction_ops import reduce_max, reduce_sum
+from ..kernels.reduction_ops import count_nonzero, reduce_max, reduce_sum
 from ..kernels.scatter_ops import unsorted_segment_sum
 from ..kernels.sparse_ops import SparseTensor
 from ..state.variables import Variable
@@ -251,3 +251,15 @@ def _noise_shape(x, noise_shape):
     if any(d is None for d in dims):
         raise ValueError(f"dropout: noise_shape {noise_shape} has unknown dimensions that x {xs} cannot fill")
     return [int(d) for d in dims]
+
+
+def zero_fraction(value, name=None):
+    """The fraction of zeros in `value`, a float32 scalar (TF1: 1 - count_nonzero / size, its op
+    named `<scope>/fraction`)."""
+    with name_scope(name, "zero_fraction", [value]):
+        value = convert_to_tensor(value, name="value")
+        n = size(value, out_type=dtypes.int64)
+        num_nonzero = count_nonzero(value, dtype=dtypes.int64)
+        with name_scope("counts_to_fraction"):
+            fraction = realdiv(cast(subtract(n, num_nonzero), dtypes.float32), cast(n, dtypes.float32))
+        return identity(fraction, name="fraction")
