@@ -251,8 +251,13 @@ class Estimator:
             worker_hooks.extend(spec.training_hooks)
             chief_hooks = list(spec.training_chief_hooks)
             scaffold = spec.scaffold or Scaffold()
-            if (self._config.save_checkpoints_secs or self._config.save_checkpoints_steps) and not any(
-                    isinstance(h, CheckpointSaverHook) for h in worker_hooks + chief_hooks):
+            savers = [h for h in worker_hooks + chief_hooks if isinstance(h, CheckpointSaverHook)]
+            if savers and saving_listeners:
+                savers[0]._listeners.extend(saving_listeners)
+            elif saving_listeners and not (self._config.save_checkpoints_secs or self._config.save_checkpoints_steps):
+                raise ValueError("There should be a CheckpointSaverHook to use saving_listeners. Please set one of "
+                                 "the RunConfig.save_checkpoints_steps or RunConfig.save_checkpoints_secs.")
+            if (self._config.save_checkpoints_secs or self._config.save_checkpoints_steps) and not savers:
                 chief_hooks.insert(0, CheckpointSaverHook(self._model_dir,
                                                           save_secs=self._config.save_checkpoints_secs,
                                                           save_steps=self._config.save_checkpoints_steps,

@@ -28,9 +28,9 @@ from ..nn.classification import (
     sigmoid_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
 )
+from ..saved_model.signature_constants import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 from ..summary import scalar
 from ..train.schedules import get_global_step
-from ..saved_model.signature_constants import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 from .export_output import ClassificationOutput, PredictOutput, RegressionOutput
 from .model_fn import AVERAGE_LOSS_METRIC_KEY, LOSS_METRIC_KEY, EstimatorSpec, ModeKeys
 
