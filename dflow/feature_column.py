@@ -1,6 +1,6 @@
 """TF1's `tf.feature_column`: `numeric_column`, the categorical columns (
 vocabulary list/file, hash bucket, identity, bucketized, crossed, weighted) and their dense forms
-(`indicator_column`, `embedding_column`), `input_layer` (the dense columns as one float [batch, n]
+(`indicator_column`, `embedding_column`, `shared_embedding_columns`), `input_layer` (the dense columns as one float [batch, n]
 matrix) and `linear_model` (a linear function of the columns, with TF1's variable names
 `linear_model/<name>/weights` and `linear_model/bias_weights`).
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import NotFoundError
 from .graph.dtypes import as_dtype, float32, int64, string
-from .graph.graph import get_collection
+from .graph.graph import add_to_collection, get_collection
 from .graph.keys import GraphKeys
 from .io.checkpoint import init_from_checkpoint
 from .kernels.array_ops import identity, reshape, shape
@@ -51,7 +51,8 @@ from .tf1_names import missing_attribute
 __all__ = ["numeric_column", "input_layer", "linear_model", "make_parse_example_spec",
            "categorical_column_with_vocabulary_list", "categorical_column_with_vocabulary_file",
            "categorical_column_with_hash_bucket", "categorical_column_with_identity", "bucketized_column",
-           "crossed_column", "weighted_categorical_column", "indicator_column", "embedding_column"]
+           "crossed_column", "weighted_categorical_column", "indicator_column", "embedding_column",
+           "shared_embedding_columns"]
 
 
 class NumericColumn(collections.namedtuple("NumericColumn",
@@ -348,7 +349,39 @@ class EmbeddingColumn(collections.namedtuple("EmbeddingColumn", [
         return _combine(w, ids, mask, self.combiner)
 
 
-_DENSE = (NumericColumn, BucketizedColumn, IndicatorColumn, EmbeddingColumn)
+class SharedEmbeddingColumn(collections.namedtuple("SharedEmbeddingColumn", [
+        "categorical_column", "dimension", "combiner", "initializer", "shared_embedding_collection_name",
+        "ckpt_to_load_from", "tensor_name_in_ckpt", "max_norm", "trainable"])):
+    """An embedding whose `embedding_weights` several categorical columns share: made by the first
+    of them `input_layer` reaches (under the scope `shared_embedding_collection_name`), kept in the
+    graph collection of that name, and reused by the others."""
+
+    key = property(lambda self: self.categorical_column.key)
+    name = property(lambda self: f"{self.categorical_column.name}_shared_embedding")
+    _var_scope_name = property(lambda self: self.shared_embedding_collection_name)
+    num_elements = property(lambda self: self.dimension)
+    parse_example_spec = property(lambda self: self.categorical_column.parse_example_spec)
+
+    def dense_tensor(self, features, trainable=True, collections_=None):
+        shape = [self.categorical_column.num_buckets, self.dimension]
+        shared = get_collection(self.shared_embedding_collection_name)
+        if shared:
+            w = shared[0]
+            if w.shape.as_list() != shape:
+                raise ValueError(f"Shared embedding collection {self.shared_embedding_collection_name} contains "
+                                 f"variable {w.op.name} of unexpected shape {w.shape}. Expected shape is {shape}. "
+                                 "Please make sure the categorical columns share the same number of buckets.")
+        else:
+            w = get_variable("embedding_weights", shape=shape, dtype=float32, initializer=self.initializer,
+                             trainable=self.trainable and trainable, collections=collections_)
+            add_to_collection(self.shared_embedding_collection_name, w)
+            if self.ckpt_to_load_from is not None:
+                init_from_checkpoint(self.ckpt_to_load_from, {self.tensor_name_in_ckpt: w})
+        ids, mask = self.categorical_column._ids(features)
+        return _combine(w, ids, mask, self.combiner)
+
+
+_DENSE = (NumericColumn, BucketizedColumn, IndicatorColumn, EmbeddingColumn, SharedEmbeddingColumn)
 
 
 def categorical_column_with_vocabulary_list(key, vocabulary_list, dtype=None, default_value=-1, num_oov_buckets=0):
@@ -478,6 +511,51 @@ def embedding_column(categorical_column, dimension, combiner="mean", initializer
                            tensor_name_in_ckpt, max_norm, trainable)
 
 
+def shared_embedding_columns(categorical_columns, dimension, combiner="mean", initializer=None,
+                             shared_embedding_collection_name=None, ckpt_to_load_from=None, tensor_name_in_ckpt=None,
+                             max_norm=None, trainable=True):
+    """One embedding column per categorical column (in the order given), all looking up one
+    `embedding_weights` variable, `input_layer/<a>_<b>_shared_embedding/embedding_weights` by
+    default (the columns' names sorted and joined). The columns must be of one type (weighted
+    ones count as their source) and have the same number of buckets."""
+    if dimension is None or dimension < 1:
+        raise ValueError(f"Invalid dimension {dimension}.")
+    if (ckpt_to_load_from is None) != (tensor_name_in_ckpt is None):
+        raise ValueError("Must specify both `ckpt_to_load_from` and `tensor_name_in_ckpt` or none of them.")
+    if initializer is not None and not callable(initializer):
+        raise ValueError("initializer must be callable if specified.")
+    if combiner not in ("mean", "sqrtn", "sum"):
+        raise ValueError(f"combiner must be one of 'mean', 'sqrtn', 'sum', got {combiner!r}")
+    if initializer is None:
+        initializer = truncated_normal_initializer(mean=0.0, stddev=1 / _math.sqrt(dimension))
+    columns = list(categorical_columns)
+    if not columns:
+        raise ValueError("categorical_columns must not be empty.")
+    for c in columns:
+        if not isinstance(c, _CATEGORICAL):
+            raise ValueError(f"All categorical_columns must be subclasses of _CategoricalColumn. Given: {c}, of "
+                             f"type: {type(c)}")
+    ordered = sorted(columns, key=lambda c: c.name)
+
+    def source(c):
+        return c.categorical_column if isinstance(c, WeightedCategoricalColumn) else c
+
+    c0 = source(ordered[0])
+    for c in ordered[1:]:
+        if not isinstance(source(c), type(c0)):
+            raise ValueError(f"To use shared_embedding_column, all categorical_columns must have the same type, or be "
+                             f"weighted_categorical_column of the same type. Given column: {c0} of type: {type(c0)} "
+                             f"does not match given column: {source(c)} of type: {type(source(c))}")
+        if c.num_buckets != ordered[0].num_buckets:
+            raise ValueError(f"To use shared_embedding_column, all categorical_columns must have the same number of "
+                             f"buckets. Given column: {c0} with buckets: {ordered[0].num_buckets} does  not match "
+                             f"column: {c} with buckets: {c.num_buckets}")
+    if not shared_embedding_collection_name:
+        shared_embedding_collection_name = "_".join(c.name for c in ordered) + "_shared_embedding"
+    return [SharedEmbeddingColumn(c, int(dimension), combiner, initializer, shared_embedding_collection_name,
+                                  ckpt_to_load_from, tensor_name_in_ckpt, max_norm, trainable) for c in columns]
+
+
 def _columns(feature_columns, allowed=_DENSE, what="a _DenseColumn"):
     if isinstance(feature_columns, tuple(_DENSE) + tuple(_CATEGORICAL)) and not isinstance(feature_columns, list):
         feature_columns = [feature_columns]
@@ -504,8 +582,8 @@ def input_layer(features, feature_columns, weight_collections=None, trainable=Tr
     with variable_scope(None, default_name="input_layer", values=list(features.values())):
         outputs = []
         for c in columns:
-            with variable_scope(None, default_name=c.name):
-                if isinstance(c, EmbeddingColumn):
+            with variable_scope(None, default_name=getattr(c, "_var_scope_name", c.name)):
+                if isinstance(c, (EmbeddingColumn, SharedEmbeddingColumn)):
                     t = c.dense_tensor(features, trainable, collections_)
                 else:
                     t = c.dense_tensor(features)

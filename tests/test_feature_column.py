@@ -157,3 +157,31 @@ def test_vocabulary_file_column(tmp_path):
     with tf.Session() as s:
         s.run(tf.tables_initializer())
         assert s.run(net).tolist() == [[0, 0, 1, 0], [0, 0, 0, 1]]
+
+
+def test_shared_embedding_columns_share_one_variable():
+    # TF 1.15 (tf.compat.v1 in TF 2.21): names ['b_id_shared_embedding', 'a_id_shared_embedding'],
+    # collection 'a_id_b_id_shared_embedding', one variable
+    # 'input_layer/a_id_b_id_shared_embedding/embedding_weights:0', output shape (2, 6)
+    with tf.Graph().as_default():
+        b = tf.feature_column.categorical_column_with_identity("b_id", 5)
+        a = tf.feature_column.categorical_column_with_identity("a_id", 5)
+        cols = tf.feature_column.shared_embedding_columns([b, a], 3)
+        assert [c.name for c in cols] == ["b_id_shared_embedding", "a_id_shared_embedding"]
+        assert cols[0].shared_embedding_collection_name == "a_id_b_id_shared_embedding"
+        feats = {"a_id": tf.constant([[1], [2]], tf.int64), "b_id": tf.constant([[3], [4]], tf.int64)}
+        out = tf.feature_column.input_layer(feats, cols)
+        assert [v.name for v in tf.global_variables()] == ["input_layer/a_id_b_id_shared_embedding/embedding_weights:0"]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            got, w = sess.run([out, tf.global_variables()[0]])
+        np.testing.assert_allclose(got, np.concatenate([w[[1, 2]], w[[3, 4]]], 1))  # a's columns, then b's
+        with pytest.raises(ValueError, match="same number of buckets"):
+            tf.feature_column.shared_embedding_columns([a, tf.feature_column.categorical_column_with_identity("c", 6)], 3)
+        with pytest.raises(ValueError, match="same type"):
+            tf.feature_column.shared_embedding_columns(
+                [a, tf.feature_column.categorical_column_with_hash_bucket("h", 5)], 3)
+        with pytest.raises(ValueError, match="Invalid dimension"):
+            tf.feature_column.shared_embedding_columns([a, b], 0)
+        with pytest.raises(ValueError, match="_CategoricalColumn"):
+            tf.feature_column.shared_embedding_columns([a, tf.feature_column.numeric_column("x")], 2)

@@ -18,7 +18,9 @@ import inspect
 import logging
 import os
 import re
+import shutil
 import tempfile
+import time
 
 import numpy as np
 
@@ -33,6 +35,9 @@ from ..io.checkpoint import (
     load_variable,
 )
 from ..metrics import mean as metric_mean
+from ..saved_model.builder import SavedModelBuilder
+from ..saved_model.tag_constants import SERVING
+from ..schedule.session import Session
 from ..summary import FileWriterCache, Summary, scalar
 from ..train.basic_hooks import (
     CheckpointSaverHook,
@@ -49,6 +54,8 @@ from ..train.monitored_session import (
 )
 from ..train.schedules import get_or_create_global_step
 from ..train.session_run_hook import SessionRunHook
+from .export import ServingInputReceiver, TensorServingInputReceiver, build_all_signature_defs
+from .export_output import check_export_outputs
 from .model_fn import LOSS_METRIC_KEY, EstimatorSpec, ModeKeys
 from .run_config import RunConfig
 
@@ -244,8 +251,13 @@ class Estimator:
             worker_hooks.extend(spec.training_hooks)
             chief_hooks = list(spec.training_chief_hooks)
             scaffold = spec.scaffold or Scaffold()
-            if (self._config.save_checkpoints_secs or self._config.save_checkpoints_steps) and not any(
-                    isinstance(h, CheckpointSaverHook) for h in worker_hooks + chief_hooks):
+            savers = [h for h in worker_hooks + chief_hooks if isinstance(h, CheckpointSaverHook)]
+            if savers and saving_listeners:
+                savers[0]._listeners.extend(saving_listeners)
+            elif saving_listeners and not (self._config.save_checkpoints_secs or self._config.save_checkpoints_steps):
+                raise ValueError("There should be a CheckpointSaverHook to use saving_listeners. Please set one of "
+                                 "the RunConfig.save_checkpoints_steps or RunConfig.save_checkpoints_secs.")
+            if (self._config.save_checkpoints_secs or self._config.save_checkpoints_steps) and not savers:
                 chief_hooks.insert(0, CheckpointSaverHook(self._model_dir,
                                                           save_secs=self._config.save_checkpoints_secs,
                                                           save_steps=self._config.save_checkpoints_steps,
@@ -376,6 +388,83 @@ class Estimator:
                     else:
                         for i in range(_batch_length(values)):
                             yield {key: value[i] for key, value in values.items()}
+
+
+    # ---- export --------------------------------------------------------------------------------
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
+                           checkpoint_path=None, experimental_mode=ModeKeys.PREDICT):
+        """Writes a SavedModel (dflow's format) of the PREDICT graph over the serving input to a new
+        `export_dir_base/<timestamp>` directory and returns its path (bytes, as TF1): the `serve`
+        meta graph with one signature per export output of the model (the head's classify,
+        regress and predict signatures; `serving_default` among them), the variables of
+        `checkpoint_path` (default: the latest checkpoint), the tables' initializer as main op
+        and the vocabulary files as assets; `assets_extra` ({path in the export: source file})
+        is copied under `assets.extra/`. ValueError when there is no checkpoint."""
+        return self._export_saved_model(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                                        checkpoint_path, False, experimental_mode)
+
+    def export_savedmodel(self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
+                          checkpoint_path=None, strip_default_attrs=False):
+        """TF1's older name of `export_saved_model` (with `strip_default_attrs`)."""
+        return self._export_saved_model(export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                                        checkpoint_path, strip_default_attrs, ModeKeys.PREDICT)
+
+    def _export_saved_model(self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text,
+                            checkpoint_path, strip_default_attrs, mode):
+        if serving_input_receiver_fn is None:
+            raise ValueError("An input_receiver_fn must be defined.")
+        if mode != ModeKeys.PREDICT:
+            raise ValueError(f"export_saved_model: dflow exports the PREDICT graph only, got mode {mode!r}")
+        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        if not checkpoint_path:
+            raise ValueError(f"Couldn't find trained model at {self._model_dir}.")
+        export_dir = _timestamped_export_dir(os.fspath(export_dir_base))
+        temp_dir = os.path.join(os.path.dirname(export_dir), "temp-" + os.path.basename(export_dir))
+        with Graph().as_default() as graph:
+            if self._config.tf_random_seed is not None:
+                set_random_seed(self._config.tf_random_seed)
+            get_or_create_global_step(graph)
+            receiver = serving_input_receiver_fn()
+            if not isinstance(receiver, (ServingInputReceiver, TensorServingInputReceiver)):
+                raise ValueError(f"serving_input_receiver_fn must return a ServingInputReceiver or "
+                                 f"TensorServingInputReceiver, got {type(receiver).__name__}")
+            spec = self._call_model_fn(receiver.features, None, ModeKeys.PREDICT, self.config)
+            export_outputs = check_export_outputs(spec.export_outputs, spec.predictions)
+            signatures = build_all_signature_defs(receiver.receiver_tensors, export_outputs,
+                                                  receiver.receiver_tensors_alternatives)
+            scaffold = spec.scaffold or Scaffold()
+            local_init_op = scaffold.local_init_op or Scaffold.default_local_init_op()
+            with Session(graph=graph, config=self._config.session_config) as sess:
+                saver = scaffold.saver or Saver(sharded=True)
+                saver.restore(sess, checkpoint_path)
+                builder = SavedModelBuilder(temp_dir)
+                builder.add_meta_graph_and_variables(
+                    sess, [SERVING], signature_def_map=signatures,
+                    assets_collection=graph.get_collection(GraphKeys.ASSET_FILEPATHS),
+                    main_op=local_init_op, strip_default_attrs=strip_default_attrs)
+            builder.save(as_text)
+        try:
+            for dest, source in dict(assets_extra or {}).items():
+                target = os.path.join(temp_dir, "assets.extra", dest)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copyfile(source, target)
+            os.rename(temp_dir, export_dir)
+        except BaseException:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            raise
+        _log.info("SavedModel written to: %s", export_dir)
+        return os.fsencode(export_dir)
+
+
+def _timestamped_export_dir(export_dir_base):
+    """`export_dir_base/<seconds since the epoch>`, waiting a second while that name is taken."""
+    for _ in range(10):
+        path = os.path.join(export_dir_base, str(int(time.time())))
+        if not os.path.exists(path) and not os.path.exists(
+                os.path.join(export_dir_base, "temp-" + os.path.basename(path))):
+            return path
+        time.sleep(1)
+    raise RuntimeError("Failed to obtain a unique export directory name after 10 attempts.")
 
 
 def _extract_keys(predictions, predict_keys):

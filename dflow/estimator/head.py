@@ -28,8 +28,10 @@ from ..nn.classification import (
     sigmoid_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
 )
+from ..saved_model.signature_constants import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 from ..summary import scalar
 from ..train.schedules import get_global_step
+from .export_output import ClassificationOutput, PredictOutput, RegressionOutput
 from .model_fn import AVERAGE_LOSS_METRIC_KEY, LOSS_METRIC_KEY, EstimatorSpec, ModeKeys
 
 __all__ = ["BinaryClassHead", "MultiClassHead", "RegressionHead"]
@@ -86,7 +88,7 @@ class _Head:
         with name_scope("head"):
             predictions = self._predictions(logits)
             if mode == ModeKeys.PREDICT:
-                return EstimatorSpec(mode, predictions=predictions)
+                return EstimatorSpec(mode, predictions=predictions, export_outputs=self._export_outputs(predictions))
             labels = self._labels(labels)
             unreduced = self._unreduced_loss(labels, logits)
             weights = self._weights(features, logits)
@@ -126,6 +128,15 @@ def _class_predictions(logits, class_logits, probabilities, n_classes, vocabular
     return {"class_ids": class_ids, "classes": classes, "all_class_ids": all_ids, "all_classes": all_classes}, class_ids
 
 
+def _classification_output(scores, n_classes, vocabulary=None):
+    """TF1's: the scores, with the class names (the vocabulary, or "0".."n-1") tiled per example."""
+    batch = shape(scores)[0:1]
+    names = convert_to_tensor(list(vocabulary), dtype=string) if vocabulary is not None else \
+        as_string(range_(n_classes))
+    classes = tile(expand_dims(names, 0), concat([batch, [1]], 0))
+    return ClassificationOutput(scores=scores, classes=classes)
+
+
 def _check_vocabulary(label_vocabulary, n_classes):
     if label_vocabulary is None:
         return None
@@ -163,6 +174,12 @@ class BinaryClassHead(_Head):
             probabilities = softmax(two, name="probabilities")
             out, _ = _class_predictions(logits, two, probabilities, 2, self._vocabulary)
         return {"logits": logits, "logistic": logistic, "probabilities": probabilities, **out}
+
+    def _export_outputs(self, predictions):
+        """TF1's signatures: classify (also the default), regress (the logistic) and predict."""
+        classify = _classification_output(predictions["probabilities"], 2, self._vocabulary)
+        return {DEFAULT_SERVING_SIGNATURE_DEF_KEY: classify, "classification": classify,
+                "regression": RegressionOutput(predictions["logistic"]), "predict": PredictOutput(predictions)}
 
     def _labels(self, labels):
         labels = _labels_2d(labels, 1, "BinaryClassHead")
@@ -207,6 +224,12 @@ class MultiClassHead(_Head):
             out, _ = _class_predictions(logits, logits, probabilities, self.logits_dimension, self._vocabulary)
         return {"logits": logits, "probabilities": probabilities, **out}
 
+    def _export_outputs(self, predictions):
+        """TF1's signatures: classify (also the default) and predict."""
+        classify = _classification_output(predictions["probabilities"], self.logits_dimension, self._vocabulary)
+        return {DEFAULT_SERVING_SIGNATURE_DEF_KEY: classify, "classification": classify,
+                "predict": PredictOutput(predictions)}
+
     def _labels(self, labels):
         labels = _labels_2d(labels, 1, "MultiClassHead")
         if self._vocabulary is not None:
@@ -233,6 +256,12 @@ class RegressionHead(_Head):
 
     def _predictions(self, logits):
         return {"predictions": logits}
+
+    def _export_outputs(self, predictions):
+        """TF1's signatures: regress (also the default) and predict."""
+        regress = RegressionOutput(predictions["predictions"])
+        return {DEFAULT_SERVING_SIGNATURE_DEF_KEY: regress, "regression": regress,
+                "predict": PredictOutput(predictions)}
 
     def _labels(self, labels):
         return cast(_labels_2d(labels, self.logits_dimension, "RegressionHead"), float32)

@@ -7,6 +7,7 @@ import collections
 
 from ..graph.ops import Operation, Tensor
 from ..state.variables import Variable
+from .export_output import check_export_outputs
 
 __all__ = ["ModeKeys", "EstimatorSpec"]
 
@@ -41,7 +42,8 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", [
         "training_hooks", "scaffold", "evaluation_hooks", "prediction_hooks"])):
     """The ops and hooks a model_fn gives for one mode. TRAIN needs `loss` and `train_op`, EVAL
     `loss`, PREDICT `predictions` (a tensor or a dict of tensors); `loss` is a scalar; the values
-    of `eval_metric_ops` are (value, update_op) pairs as `tf.metrics` makes them. ValueError or
+    of `eval_metric_ops` are (value, update_op) pairs as `tf.metrics` makes them; `export_outputs`
+    ({signature name: ExportOutput}, for PREDICT) name what export_saved_model serves. ValueError or
     TypeError otherwise, as TF1."""
 
     def __new__(cls, mode, predictions=None, loss=None, train_op=None, eval_metric_ops=None, export_outputs=None,
@@ -73,6 +75,8 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", [
         elif not isinstance(predictions, (Tensor, Variable)):
             raise TypeError(f"predictions must be Tensor or dict of Tensor, given: {predictions}")
         eval_metric_ops = _check_metric_ops(eval_metric_ops)
+        if export_outputs is not None:
+            export_outputs = check_export_outputs(export_outputs)
         hooks = [tuple(h or ()) for h in (training_chief_hooks, training_hooks, evaluation_hooks, prediction_hooks)]
-        return super().__new__(cls, mode, predictions, loss, train_op, eval_metric_ops, export_outputs or {},
+        return super().__new__(cls, mode, predictions, loss, train_op, eval_metric_ops, export_outputs,
                                hooks[0], hooks[1], scaffold, hooks[2], hooks[3])

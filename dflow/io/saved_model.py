@@ -30,7 +30,7 @@ import zarr
 from google.protobuf import text_format
 
 from .. import proto as proto_messages
-from ..errors import DataLossError
+from ..errors import DataLossError, NotFoundError
 from ..graph import serialize
 from ..storage import files
 from .graph_io import LARGE_CONST_ELEMENTS, _read_document, _write_document, open_zarr_safely
@@ -38,7 +38,7 @@ from .meta_graph import MetaGraphDef
 from .tf_graph import parse_proto_bytes
 from .tf_meta_graph import meta_graph_fields_from_tf, meta_graph_to_tf
 
-__all__ = ["SavedModel", "read_saved_model", "write_saved_model", "write_tf_saved_model", "staging_dir", "publish",
+__all__ = ["SavedModel", "read_saved_model", "asset_files", "ASSET_FILE_DEF", "write_saved_model", "write_tf_saved_model", "staging_dir", "publish",
            "check_variables", "FILENAME", "VARIABLES_PREFIX"]
 
 FORMAT = "dflow.SavedModel"
@@ -46,6 +46,8 @@ FILENAME = "saved_model.json"
 TF_FILENAME, TF_TEXT_FILENAME = "saved_model.pb", "saved_model.pbtxt"
 VARIABLES_PREFIX = os.path.join("variables", "variables")
 SCHEMA_VERSION = 1
+ASSETS_DIRECTORY = "assets"
+ASSET_FILE_DEF = "asset_file_def"  # meta_info_def key: [{"tensor": name, "filename": name in assets/}]
 
 
 class SavedModel:
@@ -111,6 +113,28 @@ def read_saved_model(export_dir):
                 raise DataLossError(None, None, e.message if tf_path in e.message else f"{tf_path}: {e.message}") \
                     from None
     raise OSError(f"SavedModel file does not exist at: {path} (nor TensorFlow's {TF_FILENAME})")
+
+
+def asset_files(export_dir, meta):
+    """[(tensor name, path of the file in `export_dir`/assets)] of a loaded meta graph's assets
+    (TF's asset_file_def). DataLossError for an entry that is malformed or names a file outside
+    assets/, NotFoundError for a file that is missing."""
+    entries = meta.meta_info_def.get(ASSET_FILE_DEF) or []
+    root = os.path.join(os.fspath(export_dir), ASSETS_DIRECTORY)
+    out = []
+    for e in entries if type(entries) is list else [entries]:
+        tensor = e.get("tensor") if type(e) is dict else None
+        name = e.get("filename") if type(e) is dict else None
+        if not isinstance(tensor, str) or not isinstance(name, str) or not name or name in (".", "..") or \
+                os.path.basename(name) != name or "/" in name or "\\" in name:
+            raise DataLossError(None, None, f"SavedModel {export_dir}: bad asset entry {str(e)[:200]!r} (a tensor "
+                                "name and a file name in assets/ expected)")
+        path = os.path.join(root, name)
+        if not os.path.isfile(path):
+            raise NotFoundError(None, None, f"SavedModel {export_dir}: asset file {path!r} (tensor {tensor!r}) does "
+                                "not exist")
+        out.append((tensor, path))
+    return out
 
 
 def write_saved_model(directory, saved_model):

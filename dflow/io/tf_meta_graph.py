@@ -130,6 +130,9 @@ def meta_graph_fields_from_tf(proto):
     meta_info = {"meta_graph_version": info.meta_graph_version, "tags": list(info.tags),
                  "tensorflow_version": info.tensorflow_version,
                  "stripped_op_list": sorted({n.op for n in graph_def.node})}
+    if proto.asset_file_def:  # the loader points these tensors at the SavedModel's assets/
+        meta_info["asset_file_def"] = [{"tensor": a.tensor_info.name, "filename": a.filename}
+                                       for a in proto.asset_file_def]
     signatures = {k: _signature_from_tf(s) for k, s in proto.signature_def.items()}
     return {"graph_def": graph_def, "meta_info_def": meta_info, "saver_def": saver_def,
             "collection_def": collections, "signature_def": signatures}

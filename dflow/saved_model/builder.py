@@ -6,6 +6,10 @@ Everything is staged in a hidden directory beside `export_dir` and renamed into 
 `save()` removes its staging directory. Each meta graph is serialized when it is added, so a
 graph that cannot be saved (a py_func holds Python code) is refused there, naming the op.
 
+Assets (`assets_collection`: the string constants naming files, e.g. a vocabulary file's
+`asset_filepath`, TF1's ASSET_FILEPATHS collection) are copied into `assets/` in both formats;
+the loader points those constants at the copies.
+
 `format="tensorflow"` writes TensorFlow's SavedModel instead (`saved_model.pb`, a V2 checkpoint in
 `variables/`, `assets/`), which TensorFlow's loader, `saved_model_cli` and TF Serving read; each
 graph is converted when it is added, so an op with no TensorFlow form is refused there too.
@@ -20,9 +24,10 @@ import weakref
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, NotFoundError, UnimplementedError
+from ..errors import InvalidArgumentError, NotFoundError
 from ..graph import serialize
 from ..graph.graph import get_default_graph
+from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
 from ..io import saved_model as files
 from ..io.checkpoint import Saver
@@ -72,9 +77,6 @@ class SavedModelBuilder:
         tags = list(tags or [])
         if not all(isinstance(t, str) for t in tags):
             raise TypeError(f"tags must be a list of strings, got {tags!r}")
-        if assets_collection and self._format != "tensorflow":
-            raise UnimplementedError(None, None, "SavedModelBuilder: assets (assets_collection) are not supported "
-                                     "by dflow's SavedModel format yet; format='tensorflow' writes them")
         signatures = dict(signature_def_map or {})
         for key, sig in signatures.items():
             if not isinstance(key, str) or not isinstance(sig, SignatureDef):
@@ -89,12 +91,14 @@ class SavedModelBuilder:
             if not isinstance(op, Operation) or op.graph is not graph:
                 raise TypeError(f"main_op must be an Operation of the saved graph, got {main_op!r}")
             meta.collection_def[constants.MAIN_OP_KEY] = [{"operation": op.name}]
+        assets = self._stage_assets(graph, assets_collection)
+        if assets:
+            meta.collection_def[GraphKeys.ASSET_FILEPATHS] = [{"tensor": t} for t, _ in assets]
         if self._format == "tensorflow":
-            assets = self._stage_assets(graph, assets_collection)
-            if assets:
-                meta.collection_def["asset_filepaths"] = [{"tensor": t} for t, _ in assets]
             meta_graph_to_tf(meta)  # InvalidArgumentError naming an op with no TensorFlow form
             return meta, assets
+        if assets:  # dflow's form of TF's asset_file_def; the loader points the tensors at assets/
+            meta.meta_info_def[files.ASSET_FILE_DEF] = [{"tensor": t, "filename": f} for t, f in assets]
         serialize._dumps(meta.to_json())  # InvalidArgumentError naming an op that holds Python code
         return meta, []
 

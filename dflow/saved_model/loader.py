@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
+from ..errors import DataLossError
+from ..graph.serialize import GraphDef
 from ..io import saved_model as files
-from ..io.meta_graph import import_meta_graph
+from ..io.meta_graph import MetaGraphDef, import_meta_graph
 from . import constants
 
 __all__ = ["load", "maybe_saved_model_directory", "contains_saved_model"]
@@ -33,9 +37,35 @@ def _find(saved_model, tags, export_dir):
                        f"{os.path.join(os.fspath(export_dir), name)}.")
 
 
+def _with_assets(meta, export_dir):
+    """`meta` with its asset constants (TF1's ASSET_FILEPATHS, e.g. a vocabulary file's path) set
+    to the copies in `export_dir`/assets, so the tables initialize from them (TF1 feeds those
+    tensors to the main op; here every later run of the initializers reads the copies too)."""
+    assets = dict(files.asset_files(export_dir, meta))
+    if not assets:
+        return meta
+    by_node = {name.split(":")[0]: path for name, path in assets.items()}
+    nodes = []
+    for node in meta.graph_def.node:
+        if node.name in by_node:
+            if node.op != "Const":
+                raise DataLossError(None, None, f"SavedModel {export_dir}: asset tensor {node.name!r} is a "
+                                    f"{node.op}, not a string constant")
+            node = node.copy()
+            node.attr["value"] = np.array(os.fsencode(os.path.abspath(by_node[node.name])), dtype=object)
+        nodes.append(node)
+    missing = sorted(set(by_node) - {n.name for n in nodes})
+    if missing:
+        raise DataLossError(None, None, f"SavedModel {export_dir}: asset tensors {missing} are not in the graph")
+    out = MetaGraphDef(GraphDef(nodes, meta.graph_def.versions), meta.meta_info_def, meta.saver_def,
+                       meta.collection_def, meta.signature_def)
+    return out
+
+
 def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
     """Imports the meta graph saved under exactly the tag set `tags` into `sess.graph`, restores its
-    variables and runs its main op (or legacy init op); returns the MetaGraphDef (its
+    variables and runs its main op (or legacy init op), its assets (files in `assets/`, such as
+    vocabulary files) in place of the files it was saved from; returns the MetaGraphDef (its
     `signature_def` names the tensors to feed and fetch, without `import_scope`).
 
     OSError when `export_dir` holds no SavedModel, RuntimeError when no meta graph has those tags,
@@ -47,7 +77,7 @@ def load(sess, tags, export_dir, import_scope=None, **saver_kwargs):
     prefix = files.check_variables(export_dir)
     graph = sess.graph
     with graph.as_default():
-        saver = import_meta_graph(meta, import_scope=import_scope, **saver_kwargs)
+        saver = import_meta_graph(_with_assets(meta, export_dir), import_scope=import_scope, **saver_kwargs)
     if saver is not None:
         if prefix is None:
             raise OSError(f"The SavedModel at {export_dir} has variables but no checkpoint at "

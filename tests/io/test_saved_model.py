@@ -270,3 +270,57 @@ def test_signature_def_utils_as_tf1():
     assert tf.compat.v1.saved_model.loader.load is sm.load and sm.Builder is sm.builder.SavedModelBuilder
     assert (sm.PREDICT_INPUTS, sm.PREDICT_OUTPUTS, sm.DEFAULT_SERVING_SIGNATURE_DEF_KEY) == \
         ("inputs", "outputs", "serving_default")
+
+
+def _vocab_model(tmp_path, vocab):
+    """A SavedModel (dflow's format) whose table reads `vocab`, given as an asset."""
+    export = tmp_path / "vocab_model"
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.string, [None], name="x")
+        ids = tf.contrib.lookup.index_table_from_file(str(vocab)).lookup(x)
+        with tf.Session() as sess:
+            b = tf.saved_model.builder.SavedModelBuilder(str(export))
+            b.add_meta_graph_and_variables(
+                sess, ["serve"], {"serving_default": tf.saved_model.predict_signature_def({"x": x}, {"ids": ids})},
+                assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS), main_op=tf.tables_initializer())
+            b.save()
+    return export
+
+
+def test_assets_are_copied_and_the_loaded_graph_reads_the_copies(tmp_path):
+    vocab = tmp_path / "words.txt"
+    vocab.write_text("a\nb\nc\n")
+    export = _vocab_model(tmp_path, vocab)
+    assert (export / "assets" / "words.txt").read_text() == "a\nb\nc\n"
+    doc = json.loads((export / "saved_model.json").read_text())
+    assert doc["meta_graphs"][0]["meta_info_def"]["asset_file_def"] == [
+        {"tensor": "string_to_index/text_file_id_table_init/asset_filepath:0", "filename": "words.txt"}]
+    vocab.unlink()  # the loaded model must not need the original file
+    with tf.Graph().as_default(), tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], str(export))
+        sig = meta.signature_def["serving_default"]
+        assert sess.run(sig.outputs["ids"].name, {sig.inputs["x"].name: ["c", "a", "z"]}).tolist() == [2, 0, -1]
+        sess.run(tf.tables_initializer())  # a later initialization reads the copy too
+        assert sess.run(tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS)) == [
+            os.fsencode(str(export / "assets" / "words.txt"))]
+
+
+def test_missing_or_tampered_assets(tmp_path):
+    from dflow.errors import NotFoundError
+
+    vocab = tmp_path / "words.txt"
+    vocab.write_text("a\nb\n")
+    with tf.Graph().as_default(), tf.Session() as sess:
+        b = tf.saved_model.builder.SavedModelBuilder(str(tmp_path / "x"))
+        with pytest.raises(NotFoundError, match="nope.txt"):
+            b.add_meta_graph_and_variables(sess, ["serve"], assets_collection=[tf.constant(str(tmp_path / "nope.txt"))])
+    export = _vocab_model(tmp_path, vocab)
+    (export / "assets" / "words.txt").unlink()
+    with tf.Graph().as_default(), tf.Session() as sess, pytest.raises(NotFoundError, match="words.txt"):
+        tf.saved_model.loader.load(sess, ["serve"], str(export))
+    path = export / "saved_model.json"
+    doc = json.loads(path.read_text())
+    doc["meta_graphs"][0]["meta_info_def"]["asset_file_def"][0]["filename"] = "../../etc/passwd"
+    path.write_text(json.dumps(doc))
+    with tf.Graph().as_default(), tf.Session() as sess, pytest.raises(DataLossError, match="bad asset entry"):
+        tf.saved_model.loader.load(sess, ["serve"], str(export))
