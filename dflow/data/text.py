@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import zlib
 
+import numpy as np
+
 from ..errors import DataLossError, InvalidArgumentError
 from ..io.tfrecord import open_read
 from .dataset import Dataset
@@ -30,8 +32,17 @@ def _stream(path, compression, reads):
         raise DataLossError(None, None, f"{path}: corrupted {compression} stream: {e}") from None
 
 
+_BLOCK_BYTES = 1 << 20  # lines read at a time for a consumer that takes blocks (batch, shuffle)
+
+
 class TextLineNode(TFRecordNode):
     what = "TextLineDataset"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # one file at a time reads in blocks of lines (about 1 MB: bounded memory); several
+        # files read in parallel interleave line by line (TF's order)
+        self.row_blocks = self.parallel == 1
 
     def _read(self, name):
         path, f = open_read(name, self.compression, self.buffer_size)
@@ -44,6 +55,30 @@ class TextLineNode(TFRecordNode):
             if line.endswith(b"\n"):
                 line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
             yield line
+
+    def iterate_blocks(self, ctx):
+        for name in self._files(ctx):
+            path, f = open_read(name, self.compression, self.buffer_size)
+            with f:
+                yield from _stream(path, self.compression, self._line_blocks(f))
+
+    @staticmethod
+    def _line_blocks(f):
+        """The lines as object arrays of bytes (without their line ends), about a MB at a time."""
+        while True:
+            lines = f.readlines(_BLOCK_BYTES)
+            if not lines:
+                return
+            data = b"".join(lines)
+            if b"\r" in data:
+                stripped = [ln[:-2] if ln.endswith(b"\r\n") else ln[:-1] if ln.endswith(b"\n") else ln for ln in lines]
+            else:  # "\n" ends every line but perhaps the last: one C split
+                stripped = data.split(b"\n")
+                if data.endswith(b"\n"):
+                    stripped.pop()
+            block = np.empty(len(stripped), dtype=object)
+            block[:] = stripped
+            yield (block,)
 
 
 class FixedLengthRecordNode(TFRecordNode):

@@ -199,7 +199,23 @@ class SkipNode(Node):
     def __init__(self, node, count):
         self.inputs = (node,)
         self.count = int_arg(self, count)
+        self.row_blocks = node.row_blocks  # skip(1) of a CSV's header keeps its lines in blocks
         super().__init__(node.spec)
+
+    def iterate_blocks(self, ctx):
+        count = int_value(ctx, self.count)
+        blocks = self.inputs[0].iterate_blocks(ctx)
+        if count < 0:
+            for _ in blocks:
+                pass
+            return
+        for block in blocks:
+            n = int(block[0].shape[0])
+            if count >= n:
+                count -= n
+                continue
+            yield block if count == 0 else tuple(c[count:] for c in block)
+            count = 0
 
     def iterate(self, ctx):
         count = int_value(ctx, self.count)

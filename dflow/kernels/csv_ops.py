@@ -13,6 +13,8 @@ On Dask the records are parsed chunk by chunk (the outputs chunked like them).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..errors import InvalidArgumentError, raise_kernel_failure
@@ -138,6 +140,43 @@ def _column_fast(col, dtype, default):
     return values
 
 
+def _numbers_fast(flat, delim, ncols, out_types):
+    """All-numeric records parsed in one C pass (numpy's text scanner over the records joined by
+    spaces), or None when anything needs the field-by-field path: an empty or malformed field
+    (the count comes out wrong), a non-integral or out-of-range value for an integer column, an
+    integer past float64's exact range. Columns as the out_types' arrays."""
+    blob = b" ".join(flat)
+    if delim != 0x20:
+        # whitespace inside a field (the scanner would split or skip it): more spaces than the n - 1 joiners
+        if blob.count(b" ") != len(flat) - 1 or b"\t" in blob:
+            return None
+        blob = blob.replace(bytes([delim]), b" ")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy deprecates text mode of fromstring; it stays the fast C scanner
+        try:
+            values = np.fromstring(blob, dtype=np.float64, sep=" ")
+        except ValueError:
+            return None
+    if values.size != flat.size * ncols:
+        return None
+    ints = [c for c, dt in enumerate(out_types) if dt.is_integer]
+    if ints:  # an integer column's fields must be written as integers ("1.0", "1e3": TF's error path)
+        tokens = blob.split(b" ")
+        if any(b"".join(tokens[c::ncols]).translate(None, b"0123456789+-") for c in ints):
+            return None
+    table = values.reshape(flat.size, ncols)
+    out = []
+    for c, dt in enumerate(out_types):
+        col = table[:, c]
+        if dt.is_integer:
+            info = np.iinfo(dt.np_dtype)
+            if not (np.all(np.floor(col) == col) and np.all(np.abs(col) < 2.0 ** 53)
+                    and col.min() >= info.min and col.max() <= info.max):
+                return None
+        out.append(col.astype(dt.np_dtype))
+    return out
+
+
 def decode_records(records, defaults, *, field_delim, use_quote_delim, na_value, select_cols, out_types, offset=0):
     """The columns of `records` (an object array of bytes): a tuple of arrays of its shape."""
     records = np.asarray(records, dtype=object)
@@ -153,8 +192,16 @@ def decode_records(records, defaults, *, field_delim, use_quote_delim, na_value,
         d = np.asarray(d).reshape(-1)
         defs.append(None if d.size == 0 else (d[0] if dt == dtypes.string else d[0].item()))
     ncols = len(out_types)
-    simple = select is None and not na and not any(b"\r" in r or b"\n" in r or (use_quote_delim and b'"' in r)
-                                                   for r in flat)
+    try:  # one C pass over the records' bytes (every record bytes: the slow path reports others)
+        joined = b"".join(flat)
+    except TypeError:
+        joined = None
+    simple = select is None and not na and joined is not None and b"\r" not in joined and b"\n" not in joined \
+        and not (use_quote_delim and b'"' in joined)
+    if simple and flat.size and all(dt != dtypes.string for dt in out_types):
+        numbers = _numbers_fast(flat, delim, ncols, out_types)
+        if numbers is not None:
+            return tuple(c.reshape(records.shape) for c in numbers)
     if simple:
         sep = bytes([delim])
         rows = [r.split(sep) if r else [] for r in flat]

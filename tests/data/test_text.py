@@ -145,3 +145,20 @@ def test_an_epoch_over_a_large_text_file_streams(tmp_path):
     assert first == b"0,0.0," + b"x" * 40
     assert node.held_bytes() == 4096
     assert sum(1 for _ in lines) == 19999
+
+
+@pytest.mark.parametrize("skip", [0, 1, 3, 10])
+def test_batches_read_lines_in_blocks_as_line_by_line(files, monkeypatch, skip):
+    """batch (and skip before it) take the lines in blocks; the batches equal line-by-line
+    reading's, across files, line ends and block boundaries (blocks of a few bytes here)."""
+    from dflow.data import text
+
+    monkeypatch.setattr(text, "_BLOCK_BYTES", 4)
+    paths = [str(files / "a.txt"), str(files / "e.txt"), str(files / "a.txt")]
+    lines = [b"h1,h2", b"1,2", b"", b"3,4"] * 2
+    for compression, names in ((None, paths), ("GZIP", [str(files / "a.gz")])):
+        ds = tf.data.TextLineDataset(names, compression_type=compression)
+        assert ds._node.row_blocks
+        want = (lines if compression is None else [b"x", b"y"])[skip:]
+        got = [list(b) for b in _all(ds.skip(skip).batch(3))]
+        assert got == [want[i:i + 3] for i in range(0, len(want), 3)]
