@@ -249,41 +249,35 @@ def _tf_loop(model):
     return {"seconds": time.perf_counter() - t0, "out": out}
 
 
-def _restore_dflow():
+def _restore(tf):
+    """Seconds of `Saver.restore` of the large checkpoint in library `tf` (dflow or TF1), and a
+    checksum of the restored value taken in the graph (fetching it would copy it)."""
     import time
-
-    import dflow as tf
 
     prefix = os.path.join(_dir(), "big", "model")
     shape = dict(tf.train.list_variables(prefix))["embedding"]
     v = tf.get_variable("embedding", shape, tf.float32)
     saver = tf.train.Saver([v])
-    checksum_op = tf.reduce_sum(v[::97])  # in the graph: fetching v would copy it, doubling the peak RSS
+    checksum_op = tf.reduce_sum(v[::97])
     with tf.Session() as s:
         t0 = time.perf_counter()
         saver.restore(s, prefix)
         seconds = time.perf_counter() - t0
         checksum = float(s.run(checksum_op))
     return {"seconds": seconds, "checksum": checksum}
+
+
+def _restore_dflow():
+    import dflow
+
+    return _restore(dflow)
 
 
 def _restore_tf():
-    import time
-
     import tensorflow.compat.v1 as tf
 
     tf.disable_v2_behavior()
-    prefix = os.path.join(_dir(), "big", "model")
-    shape = dict(tf.train.list_variables(prefix))["embedding"]
-    v = tf.get_variable("embedding", shape, tf.float32)
-    saver = tf.train.Saver([v])
-    checksum_op = tf.reduce_sum(v[::97])  # in the graph: fetching v would copy it, doubling the peak RSS
-    with tf.Session() as s:
-        t0 = time.perf_counter()
-        saver.restore(s, prefix)
-        seconds = time.perf_counter() - t0
-        checksum = float(s.run(checksum_op))
-    return {"seconds": seconds, "checksum": checksum}
+    return _restore(tf)
 
 
 def case_compare():
