@@ -157,7 +157,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
 
     Returns a list with one tensor per x, None where ys do not depend on x (zeros with
     `unconnected_gradients="zero"`). `grad_ys` weights each y
-    (default ones); `stop_gradients` are treated as constants. Integer and bool tensors get no
+    (default ones); nothing flows back through `stop_gradients` (each is held constant, and one
+    among `xs` gets its partial derivative: TF1's `gradients(a + b, [a, b], stop_gradients=[a, b])`
+    is [1, 1] for b = 2a). Integer and bool tensors get no
     gradient. LookupError if a differentiable op on the path has no gradient rule.
     """
     if executing_eagerly():
@@ -183,7 +185,10 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 gy = _as_grad_y(graph, gy, y, i)
             grads.setdefault(y, []).append(gy)
         for op in _ops_between(ys, xs, stop):
-            out_grads = [_aggregate(graph, grads.get(t)) if grads.get(t) else None for t in op.outputs]
+            # nothing flows back through a stop tensor (its gradient is still summed: a stop tensor
+            # among xs gets its partial derivative, as TF1's stop_gradients)
+            out_grads = [_aggregate(graph, grads.get(t)) if grads.get(t) and t not in stop else None
+                         for t in op.outputs]
             for t, g in zip(op.outputs, out_grads):
                 if g is not None and len(grads[t]) > 1:
                     grads[t] = [g]
@@ -206,7 +211,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 raise ValueError(f"Gradient rule of {op.type} returned {len(in_grads)} gradients for "
                                  f"{len(op.inputs)} inputs (op {op.name!r})")
             for t, g in zip(op.inputs, in_grads):
-                if g is None or t in stop or not differentiable(t.dtype):
+                if g is None or not differentiable(t.dtype):
                     continue
                 if isinstance(g, Operation):
                     raise TypeError(f"Gradient rule of {op.type} returned an Operation for input {t.name!r}")

@@ -359,7 +359,9 @@ def _cond_grad(op, *grads):
 
             ys = [o for o, g in zip(outs, grads) if g is not None and differentiable(o.dtype)]
             gys = [g for o, g in zip(outs, grads) if g is not None and differentiable(o.dtype)]
-            res = gradients(ys, diff_caps, grad_ys=gys) if ys else [None] * len(diff_caps)
+            # partial derivatives (caps held constant): a cap computed from another cap (a TensorArray flow
+            # built from x, x itself) must not pass its gradient on here too, or it counts twice outside
+            res = gradients(ys, diff_caps, grad_ys=gys, stop_gradients=diff_caps) if ys else [None] * len(diff_caps)
             # a branch's outputs are tensors: an IndexedSlices (a gather's gradient) is densified
             return [convert_to_tensor(r) if r is not None else zeros_like(c) for r, c in zip(res, diff_caps)]
         return fn

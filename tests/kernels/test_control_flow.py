@@ -187,3 +187,34 @@ def test_outputs_carry_tf1_names_merge_and_exit(any_mode, sess_factory):
     s = sess_factory(any_mode, chunks=2)
     assert s.run(["cond/Merge:0", "while/Exit_2:0", "outer/while/Exit_1:0"]) == [1.0, 4.0, 1.0]
     assert s.run(ta.stack()).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_cond_gradient_when_one_capture_is_computed_from_another():
+    """A branch's gradient is taken with the captured tensors held constant: y = 2x and x both
+    captured, d(y * x)/dx is 4x (the branch gave 4x and y's 2x again before: 6x, silently)."""
+    x = tf.placeholder(tf.float64, [3])
+    p = tf.placeholder(tf.bool, [])
+    y = x * 2.0
+    c = tf.cond(p, lambda: y * x, lambda: y + x)
+    (g,) = tf.gradients(tf.reduce_sum(c), x)
+    xv = np.array([0.5, 1.0, 2.0])
+    from tests.conftest import run_modes
+
+    assert run_modes(g, {x: xv, p: True}).tolist() == (4 * xv).tolist()
+    assert run_modes(g, {x: xv, p: False}).tolist() == [3.0, 3.0, 3.0]
+    # the same through a TensorArray written outside and inside the branches, both capturing x
+    part = tf.TensorArray(tf.float64, 3).write(0, x[0]).write(2, x[2])
+    ta = tf.cond(p, lambda: part.write(1, part.read(0) * 5.0), lambda: part.write(1, x[1]))
+    (gt,) = tf.gradients(tf.reduce_sum(ta.stack() * [1.0, 2.0, 3.0]), x)
+    assert run_modes(gt, {x: xv, p: True}).tolist() == [11.0, 0.0, 3.0]
+    assert run_modes(gt, {x: xv, p: False}).tolist() == [1.0, 2.0, 3.0]
+
+
+def test_stop_gradients_hold_tensors_constant_and_give_their_partials():
+    # TF1's documented example: b = 2a; total derivatives [3, 1], partials with stop_gradients [1, 1]
+    a = tf.constant(0.0)
+    b = 2.0 * a
+    with tf.Session() as s:
+        assert s.run(tf.gradients(a + b, [a, b])) == [3.0, 1.0]
+        assert s.run(tf.gradients(a + b, [a, b], stop_gradients=[a, b])) == [1.0, 1.0]
+        assert s.run(tf.gradients(a + b, [a], stop_gradients=[b])) == [1.0]
