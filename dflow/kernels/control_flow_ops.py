@@ -397,7 +397,9 @@ def _while_grad(op, *grads):
     first_grad_op = len(g._ops)
     g_phs = [placeholder(phs[i].dtype, phs[i].shape, name=f"grad_loop_var_{i}") for i in idx]
     wrt = [phs[i] for i in idx] + [caps[j] for j in cap_idx]
-    vjp = gradients([body[i] for i in idx], wrt, grad_ys=g_phs)
+    # partial derivatives, the loop vars and captures held constant (a capture computed from another
+    # capture passes its gradient on outside the loop, not through the body's VJP too)
+    vjp = gradients([body[i] for i in idx], wrt, grad_ys=g_phs, stop_gradients=wrt)
     from .creation_ops import zeros_like
 
     vjp = [convert_to_tensor(v) if v is not None else zeros_like(w) for v, w in zip(vjp, wrt)]  # (IndexedSlices)

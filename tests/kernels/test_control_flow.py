@@ -218,3 +218,22 @@ def test_stop_gradients_hold_tensors_constant_and_give_their_partials():
         assert s.run(tf.gradients(a + b, [a, b])) == [3.0, 1.0]
         assert s.run(tf.gradients(a + b, [a, b], stop_gradients=[a, b])) == [1.0, 1.0]
         assert s.run(tf.gradients(a + b, [a], stop_gradients=[b])) == [1.0]
+
+
+def test_while_gradient_when_one_capture_is_computed_from_another():
+    """The body's VJP holds loop vars and captures constant: with y = 2x and x both captured,
+    two steps of a += y * x give d/dx = 8x (12x before, silently); a = a * x + y three times from
+    1 gives 3x^3 + 2x^2 + 2x, d/dx = 9x^2 + 4x + 2."""
+    from tests.conftest import run_modes
+
+    x = tf.placeholder(tf.float64, [3])
+    y = x * 2.0
+    _, acc = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, a + y * x),
+                           [tf.constant(0), tf.zeros([3], tf.float64)])
+    _, poly = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * x + y),
+                            [tf.constant(0), tf.ones([3], tf.float64)])
+    g1, g2 = tf.gradients(tf.reduce_sum(acc), x)[0], tf.gradients(tf.reduce_sum(poly), x)[0]
+    xv = np.array([0.5, 1.0, 2.0])
+    got1, got2 = run_modes([g1, g2], {x: xv})
+    np.testing.assert_allclose(got1, 8 * xv)
+    np.testing.assert_allclose(got2, 9 * xv ** 2 + 4 * xv + 2)
