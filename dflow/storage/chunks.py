@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dask_compat import task
-from ..errors import DataLossError
+from ..errors import DataLossError, NotFoundError
 
 _READ_SIZE = 1 << 20  # bytes read from a chunk file per step while decompressing
 
@@ -47,6 +47,14 @@ class ChunkIO:
     def block_shape(self, coords):
         return tuple(min(c, s - i * c) for i, c, s in zip(coords, self.chunks, self.shape))
 
+    def _check_still_there(self, chunk_file):
+        """A missing chunk file is the fill value only while the array is there: with its metadata
+        gone too (deleted or moved while a run or a Dataset read it), NotFoundError naming it,
+        never chunks of fill value read as data."""
+        if not any(os.path.exists(os.path.join(self.root, m)) for m in ("zarr.json", ".zarray")):
+            raise NotFoundError(None, None, f"Zarr array {self.root!r} is gone (deleted or moved while it was being "
+                                f"read): its chunk {os.path.basename(chunk_file)!r} and its metadata are missing")
+
     def read(self, coords, out=None):
         """Chunk `coords` as an array of its (edge-clipped) shape; decoded into `out` when given."""
         shape = self.block_shape(coords)
@@ -55,6 +63,7 @@ class ChunkIO:
         try:
             f = open(fn, "rb")
         except FileNotFoundError:  # never written: the fill value, as zarr reads it
+            self._check_still_there(fn)
             target = out if out is not None else np.empty(shape, dtype=self.dtype)
             target[...] = self.fill_value
             return target
@@ -99,6 +108,7 @@ class ChunkIO:
         try:
             f = open(fn, "rb")
         except FileNotFoundError:  # never written: the fill value, as zarr reads it
+            self._check_still_there(fn)
             for a in range(0, shape[0], rows):
                 yield np.full((min(rows, shape[0] - a),) + shape[1:], self.fill_value, dtype=self.dtype)
             return

@@ -515,3 +515,21 @@ def test_killed_run_leftovers_are_refused(killed_write_dir):
     for name in leftovers:
         with pytest.raises(tf.errors.NotFoundError):
             tf.io.read_zarr(str(d), f"grp/{name}")
+
+
+@pytest.mark.parametrize("sched", [None, "sync", "threads"])
+def test_a_zarr_array_deleted_after_building_is_an_error_not_fill_values(tmp_path, sched):
+    """#29: an array removed between building the graph and running it (or while a Dataset reads
+    it) read as zeros before; now NotFoundError naming it. A chunk never written (the array
+    still there) is still the fill value, as zarr reads it."""
+    import shutil
+
+    path = str(tmp_path / "a.zarr")
+    z = zarr.create_array(path, shape=(40, 3), chunks=(10, 3), dtype="float32", fill_value=7.0)
+    z[:20] = 1.0  # chunks 2 and 3 never written: fill value
+    total = tf.reduce_sum(tf.io.read_zarr(path))
+    with tf.Session(scheduler=sched) as s:
+        assert s.run(total) == 20 * 3 * 1.0 + 20 * 3 * 7.0
+        shutil.rmtree(path)
+        with pytest.raises(tf.errors.NotFoundError, match="a.zarr' is gone"):
+            s.run(total)
