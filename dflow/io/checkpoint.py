@@ -28,6 +28,7 @@ import numpy as np
 import zarr
 
 from ..errors import DataLossError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
 from ..storage import files
 from ..storage.chunks import chunk_io, row_chunks
@@ -172,8 +173,6 @@ class _ZarrSource:
         return np.dtype(self.entries[name]["dtype"])
 
     def dtype_name(self, name):
-        from ..graph.dtypes import as_dtype
-
         return as_dtype(self.entries[name]["dtype"]).name
 
     def checksum(self, name):
@@ -246,9 +245,30 @@ class _TFSource:
 
 
 def _entries(group):
+    """The checkpoint's variable table, each entry checked: {name: {array, dtype, shape, checksum}}.
+    Tampered or damaged metadata is DataLossError naming the variable, never a TypeError/KeyError."""
     entries = group.attrs.get("variables")
     if not isinstance(entries, dict):
         raise DataLossError(None, None, "Checkpoint attributes lack the variable table")
+    for name, e in entries.items():
+        problem = None
+        if not isinstance(e, dict) or not {"array", "dtype", "shape", "checksum"} <= set(e):
+            problem = "lacks its array, dtype, shape or checksum"
+        elif not isinstance(e["array"], str) or not e["array"] or not isinstance(e["checksum"], str) or \
+                e["array"].startswith("/") or any(part in ("", ".", "..") for part in e["array"].split("/")):
+            problem = "has a malformed array name or checksum"
+        elif not isinstance(e["shape"], list) or not all(type(d) is int and d >= 0 for d in e["shape"]):
+            problem = f"has a malformed shape {e['shape']!r}"
+        else:
+            try:
+                ok = isinstance(e["dtype"], str) and as_dtype(e["dtype"]) is not None
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                problem = f"has a malformed dtype {e['dtype']!r}"
+        if problem:
+            raise DataLossError(None, None, f"Checkpoint entry of variable {name!r} {problem}: the checkpoint's "
+                                "metadata is damaged")
     return entries
 
 
@@ -350,8 +370,6 @@ class CheckpointReader:
 
     def get_variable_to_dtype_map(self):
         """{name: DType}; a bfloat16 tensor (no numpy type) maps to float32, as get_tensor returns it."""
-        from ..graph.dtypes import as_dtype
-
         return {n: as_dtype(self._src.dtype(n)) for n in self._src.names()}
 
     def get_variable_to_dtype_name_map(self):

@@ -570,3 +570,30 @@ def test_a_copy_that_dropped_symbolic_links_is_restored_and_never_deleted(tmp_pa
     with tf.Session() as s:
         saver.restore(s, str(dst / "model-1"))
         assert s.run(v).tolist() == [11.0, 12.0]
+
+
+@pytest.mark.parametrize("entry", [
+    {"array": "v", "dtype": 5, "shape": [2], "checksum": "x"},
+    {"array": "v"},
+    {"array": 7, "dtype": "float32", "shape": [2], "checksum": "x"},
+    {"array": "v", "dtype": "nope", "shape": [2], "checksum": "x"},
+    {"array": "../../etc", "dtype": "float32", "shape": [2], "checksum": "x"},
+    {"array": "v", "dtype": "float32", "shape": ["a"], "checksum": "x"},
+])
+def test_tampered_checkpoint_metadata_is_data_loss_naming_the_variable(tmp_path, entry):
+    """#29: tampered variable tables leaked TypeError / KeyError / ValueError."""
+    import json
+
+    v = tf.Variable([1.0, 2.0], name="v")
+    saver = tf.train.Saver()
+    with tf.Session() as s:
+        s.run(v.initializer)
+        prefix = saver.save(s, str(tmp_path / "m"), write_meta_graph=False)
+    meta = os.path.join(os.path.realpath(prefix), "zarr.json")
+    doc = json.load(open(meta))
+    doc["attributes"]["variables"]["v"] = entry
+    json.dump(doc, open(meta, "w"))
+    for act in (lambda: saver.restore(tf.Session(), prefix), lambda: tf.train.list_variables(prefix),
+                lambda: tf.train.load_variable(prefix, "v")):
+        with pytest.raises(tf.errors.DataLossError, match="entry of variable 'v'"):
+            act()
