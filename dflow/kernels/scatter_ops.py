@@ -130,7 +130,8 @@ def _seg_lower(ctx, data, ids, num):
     partials = [ctx.delayed(_seg_partial, flat.blocks[i], ids.blocks[i], num, shape=out_shape,
                             dtype=data.dtype, meta=meta) for i in range(flat.numblocks[0])]
     # one partial sum per row block, added as a tree: memory bounded by a few partials
-    return ctx.da.stack(partials, axis=0).sum(axis=0) if len(partials) > 1 else partials[0]
+    # (dtype=: dask's sum of int32 partials would give int64, as numpy's sum does)
+    return ctx.da.stack(partials, axis=0).sum(axis=0, dtype=data.dtype) if len(partials) > 1 else partials[0]
 
 
 register_op("UnsortedSegmentSum", _seg_infer, eager=_seg_eager, lower=_seg_lower)

@@ -9,7 +9,13 @@ arrays, and requires the same values, returned as array_api_strict arrays.
 A second pass puts the inputs on array_api_strict's non-CPU device "device1", which refuses
 conversion to numpy as a GPU array does: a kernel that copies data to the host fails there.
 Kernels that leak are listed below as strict xfails (`LEAKS`, `HOST_COPIES`): the report, until
-their modules are fixed. Finally, the compiler's fused chunk kernel (one FusedKernel taken from a
+their modules are fixed.
+
+The hand-picked `CASES` below are the first report. The whole op table of the GPU suite
+(tests/gpu/op_cases.py: one case or more per registered op type with an eager kernel, float32,
+float64 and int32 where the op takes them, scalar, empty and broadcast shapes) runs here too, its
+data inputs on "device1" and its axes and shapes on the host (`test_op_table_kernel_on_device1`,
+strict xfails from `op_cases.LEAKS`, which also says which leaks break cupy). Finally, the compiler's fused chunk kernel (one FusedKernel taken from a
 compiled plan) runs on array_api_strict chunks (dask's own wrappers, reductions and concatenation
 are numpy-only, so the kernel is called directly).
 """
@@ -25,6 +31,7 @@ import dflow as tf
 from dflow.graph.ops import constant_value
 from dflow.graph.registry import get_opdef
 from dflow.kernels import math_ops
+from tests.gpu import harness, op_cases
 
 xps = pytest.importorskip("array_api_strict")
 # array_api_strict warns when a kernel compares its dtypes with numpy's; the kernels listed below
@@ -291,3 +298,28 @@ def test_map_blocks_kernel_keeps_strict_chunks():
     chunk = xps.asarray(rand((2, 4)), device=DEVICE1)
     out = kernel(chunk)
     assert type(out) is STRICT and out.device == DEVICE1
+
+
+# ---- the GPU suite's op table on device1 (tests/gpu/op_cases.py) ---------------------------------
+def _on_device1(v):
+    return xps.asarray(v, device=DEVICE1)
+
+
+def _is_on_device1(a):
+    return type(a) is STRICT and a.device == DEVICE1
+
+
+def _from_device1(a):
+    return np.asarray(a.to_device(xps.Device("CPU_DEVICE")))
+
+
+def _table_params():
+    return [pytest.param(c, dt, id=op_cases.case_id(c, dt),
+                         marks=[pytest.mark.xfail(strict=True, reason=op_cases.LEAKS[c.name])]
+                         if c.name in op_cases.LEAKS else [])
+            for c, dt in op_cases.case_ids()]
+
+
+@pytest.mark.parametrize("case, dt", _table_params())
+def test_op_table_kernel_on_device1(case, dt):
+    harness.eager_check(case, dt, _on_device1, xps, _is_on_device1, _from_device1)
