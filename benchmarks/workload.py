@@ -76,9 +76,11 @@ def _paths(data_dir):
 
 
 # ---- engines: each returns {"standardize_s", "train_s", "losses", "w", "b"} plus extras ----------
-def run_dflow(data_dir, out_dir, memory_budget=None, scheduler="threads"):
+def run_dflow(data_dir, out_dir, memory_budget=None, scheduler="threads", device=None):
     """The workload written as a TF1 program with `import dflow as tf` (threaded scheduler, or
-    `scheduler`: e.g. a distributed Client, as bench_cluster.py runs it)."""
+    `scheduler`: e.g. a distributed Client, as bench_cluster.py runs it); `device` ("/gpu:0", as
+    bench_gpu.py runs it): both graphs built under `tf.device(device)`."""
+    import contextlib
     import inspect
 
     import dflow as tf
@@ -90,8 +92,9 @@ def run_dflow(data_dir, out_dir, memory_budget=None, scheduler="threads"):
         session_kw["memory_budget"] = memory_budget
     info = {"session": dict(session_kw)}
 
+    placed = (lambda: tf.device(device)) if device else contextlib.nullcontext
     t0 = time.perf_counter()
-    with tf.Graph().as_default():
+    with tf.Graph().as_default(), placed():
         X = tf.io.read_zarr(x_path)
         mean = tf.reduce_mean(X, 0)
         std = tf.sqrt(tf.reduce_mean(tf.square(X - mean), 0))
@@ -102,7 +105,7 @@ def run_dflow(data_dir, out_dir, memory_budget=None, scheduler="threads"):
             info["standardize_plans"] = _plan_summary(sess)
     t1, rss1 = time.perf_counter(), peak_rss_mb()
 
-    with tf.Graph().as_default():
+    with tf.Graph().as_default(), placed():
         Zr = tf.io.read_zarr(z_path)
         y = tf.io.read_zarr(y_path)
         d = Zr.shape[1]
