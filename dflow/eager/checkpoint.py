@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import FailedPreconditionError
-from ..io.checkpoint import Saver as _GraphSaver
 from ..io.checkpoint import latest_checkpoint
+from ..io.saver import Saver as _GraphSaver
 from ..state.variables import Variable
 from .tape import flatten
 

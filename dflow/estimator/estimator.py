@@ -28,12 +28,12 @@ from ..data.dataset import Dataset
 from ..graph.graph import Graph, set_random_seed
 from ..graph.keys import GraphKeys
 from ..io.checkpoint import (
-    Saver,
     init_from_checkpoint,
     latest_checkpoint,
     list_variables,
     load_variable,
 )
+from ..io.saver import Saver
 from ..metrics import mean as metric_mean
 from ..saved_model.builder import SavedModelBuilder
 from ..saved_model.tag_constants import SERVING

@@ -24,7 +24,6 @@ from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_opdef
 from ..graph.serialize import GraphDef, parse_input
 from ..storage import files
-from .checkpoint import Saver, set_meta_graph_writer
 from .graph_io import (
     _NAME_ATTRS,
     _UNBOUND,
@@ -35,6 +34,7 @@ from .graph_io import (
     _rollback,
     _write_document,
 )
+from .saver import Saver, set_meta_graph_writer
 from .signature import signature_map_from_json
 from .tf_meta_graph import meta_graph_fields_from_bytes, meta_graph_to_tf
 

@@ -30,8 +30,8 @@ from ..graph.graph import get_default_graph
 from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
 from ..io import saved_model as files
-from ..io.checkpoint import Saver
 from ..io.meta_graph import export_meta_graph
+from ..io.saver import Saver
 from ..io.signature import SignatureDef
 from ..io.tf_meta_graph import meta_graph_to_tf
 from . import constants

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import dask.array as da
 import numpy as np
-from dask.utils import parse_bytes
 
 from ..config import default_session_settings
 from ..devices import ConfigProto, machine_memory
@@ -27,6 +26,7 @@ from ..run_options import RunOptions
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
 from .executors import ClusterDataLost, make_executor
+from .feeds import FeedError, all_bytes, check_chunks, holds_bytes, tf1_feed_cast
 from .fetches import flatten_fetches
 from .host import HostRun, RunTransaction, decision_key
 from .plan import FeedSpec, RunContext
@@ -40,10 +40,6 @@ _DEFAULT_SMALL_PLAN_BYTES = 64 << 20
 
 class ClosedSessionError(FailedPreconditionError, RuntimeError):
     """Using a closed session (RuntimeError, as TF1)."""
-
-
-class FeedError(InvalidArgumentError, ValueError):
-    """A feed that contradicts its tensor's static shape or dtype."""
 
 
 class FeedKeyError(InvalidArgumentError, TypeError):
@@ -103,7 +99,7 @@ class Session:
         self._graph = graph if graph is not None else get_default_graph()
         if config is not None and not isinstance(config, ConfigProto):  # TF1's TypeError
             raise TypeError(f'Argument `config` must be a tf.ConfigProto, but got "{type(config).__name__}"')
-        _check_chunks(chunks)
+        check_chunks(chunks)
         self._config = config
         self._target = target
         if _FORCED and not target and scheduler is None:  # session_defaults() in force
@@ -507,7 +503,7 @@ class Session:
                 try:
                     # bytes in a list go straight to objects: numpy's fixed-width |S drops trailing
                     # NUL bytes (a serialized proto may end in one)
-                    value = to_bytes_array(value) if target == dtypes.string and _holds_bytes(value) else \
+                    value = to_bytes_array(value) if target == dtypes.string and holds_bytes(value) else \
                         np.asarray(value)
                 except (ValueError, TypeError) as e:
                     raise FeedError(None, t.op, f"Cannot feed value {value!r} for Tensor {t.name!r}: {e}") from None
@@ -515,7 +511,7 @@ class Session:
         if target == dtypes.string:
             value = self._string_feed(t, value, kind)
         elif vdtype != target.np_dtype and kind == "numpy":
-            value = _tf1_feed_cast(t, original, value, target)
+            value = tf1_feed_cast(t, original, value, target)
         elif vdtype != target.np_dtype:
             if vdtype.kind in "OUS" or not np.can_cast(vdtype, target.np_dtype, casting="same_kind"):
                 raise FeedError(None, t.op, f"Cannot feed value of dtype {vdtype} for Tensor {t.name!r}, which "
@@ -547,7 +543,7 @@ class Session:
                             "has dtype string")
         if kind == "dask":
             return value.map_blocks(to_bytes_array, dtype=object)  # encoded chunk by chunk, in the tasks
-        if value.dtype == object and _all_bytes(value):
+        if value.dtype == object and all_bytes(value):
             return value
         try:
             return to_bytes_array(value)
@@ -583,66 +579,6 @@ class Session:
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
         self.variables.load(var_name, value, owned=owned)
-
-
-def _all_bytes(value):
-    """Whether an object array holds bytes only (b"".join checks that in C: ~40x a Python loop
-    over a batch of CSV lines); large arrays are checked element by element (no joined copy)."""
-    flat = value.reshape(-1)
-    if flat.size <= 1 << 16:
-        try:
-            b"".join(flat)
-            return True
-        except TypeError:
-            return False
-    return not any(isinstance(v, str) for v in flat)
-
-
-def _check_chunks(chunks):
-    """Session(chunks=...) as dask takes it ("auto", a positive int or byte size, a tuple of those,
-    -1 or None per axis, or a dict); ValueError naming the argument otherwise (0 was a
-    ZeroDivisionError at the first feed)."""
-    def ok(c, depth=0):
-        if c is None or c == "auto" or c == -1:
-            return True
-        if isinstance(c, str):
-            try:
-                return parse_bytes(c) > 0
-            except (ValueError, TypeError):
-                return False
-        if isinstance(c, (bool, np.bool_)):
-            return False
-        if isinstance(c, (int, np.integer)):
-            return c > 0
-        if isinstance(c, (tuple, list)) and depth < 2:
-            return all(ok(x, depth + 1) for x in c)
-        if isinstance(c, dict) and depth == 0:
-            return all(ok(x, 1) for x in c.values())
-        return False
-
-    if not ok(chunks):
-        raise ValueError(f"Session: chunks must be 'auto', a positive int or size such as '64MB', or a tuple of "
-                         f"those (-1 or None: the whole axis) as dask's chunks= takes them, got {chunks!r}")
-
-
-def _tf1_feed_cast(t, original, value, target):
-    """A numpy feed as TF1's Session converts it: `np.asarray(value, dtype)`, numpy's casts
-    (floats truncated into ints, numeric strings parsed, object arrays of numbers, ints wrapped
-    into narrower ints) after TF1's one check, a Python int that the dtype cannot hold (TypeError,
-    TF1's words); a value numpy cannot convert is the feed's error."""
-    np_dtype = target.np_dtype
-    if type(original) is int and target.is_integer:
-        info = np.iinfo(np_dtype)
-        if not info.min <= original <= info.max:
-            raise TypeError(f"Type of feed value {original} with type {type(original)} is not compatible with "
-                            f"Tensor type {np_dtype.type}. Try explicitly setting the type of the feed tensor to a "
-                            "larger type (e.g. int64).")
-    try:
-        with np.errstate(all="ignore"):
-            return np.asarray(value).astype(np_dtype)
-    except (ValueError, TypeError, OverflowError) as e:
-        raise FeedError(None, t.op, f"Cannot feed value of dtype {value.dtype} for Tensor {t.name!r}, which has "
-                        f"dtype {target.name}: {e}") from None
 
 
 def _parse_bytes(value, what="memory_budget"):
@@ -710,13 +646,6 @@ class InteractiveSession(Session):
             with contextlib.suppress(Exception):
                 gcm.__exit__(None, None, None)
         super().close()
-
-
-def _holds_bytes(value):
-    """Whether a fed Python value is bytes or a (nested) list/tuple whose first leaf is bytes."""
-    while isinstance(value, (list, tuple)) and value:
-        value = value[0]
-    return isinstance(value, bytes)
 
 
 def _sparse_feeds(feed_dict):

@@ -7,6 +7,7 @@ from ..io.checkpoint import *  # noqa: F403,E402
 from ..io.graph_io import write_graph as write_graph  # noqa: E402
 from ..io.meta_graph import export_meta_graph as export_meta_graph  # noqa: E402
 from ..io.meta_graph import import_meta_graph as import_meta_graph  # noqa: E402
+from ..io.saver import *  # noqa: F403,E402
 from ..summary import summary_iterator as summary_iterator  # noqa: E402
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 from .basic_hooks import *  # noqa: F403

@@ -19,7 +19,8 @@ import time
 from ..errors import AbortedError, FailedPreconditionError, OutOfRangeError, UnavailableError
 from ..graph.graph import get_default_graph
 from ..graph.keys import GraphKeys
-from ..io.checkpoint import Saver, get_checkpoint_state
+from ..io.checkpoint import get_checkpoint_state
+from ..io.saver import Saver
 from ..kernels.control_ops import group
 from ..kernels.lookup_ops import tables_initializer
 from ..schedule.session import Session

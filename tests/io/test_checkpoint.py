@@ -12,7 +12,7 @@ import pytest
 import zarr
 
 import dflow as tf
-from dflow.io import checkpoint as ckpt_mod
+from dflow.io import saver as saver_mod
 
 RNG = np.random.default_rng(0)
 
@@ -210,7 +210,7 @@ class FakeClock:
 
 def test_keep_checkpoint_every_n_hours(tmp_path, monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(ckpt_mod, "time", clock)
+    monkeypatch.setattr(saver_mod, "time", clock)
     tf.Variable(1.0, name="v")
     saver = tf.train.Saver(max_to_keep=2, keep_checkpoint_every_n_hours=1.0)  # next preserved after t=3600
     with tf.Session() as s:
