@@ -259,7 +259,7 @@ def _sink_lower(ctx, x, target, chunks, overwrite, where):
     import dask.array as da
 
     fused = ctx.fused(x)  # an elementwise chain only this sink reads: computed slab by slab in the write
-    x = fused[2] if fused is not None else ctx.as_dask(x)
+    x = fused[2] if fused is not None else ctx.as_dask(ctx.materialized(x))
     shape = tuple(int(d) for d in ctx.known_shape(x))
     zchunks = tuple(chunks) if chunks is not None else tuple(max(1, int(c[0])) for c in x.chunks) or ()
     if x.ndim:

@@ -383,3 +383,17 @@ def normalize_axis(axis, ndims, op_name):
 
 def dtype_of(x):
     return dtypes.as_dtype(x)
+
+
+def run_with_epilogue(eager, n_inputs, kernel, slot, xp, *args, **attrs):
+    """The producer's kernel `eager` on args[:n_inputs], running the elementwise chain `kernel` (a
+    schedule.fusion FusedKernel: `kernel.eager(xp, *leaves)`) on each row slab of its output, in
+    place (OpDef `epilogue`): the chain's leaves are args[n_inputs:] with the slab at `slot`."""
+    others = args[n_inputs:]
+
+    def epilogue(slab):
+        leaves = list(others)
+        leaves.insert(slot, slab)
+        return kernel.eager(xp, *leaves)
+
+    return eager(xp, *args[:n_inputs], epilogue=epilogue, **attrs)

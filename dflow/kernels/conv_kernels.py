@@ -5,7 +5,7 @@ gradients as BLAS matmuls over im2col columns, through the array namespace `xp`.
 - Conv2D is im2col + one matmul: the (padded) input viewed as windows [n, OH, OW, KH, KW, C]
   with `as_strided` (no copy), copied into a [rows, KH*KW*C] matrix and multiplied by the
   filter [KH*KW*C, O], one BLAS call per slab of the batch: ~1 MiB of columns while dflow holds
-  BLAS at one thread, ~8 MiB otherwise (`_SLAB_BYTES`), copied into one buffer reused by every slab and written by the matmul straight into the output, so a task
+  BLAS at one thread, ~8 MiB otherwise (`SLAB_BYTES`), copied into one buffer reused by every slab and written by the matmul straight into the output, so a task
   never holds the column matrix of a whole large chunk and a slab's columns are still in cache
   when multiplied. One input channel: the columns are built tap-major (`_im2col_slabs`).
 - Conv2DBackpropInput (conv2d's input gradient, conv2d_transpose): at stride 1 it is itself a
@@ -35,7 +35,7 @@ from .creation_ops import _ints
 # peak). Otherwise 8 MiB: each slab is one BLAS call, and on a loaded machine every call with 2 BLAS
 # threads can wait a time slice for the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176:
 # +135 ms, measured here)
-_SLAB_BYTES = 8 << 20
+SLAB_BYTES = 8 << 20
 _HELD_SLAB_BYTES = 1 << 20
 # output rows an epilogue (a fused elementwise chain) takes at a time, in place: its temporaries stay
 # in cache and no output-sized value is made (one input channel makes a slab's output 32x its
@@ -46,6 +46,10 @@ _EPILOGUE_BYTES = 1 << 20
 # each value the chain makes is a fresh output-sized block, page faults and all: LeNet's first conv at
 # batch 128 (12.8 MB, one thread) 17-21 ms with the chain whole, 12 ms in place
 _EPILOGUE_MIN_BYTES = 4 << 20
+# output rows a tail (a pool reading the conv's output alone, on the Dask path) takes at a time: a
+# CNN's conv + bias + relu + 2x2 max pool at 4096 images a chunk, one thread, 0.30 s with the pool
+# after the whole output, 0.26 s by blocks of 64 images (~3 MiB of LeNet's first conv)
+_TAIL_BYTES = 2 << 20
 
 
 # ---- geometry ----------------------------------------------------------------------------------
@@ -101,8 +105,8 @@ def _from_nhwc(xp, x, data_format):
 
 
 def _slabs(n, item_bytes):
-    """Slices of the batch axis holding ~_SLAB_BYTES of columns each (one, empty, for n = 0)."""
-    step = max(1, (_HELD_SLAB_BYTES if blas_held() else _SLAB_BYTES) // max(item_bytes, 1))
+    """Slices of the batch axis holding ~SLAB_BYTES of columns each (one, empty, for n = 0)."""
+    step = max(1, (_HELD_SLAB_BYTES if blas_held() else SLAB_BYTES) // max(item_bytes, 1))
     return [slice(i, min(i + step, n)) for i in range(0, n, step)] or [slice(0, 0)]
 
 
@@ -134,28 +138,38 @@ def _im2col_slabs(xp, x, g, kh, kw):
     """(batch slice, its im2col columns [rows, KH*KW*C]) for each slab of the batch. The columns
     of every slab are copied from the window view into one buffer allocated once (a fresh
     allocation per slab costs its page faults again); a slab's columns are only valid until the
-    next one is yielded. A one-channel input (C = 1) is copied tap-major, one contiguous row of
+    next one is yielded. A padded convolution pads each slab's images into one zeroed buffer (its
+    borders are never written), not the whole input: no input-sized copy (LeNet's second conv at
+    batch 4096: 85 MB). A one-channel input (C = 1) is copied tap-major, one contiguous row of
     the slab's cells per filter tap, and the columns are that buffer's transposed view: a
     window-major copy would move one float at a time (1.7x slower on LeNet's first conv)."""
-    n, c = x.shape[0], x.shape[3]
-    xpad = _padded(xp, x, g)
+    n, h, w, c = x.shape
     slabs = _slabs(n, g.oh * g.ow * kh * kw * c * x.dtype.itemsize)
     step = slabs[0].stop - slabs[0].start
+    pbuf = xp.zeros((step, h + g.pt + g.pb, w + g.pl + g.pr, c), dtype=x.dtype) \
+        if g.pt or g.pb or g.pl or g.pr else None
+
+    def padded(s):
+        if pbuf is None:
+            return x[s, ...]
+        m = s.stop - s.start
+        pbuf[:m, g.pt:g.pt + h, g.pl:g.pl + w, :] = x[s, ...]
+        return pbuf[:m, ...]
+
     if c == 1:
         buf = xp.empty((kh * kw, step * g.oh * g.ow), dtype=x.dtype)
         for s in slabs:
-            m = s.stop - s.start
+            m, xs = s.stop - s.start, padded(s)
             rows = buf[:, :m * g.oh * g.ow]
             for i in range(kh):
                 for j in range(kw):  # reshape of a contiguous row: a view (numpy, cupy) written in place
-                    xp.reshape(rows[i * kw + j], (m, g.oh, g.ow, 1))[...] = _tap(xpad[s, ...], g, i, j)
+                    xp.reshape(rows[i * kw + j], (m, g.oh, g.ow, 1))[...] = _tap(xs, g, i, j)
             yield s, xp.matrix_transpose(rows)
         return
-    win = _windows(xp, xpad, g, kh, kw)
     buf = xp.empty((step, g.oh, g.ow, kh, kw, c), dtype=x.dtype)
     for s in slabs:
         m = s.stop - s.start
-        buf[:m, ...] = win[s, ...]
+        buf[:m, ...] = _windows(xp, padded(s), g, kh, kw)
         yield s, xp.reshape(buf[:m, ...], (-1, kh * kw * c))
 
 
@@ -164,15 +178,32 @@ def _compute_dtype(xp, *arrays):
     return [xp.astype(a, xp.float32) if a.dtype == xp.float16 else a for a in arrays]
 
 
-def _conv_fwd(xp, x, w, g, epilogue=None):
+def _conv_fwd(xp, x, w, g, epilogue=None, tail=None):
     """x conv w; `epilogue(rows)`, if given, is called on each slab of the output's rows as soon as
-    the matmul has written it (an in-place update of those rows, while they are in cache). A large
-    batch is split over the intra-op threads (`cores.py`), a part of the batch per thread."""
+    the matmul has written it (an in-place update of those rows, while they are in cache). `tail`
+    = (fn, row_shape): an op on whole images (a pool) applied to blocks of ~_TAIL_BYTES of output
+    rows in one reused buffer, the result `fn(rows)` [rows, *row_shape]: the convolution's own
+    output is never held whole. A large batch is split over the intra-op threads (`cores.py`), a
+    part of the batch per thread."""
     n, c, (kh, kw, _, o) = x.shape[0], x.shape[3], w.shape
     w2 = xp.reshape(w, (kh * kw * c, o))
-    out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)
     parts = intra_op_parts(xp, n, 2.0 * n * g.oh * g.ow * kh * kw * c * o)
-    run_parts(lambda p: _conv_fwd_into(xp, x[p, ...], w2, (kh, kw), g, out[p, ...], epilogue), parts)
+    if tail is None:
+        out = xp.empty((n, g.oh, g.ow, o), dtype=x.dtype)
+        run_parts(lambda p: _conv_fwd_into(xp, x[p, ...], w2, (kh, kw), g, out[p, ...], epilogue), parts)
+        return out
+    fn, row_shape = tail
+    out = xp.empty((n,) + tuple(row_shape), dtype=x.dtype)
+    block = max(1, _TAIL_BYTES // max(1, g.oh * g.ow * o * x.dtype.itemsize))
+
+    def part(p):
+        buf = xp.empty((min(block, p.stop - p.start), g.oh, g.ow, o), dtype=x.dtype)
+        for i in range(p.start, p.stop, block):
+            j = min(i + block, p.stop)
+            _conv_fwd_into(xp, x[i:j, ...], w2, (kh, kw), g, buf[:j - i, ...], epilogue)
+            out[i:j, ...] = fn(buf[:j - i, ...])
+
+    run_parts(part, parts)
     return out
 
 
@@ -277,26 +308,34 @@ def _cast(xp, x, dtype):
     return x if x.dtype == dtype else xp.astype(x, dtype)
 
 
-def _fwd_eager(kernel, op_type, xp, x, w, epilogue=None, **attrs):
+def _fwd_eager(kernel, op_type, xp, x, w, epilogue=None, tail=None, **attrs):
     """The forward kernel in data_format; `epilogue(value) -> new value` (of the same shape and
     dtype: an elementwise chain reading the output, OpDef `epilogue`) is applied to each slab of
     the output's rows inside the kernel and written back there; to the whole output at the end
     for an output under _EPILOGUE_MIN_BYTES, and for float16 (computed in float32: the chain must
-    see float16 values, as unfused)."""
+    see float16 values, as unfused). `tail` = (fn, row_shape): an op on whole images reading the
+    (epilogue's) output alone, in data_format, whose result [n, *row_shape] is returned instead
+    (`_conv_fwd`; Conv2D only)."""
     fmt, dtype = attrs["data_format"], x.dtype
     x, w = _compute_dtype(xp, _nhwc(xp, x, fmt), w)
     g = _Geom(x.shape[1:3], w.shape[:2], attrs, op_type)
-    if epilogue is None:
+    if epilogue is None and tail is None:
         return _cast(xp, _from_nhwc(xp, kernel(xp, x, w, g), fmt), dtype)
     out_bytes = x.shape[0] * g.oh * g.ow * w.shape[3] * x.dtype.itemsize
     if x.dtype != dtype or out_bytes < _EPILOGUE_MIN_BYTES:
-        return epilogue(_cast(xp, _from_nhwc(xp, kernel(xp, x, w, g), fmt), dtype))
+        y = _cast(xp, _from_nhwc(xp, kernel(xp, x, w, g), fmt), dtype)
+        y = y if epilogue is None else epilogue(y)
+        return y if tail is None else tail[0](y)
 
     def in_place(rows):  # NHWC rows of the output, seen in data_format
         view = _from_nhwc(xp, rows, fmt)
         view[...] = epilogue(view)
 
-    return _from_nhwc(xp, kernel(xp, x, w, g, epilogue=in_place), fmt)
+    if tail is None:
+        return _from_nhwc(xp, kernel(xp, x, w, g, epilogue=in_place), fmt)
+    fn, row_shape = tail
+    return kernel(xp, x, w, g, epilogue=None if epilogue is None else in_place,
+                  tail=(lambda rows: fn(_from_nhwc(xp, rows, fmt)), row_shape))
 
 
 def _input_grad_eager(kernel, op_type, xp, input_sizes, w, dy, **attrs):

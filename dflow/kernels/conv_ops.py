@@ -25,8 +25,9 @@ from ..graph.ops import constant_value
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
 from .array_ops import shape as _shape_op
-from .common import apply_op, constant, convert_pair, convert_to_tensor
+from .common import apply_op, constant, convert_pair, convert_to_tensor, run_with_epilogue
 from .conv_kernels import (
+    SLAB_BYTES,
     _conv_backprop_filter,
     _conv_backprop_input,
     _conv_fwd,
@@ -48,9 +49,22 @@ _FLOATS = ("float16", "float32", "float64")
 # ---- chunked lowering: blockwise over the batch axis --------------------------------------------------
 
 
-def _on_block(eager, attrs, x, w):
-    """`eager` on one task's blocks: a batch chunk and the whole filter."""
-    return eager(array_api_compat.array_namespace(x, w), x, w, **attrs)
+def _on_block(eager, attrs, epilogue, tail, x, w, *others):
+    """`eager` on one task's blocks: a batch chunk and the whole filter. `epilogue` = (kernel, slot):
+    an elementwise chain (a FusedKernel) run on row slabs of the output in place, the slab its
+    leaf `slot` and `others` the rest; `tail` = (eager kernel, attrs, row shape): an op on whole
+    images (a pool) reading that output alone, whose rows are the task's result."""
+    xp = array_api_compat.array_namespace(x, w)
+    if tail is not None:
+        fn, tail_attrs, row_shape = tail
+        attrs = dict(attrs, tail=(functools.partial(_apply, fn, xp, tail_attrs), row_shape))
+    if epilogue is None:
+        return eager(xp, x, w, **attrs)
+    return run_with_epilogue(eager, 2, epilogue[0], epilogue[1], xp, x, w, *others, **attrs)
+
+
+def _apply(fn, xp, attrs, value):
+    return fn(xp, value, **attrs)
 
 
 def _on_block_input_grad(eager, attrs, sizes, w, dy):
@@ -83,11 +97,47 @@ def _meta(x, ndim):
     return meta_from_array(x._meta, ndim=ndim, dtype=x.dtype)
 
 
-def _fwd_lower(eager, out_c, ctx, x, w, **attrs):
+def _fwd_lower(eager, out_c, slabbed, ctx, x, w, **attrs):
     x, w = _batch_chunked(ctx, x), _whole(ctx, w)
     dims = _out_shape("", list(x.shape), list(w.shape[:2]), attrs, out_c(w.shape)).as_list()
-    return ctx.da.blockwise(functools.partial(_on_block, eager, attrs), "nxyz", x, "nabc", w, "ijkl",
-                            new_axes=dict(zip("xyz", dims[1:])), concatenate=True, dtype=x.dtype, meta=_meta(x, 4))
+    if slabbed and x.dtype != np.float16:
+        ctx.set_scratch(_slab_scratch(x, w, dims, attrs))
+
+    def build(epilogue=None, tail=None):
+        """The tasks, with an epilogue (kernel, slot, others) and a tail (eager, attrs, row shape)
+        inside (`ctx.offer_rows`); the others (a bias) whole in every task, on letters of their own."""
+        others = epilogue[2] if epilogue is not None else ()
+        extra = [a for i, o in enumerate(others) for a in (_whole(ctx, o), _LETTERS[5 * i:5 * i + o.ndim])]
+        rows = dims[1:] if tail is None else list(tail[2])
+        if len(rows) != 3:
+            return None
+        fn = functools.partial(_on_block, eager, attrs, epilogue and epilogue[:2], tail)
+        return ctx.da.blockwise(fn, "nxyz", x, "nabc", w, "ijkl", *extra, new_axes=dict(zip("xyz", rows)),
+                                concatenate=True, dtype=x.dtype, meta=_meta(x, 4))
+
+    out = build()
+    if slabbed:  # Conv2D's kernel takes both (depthwise ones neither)
+        ctx.offer_rows(out, build)
+    return out
+
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _slab_scratch(x, w, out_dims, attrs):
+    """What a task of Conv2D's kernel holds besides its input and output, in output chunks: one
+    im2col slab of columns and of padded images (`conv_kernels._im2col_slabs`), not an
+    output-sized buffer (the default projection: LeNet's first conv at 4096 images a chunk
+    projected 410 MB a task for ~230 MB)."""
+    h, wa, c = _hwc(attrs["data_format"])
+    kh, kw = int(w.shape[0]), int(w.shape[1])
+    item = x.dtype.itemsize
+    col_image = out_dims[h] * out_dims[wa] * kh * kw * int(x.shape[c]) * item
+    rows = max(x.chunks[0]) if x.chunks[0] else 0
+    step = min(rows, max(1, SLAB_BYTES // max(1, col_image)))
+    padded_image = (int(x.shape[h]) + kh) * (int(x.shape[wa]) + kw) * int(x.shape[c]) * item
+    out_chunk = rows * out_dims[h] * out_dims[wa] * out_dims[c] * item
+    return step * (col_image + padded_image) / max(1, out_chunk)
 
 
 def _input_grad_lower(eager, ctx, input_sizes, w, dy, **attrs):
@@ -219,7 +269,7 @@ def register_conv_family(op, kernels, depthwise, out_channels, epilogue=False):
     eager = [functools.partial(wrap, kernel, t) for wrap, kernel, t in
              zip((_fwd_eager, _input_grad_eager, _filter_grad_eager), kernels, types)]
     register_op(op, _conv_infer(op, depthwise), eager=eager[0],
-                lower=functools.partial(_fwd_lower, eager[0], out_channels), epilogue=epilogue)
+                lower=functools.partial(_fwd_lower, eager[0], out_channels, not depthwise), epilogue=epilogue)
     register_op(types[1], _input_grad_infer(types[1], depthwise), eager=eager[1],
                 lower=functools.partial(_input_grad_lower, eager[1]))
     register_op(types[2], _filter_grad_infer(types[2], depthwise), eager=eager[2],

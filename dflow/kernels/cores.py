@@ -17,10 +17,15 @@ tf.data's background threads never fight over the same ones:
   small matmul over every core and each call waits, spinning, until all its threads got one; with a
   core busy decompressing chunks a 1024×1000 logistic step took ~30 ms instead of ~1 ms
   (bench_data).
+- **Dask task threads** (`task_threads(n)`, entered by the threads scheduler around a run on a
+  pool of n threads): n kernels run at once, so each BLAS call gets the cores left by pipeline
+  threads divided by n (at least 1). With BLAS at its own count beside them, 2 tasks on 2 cores
+  each called a 2-thread BLAS and a CNN's Dask run took 1.5x its time at one BLAS thread. A
+  scheduler's worker processes set their BLAS in the same way (`share_process_cores`).
 - **BLAS** (numpy's, found and set by threadpoolctl): its thread count is 1 while an in-process
   run or a split kernel runs (a matmul large enough to gain is split by dflow, by rows of the
-  product), the cores left by pipeline threads while any runs (at least 1), and its own count
-  otherwise (user code between runs, Dask tasks).
+  product), the cores left by pipeline threads and Dask task threads while any run (at least 1),
+  and its own count otherwise (user code between runs).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ _split_lock = threading.Lock()  # one split kernel at a time
 _busy = 0  # pipeline threads running now
 _splitting = 0  # split kernels running now (0 or 1)
 _runs = 0  # in-process runs going on now (their kernels split themselves; BLAS stays at one thread)
+_tasks = 0  # Dask task threads of this process's scheduler runs going on now
 _saved = None  # BLAS's own thread counts while dflow holds them at others
 _current = None  # the counts dflow set last (None: BLAS's own)
 _blas = []  # [threadpoolctl controller of numpy's BLAS libraries], looked up once
@@ -81,10 +87,11 @@ def _apply():
     libs = _blas_libs()
     if not libs:
         return
-    if _splitting or _runs or _busy:
+    if _splitting or _runs or _busy or _tasks:
         if _saved is None:
             _saved = [lib.get_num_threads() for lib in libs]
-        want = [1 if (_splitting or _runs) else max(1, min(own, cpu_count() - _busy)) for own in _saved]
+        share = max(1, (cpu_count() - _busy) // max(1, _tasks))
+        want = [1 if (_splitting or _runs) else min(own, share) for own in _saved]
         if want != _current:
             for lib, n in zip(libs, want):
                 lib.set_num_threads(n)
@@ -108,6 +115,30 @@ def busy_thread(n=1):
         with _lock:
             _busy -= n
             _apply()
+
+
+@contextlib.contextmanager
+def task_threads(n):
+    """Counts `n` Dask task threads as running kernels at once for the duration (a threads
+    scheduler's run): BLAS then gets a share of the cores per task."""
+    global _tasks
+    with _lock:
+        _tasks += n
+        _apply()
+    try:
+        yield
+    finally:
+        with _lock:
+            _tasks -= n
+            _apply()
+
+
+def share_process_cores(n):
+    """In one of `n` worker processes of a scheduler on this machine: BLAS at this process's share of
+    the cores (a process pool's initializer; a distributed nanny sets one thread by itself)."""
+    libs = _blas_libs()
+    for lib in libs:
+        lib.set_num_threads(max(1, min(lib.get_num_threads(), cpu_count() // max(1, n))))
 
 
 @contextlib.contextmanager
@@ -156,9 +187,13 @@ class intra_op_threads:  # noqa: N801 - used as a function, like contextlib's ma
 
 
 def blas_held():
-    """Whether dflow holds BLAS at one thread now (an in-process run or a split kernel is going on):
-    a BLAS call then costs no wait for other threads, so kernels may cut their work into small calls."""
-    return bool(_runs or _splitting)
+    """Whether BLAS runs one thread now (an in-process run or a split kernel is going on, or its
+    count is 1: Dask task threads took the cores, a worker process's share): a BLAS call then costs
+    no wait for other threads, so kernels may cut their work into small calls."""
+    if _runs or _splitting:
+        return True
+    libs = _blas_libs()
+    return bool(libs) and all(lib.get_num_threads() == 1 for lib in libs)
 
 
 def may_split(flops):

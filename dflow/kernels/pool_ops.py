@@ -140,10 +140,21 @@ def _blockwise(ctx, kernel, x, *others, out_shape, dtype, **attrs):
                              meta=np.empty((0,) * len(out_shape), dtype=dtype), **attrs)
 
 
-def _lower_pool(kernel, op_type):
+def _lower_pool(kernel, op_type, by_blocks=False):
+    """`by_blocks`: the kernel pools a large chunk by blocks of _BLOCK_CELLS input cells (MaxPool),
+    holding a few blocks besides its output, not an output-sized buffer (the memory projection)."""
+
     def lower(ctx, x, **attrs):
         x = ctx.as_dask(x)
         out = _out_shape(ctx.known_shape(x), _geometry(x.shape, attrs, op_type))
+        inside = ctx.row_tail(x, kernel, attrs, out[1:])  # in the tasks of the conv it pools
+        if inside is not None:
+            return inside
+        rows = max(x.chunks[0]) if x.ndim and x.chunks[0] else 0
+        cells = int(np.prod(x.shape[1:])) if x.ndim else 1
+        if by_blocks and rows > 4 * max(1, _BLOCK_CELLS // max(1, cells)):
+            out_chunk = rows * int(np.prod(out[1:])) * x.dtype.itemsize
+            ctx.set_scratch(3 * _BLOCK_CELLS * x.dtype.itemsize / max(1, out_chunk))
         return _blockwise(ctx, kernel, x, out_shape=out, dtype=x.dtype, **attrs)
 
     return lower
@@ -207,7 +218,7 @@ def _max_pool_walk(xp, x, geo):
     return v
 
 
-register_op("MaxPool", _pool_infer("MaxPool", "iuf"), eager=_max_pool, lower=_lower_pool(_max_pool, "MaxPool"))
+register_op("MaxPool", _pool_infer("MaxPool", "iuf"), eager=_max_pool, lower=_lower_pool(_max_pool, "MaxPool", by_blocks=True))
 
 
 @def_grad("MaxPool")

@@ -162,6 +162,17 @@ def _use_eager(program, feeds, options):
     return True
 
 
+class _RowsOffer:
+    """An array made by tasks over its rows that can take an epilogue and a tail (`offer_rows`):
+    the tensor it is (None for one with its epilogue built in: the chain's result, found by
+    `_tensor_of`), its build, the dask inputs of its tasks, the epilogue built in, whether a tail was."""
+
+    __slots__ = ("tensor", "build", "inputs", "epilogue", "tail")
+
+    def __init__(self, tensor, build, inputs, epilogue=None):
+        self.tensor, self.build, self.inputs, self.epilogue, self.tail = tensor, build, inputs, epilogue, False
+
+
 class LowerContext:
     """What a lowering sees besides its inputs: the op, dask helpers and per-run parameters."""
 
@@ -178,6 +189,9 @@ class LowerContext:
         self.hooks = {"before_run": [], "on_success": [], "publish": [], "on_failure": []}
         self.owners = {}  # dask array name -> the op whose output it is (a failing task names its op)
         self.row_patches = {}  # op -> (0-d task of (indices, rows), add): see `row_patch`
+        self.program = None
+        self._offers = {}  # dask array name -> _RowsOffer: see `offer_rows`
+        self.task_inputs = None  # an op's tasks read these instead of its inputs (`row_tail`)
 
     def before_run(self, fn):
         """`fn(run)` runs on the client before the run's tasks (it may raise to refuse the run)."""
@@ -307,9 +321,66 @@ class LowerContext:
         base = self.op.name.replace("/", ".") if self.op is not None else "dflow"
         return f"{base}{suffix}-{next(_names)}"
 
+    def offer_rows(self, arr, build):
+        """Declares `arr`, this op's single output, as made by tasks over its rows (axis 0) that can
+        also run, on slabs of their output rows while in cache, an elementwise chain that is its
+        only reader (OpDef `epilogue`; the in-process plans do the same, fusion.epilogue_producers)
+        and then an op on whole rows reading that alone (`row_tail`: a pool). `build(epilogue,
+        tail)` gives the array of the tasks with them inside: epilogue = (kernel, slot, others),
+        the chain's FusedKernel taking the slab at leaf `slot` and the whole `others` (lower-rank
+        dask arrays) as its other leaves; tail = (eager kernel, attrs, row shape); None where the
+        producer cannot. Called while the producer is lowered (its inputs are `self.inputs`)."""
+        inputs = [v._array if isinstance(v, Expr) else v for _, v in self.inputs]
+        self._offers[arr.name] = _RowsOffer(self.op._outputs[0], build, [v for v in inputs if isinstance(v, da.Array)])
+
+    def _only_reader(self, t):
+        return t is not None and t not in self.program.kept and self.program.reads.get(t, 0) == 1
+
+    def _with_epilogue(self, v):
+        """Builds chain `v` inside its producer's tasks (`offer_rows`) when it is the only reader of
+        an offered array, keeps its rank and dtype, and its other leaves broadcast into it without
+        spanning its rows (a bias: the chain's result then has the array's shape); the producer's
+        own array is then never computed."""
+        if v._array is not None or not self._offers:
+            return
+        kernel, leaves = compile_expr(v)
+        found = [(i, a) for i, a in enumerate(leaves) if a.name in self._offers]
+        if len(found) != 1:
+            return
+        slot, arr = found[0]
+        offer = self._offers[arr.name]
+        others = leaves[:slot] + leaves[slot + 1:]
+        if offer.epilogue is not None or offer.tail or not self._only_reader(offer.tensor) \
+                or np.dtype(v.dtype.np_dtype) != arr.dtype or not v.shape.is_compatible_with(arr.shape) \
+                or not all(_broadcasts_into(o.shape, arr.shape) for o in others):
+            return
+        built = offer.build((kernel, slot, others), None)
+        if built is None:
+            return
+        v._array = built
+        # its tasks read the producer's inputs, not the producer's output
+        self.fusion_log.append((v.op_name, offer.inputs + others, built))
+        self._offers[built.name] = _RowsOffer(None, offer.build, offer.inputs + others, (kernel, slot, others))
+
+    def row_tail(self, x, eager, attrs, row_shape):
+        """For a lowering of an op on whole rows (a pool): `x` (its input) built with this op inside
+        its producer's tasks (`offer_rows`), when this op is the only reader of `x`: the array of
+        this op's output, or None. The producer's output is then never held whole."""
+        offer = self._offers.get(getattr(x, "name", None))
+        if offer is None or offer.tail:
+            return None
+        if not self._only_reader(offer.tensor if offer.tensor is not None else self._tensor_of(x)):
+            return None
+        built = offer.build(offer.epilogue, (eager, attrs, tuple(row_shape)))
+        if built is not None:
+            offer.tail = True
+            self.task_inputs = offer.inputs  # for the memory projection of this op's tasks
+        return built
+
     def materialized(self, v):
         if not isinstance(v, Expr):
             return v
+        self._with_epilogue(v)
         try:
             return v.materialize(self.fusion_log)
         except ValueError as e:  # leaves whose data-dependent sizes dask cannot pair with the others
@@ -326,8 +397,17 @@ class LowerContext:
         it either way: an overestimate when the chain is streamed)."""
         if not isinstance(x, Expr):
             return None
+        self._with_epilogue(x)
+        if x._array is not None:  # built inside its producer's tasks
+            return None
         kernel, leaves = compile_expr(x)
         return kernel, leaves, x.materialize(self.fusion_log)
+
+
+def _broadcasts_into(leaf, out):
+    """A leaf shape of lower rank, known, whose every dim is 1 or the dim of `out` it meets."""
+    return len(leaf) < len(out) and all(d == 1 or d == o for d, o in zip(leaf[::-1], out[::-1])) and \
+        not any(d != d for d in leaf)
 
 
 def normalize_chunks(chunks, shape, dtype, limit=None):
@@ -349,6 +429,7 @@ def _chunk_dtype(dtype):
 def lower_dask(program, feeds, constants, options):
     params = {}
     ctx = LowerContext(options, params)
+    ctx.program = program
     env = dict(constants)
     slots = []
     for t, spec in feeds.items():
@@ -384,7 +465,7 @@ def lower_dask(program, feeds, constants, options):
 
 def _lower_step(ctx, program, step, env, stager, memory):
     op, opdef = step.op, step.opdef
-    ctx.op, ctx.scratch_chunks = op, None
+    ctx.op, ctx.scratch_chunks, ctx.task_inputs = op, None, None
     if step.select:  # a decided cond: its outputs are the taken branch's
         for t, b in zip(step.outputs, step.inputs):
             env[t] = env[b]
@@ -426,8 +507,9 @@ def _lower_step(ctx, program, step, env, stager, memory):
                 check_elements(op, v.shape)
     lvl = stager.stage_of(step.inputs) if stager is not None else 0
     if not opdef.elementwise:
-        memory.add(op._name, op._type, [v._array if isinstance(v, Expr) else v for v in vals
-                                        if isinstance(v, (da.Array, Expr))],
+        ins = ctx.task_inputs if ctx.task_inputs is not None else \
+            [v._array if isinstance(v, Expr) else v for v in vals if isinstance(v, (da.Array, Expr))]
+        memory.add(op._name, op._type, ins,
                    [v for v in outs_vals if isinstance(v, da.Array)], stage=lvl, scratch_chunks=ctx.scratch_chunks)
     for t, v in zip(step.outputs, outs_vals):
         if t in env:

@@ -30,6 +30,7 @@ from ..dask_compat import (
     synchronous_pool,
 )
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnavailableError
+from ..kernels.cores import share_process_cores, task_threads
 from ..storage.values import Part
 from .cluster_graph import REREAD_TASKS, SOURCE_READERS, chunk_regions, sources_inlined
 
@@ -41,6 +42,12 @@ def quiet_numpy():
     calling thread for the sync scheduler (around the run), each pool thread or process when it
     starts (the pools' initializer)."""
     np.seterr(all="ignore")
+
+
+def _start_worker_process(n):
+    """A process pool's initializer: numpy quiet, BLAS at the process's share of the cores (one of n)."""
+    quiet_numpy()
+    share_process_cores(n)
 
 
 class Executor(ABC):
@@ -196,7 +203,8 @@ class ThreadsExecutor(_PoolExecutor):
         return ThreadPoolExecutor(n, initializer=quiet_numpy)
 
     def _run(self, dsk, keys, pool, callbacks):
-        return dask.threaded.get(dsk, keys, pool=pool, callbacks=callbacks)
+        with task_threads(pool._max_workers):  # BLAS's threads shared among the tasks (kernels/cores.py)
+            return dask.threaded.get(dsk, keys, pool=pool, callbacks=callbacks)
 
 
 class _SharedPool:
@@ -263,7 +271,7 @@ class ProcessesExecutor(_PoolExecutor):
                         stale.append(shared.pool)
                 ctx = multiprocessing.get_context(method)
                 shared = _process_pools[n, method] = _SharedPool(
-                    ProcessPoolExecutor(n, mp_context=ctx, initializer=quiet_numpy), fds)
+                    ProcessPoolExecutor(n, mp_context=ctx, initializer=_start_worker_process, initargs=(n,)), fds)
             shared.users.add(self)
         for pool in stale:  # nobody's: its workers exit
             pool.shutdown(wait=False, cancel_futures=True)

@@ -401,16 +401,3 @@ def _broadcasts_into(leaf, out):
         return False
     tail = out.as_list()[out.ndims - leaf.ndims:]
     return all(d == 1 or d == o for d, o in zip(leaf.as_list(), tail))
-
-
-def run_with_epilogue(eager, n_inputs, kernel, slot, xp, *args, **attrs):
-    """The producer's kernel `eager` on args[:n_inputs], running the chain `kernel` (a FusedKernel)
-    on each row slab of its output: the chain's leaves are args[n_inputs:] with the slab at `slot`."""
-    others = args[n_inputs:]
-
-    def epilogue(slab):
-        leaves = list(others)
-        leaves.insert(slot, slab)
-        return kernel.eager(xp, *leaves)
-
-    return eager(xp, *args[:n_inputs], epilogue=epilogue, **attrs)

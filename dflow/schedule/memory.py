@@ -141,7 +141,7 @@ class MemoryReport:
         if any(b is None for b in ins + outs) or not outs:
             return
         out = sum(outs)
-        scratch = out * (1 if scratch_chunks is None else scratch_chunks)
+        scratch = int(out * (1 if scratch_chunks is None else scratch_chunks))
         self.tasks.append(TaskProjection(op_name, op_type, sum(ins), out, scratch, None if fused else stage))
 
 

@@ -38,7 +38,7 @@ from ..dask_compat import (
     key_name,
 )
 from ..errors import OpError, UnavailableError, kernel_failure
-from ..kernels.common import index_checks
+from ..kernels.common import index_checks, run_with_epilogue
 from ..kernels.cores import intra_op_threads
 from ..storage.files import publish
 from ..storage.patch import RowPatch, materialized
@@ -50,7 +50,7 @@ from ..storage.values import (
     block_indices,
     block_slices,
 )
-from .fusion import epilogue_producers, fusion_groups, run_with_epilogue
+from .fusion import epilogue_producers, fusion_groups
 from .steps import StepCode, bound
 
 

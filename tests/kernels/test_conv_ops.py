@@ -493,7 +493,8 @@ def _projections(text):
 
 
 def test_tasks_hold_one_batch_chunk():
-    # 8 chunks of 8 images: a conv task holds a chunk (~0.25 MiB in, ~0.5 MiB out), never the batch (8x)
+    # 8 chunks of 8 images: a conv task holds a chunk (~0.25 MiB in, ~0.5 MiB out, Conv2D's ~1.2 MiB
+    # of im2col columns), never the batch (8x)
     x = tf.placeholder(tf.float64, [None, 16, 16, 8])
     w = tf.constant(rand((3, 3, 8, 16)))
     y = tf.nn.conv2d(x, w, 1, "SAME")
@@ -504,5 +505,7 @@ def test_tasks_hold_one_batch_chunk():
         whole = _projections(s.explain([y, gx, gw], {x: da.from_array(xv, chunks=(64, 16, 16, 8))}))
         got = s.run([y, gx, gw], {x: da.from_array(xv, chunks=(8, 16, 16, 8))})
     for op in ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"):
-        assert chunked[op] < 1.0 and whole[op] > 4 * chunked[op], (op, chunked, whole)
+        assert chunked[op] < 2.0 and whole[op] > 4 * chunked[op], (op, chunked, whole)
+    # the forward conv's columns (9 taps x 8 channels x 8 bytes a cell) are counted for what they are
+    assert 1.2 < chunked["Conv2D"] < 2.0, chunked
     np.testing.assert_allclose(got[0], ref_conv2d(xv, run(w)), rtol=1e-10)

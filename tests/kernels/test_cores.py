@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 import dflow as tf
 from dflow.kernels import conv_kernels, cores
@@ -107,6 +108,25 @@ def test_pipeline_threads_take_cores_from_blas_and_from_splits():
     assert cores.blas_threads() == own
 
 
+def test_dask_task_threads_share_the_cores_with_blas():
+    own = cores.blas_threads()
+    if own is None:
+        pytest.skip("numpy's BLAS is not found by threadpoolctl")
+    with threadpool_limits(limits=4, user_api="blas"):
+        with cores.task_threads(2):
+            assert cores.blas_threads() == max(1, min(4, cores.cpu_count() // 2))
+            with cores.busy_thread():
+                assert cores.blas_threads() == max(1, min(4, (cores.cpu_count() - 1) // 2))
+        assert cores.blas_threads() == 4
+        with tf.Graph().as_default():
+            seen = tf.py_func(lambda: np.int64(cores.blas_threads() or 0), [], tf.int64)
+            with tf.Session(scheduler="threads") as sess:  # a pool of one thread per core
+                assert sess.run(seen) == 1
+        assert cores.blas_threads() == 4
+        cores.share_process_cores(2)  # as a worker process of two does when it starts
+        assert cores.blas_threads() == max(1, min(4, cores.cpu_count() // 2))
+
+
 def test_in_process_runs_hold_blas_at_one_thread_and_split_large_matmuls(split_small):
     own = cores.blas_threads()
     rng = np.random.default_rng(3)
@@ -128,13 +148,14 @@ def test_convolutions_take_small_slabs_only_while_blas_is_held(monkeypatch):
     """An in-process run (BLAS held at one thread) cuts a convolution into small im2col slabs, a Dask
     task into large ones; both give the whole-batch result (each slab a few images here)."""
     monkeypatch.setattr(conv_kernels, "_HELD_SLAB_BYTES", 3 * 9 * 9 * 27 * 4)  # 3 images of columns
-    monkeypatch.setattr(conv_kernels, "_SLAB_BYTES", 5 * 9 * 9 * 27 * 4)
+    monkeypatch.setattr(conv_kernels, "SLAB_BYTES", 5 * 9 * 9 * 27 * 4)
     seen = []
     slabs = conv_kernels._slabs
     monkeypatch.setattr(conv_kernels, "_slabs", lambda n, b: seen.append(slabs(n, b)) or seen[-1])
     rng = np.random.default_rng(4)
     xv = rng.standard_normal((8, 9, 9, 3)).astype(np.float32)
-    assert not cores.blas_held()
+    # (BLAS at one thread of its own, on a machine of one core, would count as held too)
+    monkeypatch.setattr(conv_kernels, "blas_held", lambda: bool(cores._runs or cores._splitting))
     with tf.Graph().as_default():
         x, fetches = _conv_graph(rng)
         with tf.Session(config=tf.ConfigProto(intra_op_parallelism_threads=1)) as sess:

@@ -1,16 +1,18 @@
-"""Epilogue fusion (schedule/fusion.py `epilogue_producers`): on the in-process path an elementwise
-chain that only reads a Conv2D's output (bias_add, relu) runs inside the convolution, on each slab
-of its rows, and is written back into its buffer. Each case compares the in-process answer with
-the Dask path (which never fuses so) and with numpy, and reads the traced step labels to see
-whether the chain was fused."""
+"""Epilogue fusion: an elementwise chain that only reads a Conv2D's output (bias_add, relu) runs
+inside the convolution, on each slab of its rows, and is written back into its buffer. On the
+in-process path the plan fuses the steps (schedule/fusion.py `epilogue_producers`; the traced step
+labels show it); on the Dask path the conv's lowering offers its tasks to the chain
+(compiler `LowerContext.offer_epilogue`; a spy on the conv's fused task function shows it). Each
+case compares the two paths with each other and with numpy."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import zarr
 
 import dflow as tf
-from dflow.kernels import conv_kernels
+from dflow.kernels import conv_kernels, conv_ops
 from tests.conftest import make_session
 
 
@@ -24,7 +26,7 @@ def epilogue_path(request, monkeypatch):
         monkeypatch.setattr(conv_kernels, "_EPILOGUE_BYTES", 2048)
     if request.param == "image slabs":
         monkeypatch.setattr(conv_kernels, "_HELD_SLAB_BYTES", 1)
-        monkeypatch.setattr(conv_kernels, "_SLAB_BYTES", 1)
+        monkeypatch.setattr(conv_kernels, "SLAB_BYTES", 1)
     return request.param
 
 
@@ -97,7 +99,7 @@ def test_float16_chain_sees_float16_values():
 
 
 @pytest.mark.parametrize("case", ["conv fetched", "row-spanning leaf", "dtype changes", "grows the output"])
-def test_chains_that_cannot_run_inside_the_conv_are_left_alone(case):
+def test_chains_that_cannot_run_inside_the_conv_are_left_alone(case, dask_epilogues):
     x0, w0, b0 = data(o=1)
     x = tf.placeholder(tf.float32, [None, 9, 7, 3])
     conv = tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME")
@@ -111,6 +113,7 @@ def test_chains_that_cannot_run_inside_the_conv_are_left_alone(case):
         fetches = tf.nn.relu(conv + np.arange(4, dtype=np.float32))
     got, labels, want = both_paths(fetches, {x: x0})
     assert not any(lab.startswith("fused: Conv2D") for lab in labels), labels
+    assert not dask_epilogues
     for g, w in zip(got if isinstance(got, list) else [got], want if isinstance(want, list) else [want]):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
@@ -147,3 +150,125 @@ def test_shape_of_the_conv_output_read_by_the_user():
     np.testing.assert_array_equal(got[1], [5, 9, 7, 4])
     np.testing.assert_array_equal(got[2], np.zeros((5, 9, 7, 4), np.float32))
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-5)
+
+
+# ---- the Dask path ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def dask_epilogues(monkeypatch):
+    """The chunks (their batch sizes) that ran a Conv2D with its chain inside, on the sync scheduler."""
+    seen, run = [], conv_ops.run_with_epilogue
+
+    def spy(eager, n, kernel, slot, xp, x, *rest, **attrs):
+        seen.append(x.shape[0])
+        return run(eager, n, kernel, slot, xp, x, *rest, **attrs)
+
+    monkeypatch.setattr(conv_ops, "run_with_epilogue", spy)
+    return seen
+
+
+def test_dask_tasks_run_the_chain_inside_the_conv(dask_epilogues):
+    x0, w0, b0 = data(n=7)
+    x = tf.placeholder(tf.float32, [None, 9, 7, 3])
+    b = tf.placeholder_with_default(b0, [4])  # a leaf that is a dask array, whole in every task
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME"), b))
+    pooled = tf.nn.max_pool(y, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    with make_session("sync", chunks=(3, -1, -1, -1)) as s:
+        got, got_pooled = s.run([y, pooled], {x: x0})
+    assert sorted(dask_epilogues) == [1, 3, 3]  # one task per chunk of the batch
+    np.testing.assert_allclose(got, conv_ref(x0, w0, b0), rtol=1e-4, atol=1e-4)
+    want_pooled = np.pad(got, [(0, 0), (0, 1), (0, 1), (0, 0)], constant_values=-np.inf)
+    want_pooled = want_pooled.reshape(7, 5, 2, 4, 2, 4).max(axis=(2, 4))
+    np.testing.assert_array_equal(got_pooled, want_pooled)
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "processes"])
+def test_dask_epilogue_on_pools_of_workers(scheduler):
+    rng = np.random.default_rng(5)
+    x0 = rng.standard_normal((6, 12, 12, 1)).astype(np.float32)
+    w0 = rng.standard_normal((5, 5, 1, 8)).astype(np.float32)
+    b0 = rng.standard_normal(8).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 12, 12, 1])
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME"), b0)) * 0.5
+    with make_session(scheduler, chunks=(2, -1, -1, -1)) as s:
+        got = s.run(y, {x: x0})
+    np.testing.assert_allclose(got, conv_ref(x0, w0, b0) * 0.5, rtol=1e-4, atol=1e-4)
+
+
+def test_a_zarr_sink_writes_the_fused_conv(tmp_path, dask_epilogues):
+    x0, w0, b0 = data(n=4)
+    x = tf.placeholder(tf.float32, [None, 9, 7, 3])
+    y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME"), b0))
+    write = tf.io.write_zarr(y, str(tmp_path / "y.zarr"))
+    with make_session("sync", chunks=(2, -1, -1, -1)) as s:
+        s.run(write, {x: x0})
+    assert sorted(dask_epilogues) == [2, 2]
+    np.testing.assert_allclose(zarr.open_array(str(tmp_path / "y.zarr"))[...], conv_ref(x0, w0, b0),
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.fixture
+def dask_tails(monkeypatch):
+    """The row blocks (their sizes) a pool took inside a Conv2D's tasks, on the sync scheduler."""
+    seen, apply = [], conv_ops._apply
+
+    def spy(fn, xp, attrs, value):
+        seen.append(value.shape[0])
+        return apply(fn, xp, attrs, value)
+
+    monkeypatch.setattr(conv_ops, "_apply", spy)
+    return seen
+
+
+def pool_ref(y, k=2, how="max", fmt="NHWC"):
+    """A k x k, stride k, VALID pool of `y` by reshapes."""
+    if fmt == "NCHW":
+        return pool_ref(y.transpose(0, 2, 3, 1), k, how).transpose(0, 3, 1, 2)
+    n, h, w, c = y.shape
+    y = y[:, :h // k * k, :w // k * k, :].reshape(n, h // k, k, w // k, k, c)
+    return y.max(axis=(2, 4)) if how == "max" else y.mean(axis=(2, 4))
+
+
+@pytest.mark.parametrize("how,fmt,chain", [("max", "NHWC", True), ("avg", "NHWC", True), ("max", "NCHW", True),
+                                           ("max", "NHWC", False)])
+def test_a_pool_of_the_conv_alone_runs_inside_its_tasks(how, fmt, chain, dask_tails, dask_epilogues, monkeypatch,
+                                                        epilogue_path):
+    monkeypatch.setattr(conv_kernels, "_TAIL_BYTES", 2 * 8 * 10 * 4 * 4)  # blocks of 2 images
+    rng = np.random.default_rng(6)
+    x0 = rng.standard_normal((7, 8, 10, 3)).astype(np.float32)
+    w0, b0 = rng.standard_normal((3, 3, 3, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 8, 10, 3])
+    xin = tf.transpose(x, [0, 3, 1, 2]) if fmt == "NCHW" else x
+    y = tf.nn.conv2d(xin, w0, [1, 1, 1, 1], "SAME", data_format=fmt)
+    if chain:
+        y = tf.nn.relu(tf.nn.bias_add(y, b0, data_format=fmt))
+    pool = tf.nn.max_pool if how == "max" else tf.nn.avg_pool
+    ksize = [1, 1, 2, 2] if fmt == "NCHW" else [1, 2, 2, 1]
+    p = pool(y, ksize, ksize, "VALID", data_format=fmt)
+    with make_session("sync", chunks=(3, -1, -1, -1)) as s:
+        got = s.run(p, {x: x0})
+    y_ref = conv_ref(x0, w0, b0 if chain else np.zeros(4, np.float32))
+    if not chain:  # conv_ref applies relu
+        y_ref = conv_ref(x0, w0, np.zeros(4, np.float32)) - conv_ref(x0, -w0, np.zeros(4, np.float32))
+    y_ref = y_ref.transpose(0, 3, 1, 2) if fmt == "NCHW" else y_ref
+    np.testing.assert_allclose(got, pool_ref(y_ref, 2, how, fmt), rtol=1e-4, atol=1e-4)
+    # chunks of 3, 3, 1 by blocks of 2; small outputs ("whole") are pooled whole after the conv
+    assert sorted(dask_tails) == ([1, 3, 3] if epilogue_path == "whole" else [1, 1, 1, 2, 2]), dask_tails
+    assert len(dask_epilogues) == (3 if chain else 0)
+
+
+@pytest.mark.parametrize("case", ["pre-pool fetched", "conv read twice", "pool of the whole batch"])
+def test_pools_that_cannot_run_inside_the_conv_are_left_alone(case, dask_tails):
+    x0, w0, b0 = data(n=6)
+    x = tf.placeholder(tf.float32, [None, 9, 7, 3])
+    conv = tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME")
+    y = tf.nn.relu(conv + b0)
+    p = tf.nn.max_pool(y, [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+    fetches = {"pre-pool fetched": [p, y], "conv read twice": [p, tf.reduce_sum(conv)],
+               "pool of the whole batch": [p]}[case]
+    with make_session("sync", chunks=(4 if case != "pool of the whole batch" else 6, -1, -1, -1)) as s:
+        got = s.run(fetches, {x: x0})
+    want = np.pad(conv_ref(x0, w0, b0), [(0, 0), (0, 1), (0, 1), (0, 0)], constant_values=-np.inf)
+    np.testing.assert_allclose(got[0], want.reshape(6, 5, 2, 4, 2, 4).max(axis=(2, 4)), rtol=1e-4, atol=1e-4)
+    assert bool(dask_tails) == (case == "pool of the whole batch")
