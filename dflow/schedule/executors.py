@@ -30,7 +30,7 @@ from ..dask_compat import (
     synchronous_pool,
 )
 from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnavailableError
-from ..kernels.cores import share_process_cores, task_threads
+from ..kernels.cores import keep_kernel_memory, share_process_cores, task_threads
 from ..storage.values import Part
 from .cluster_graph import REREAD_TASKS, SOURCE_READERS, chunk_regions, sources_inlined
 
@@ -341,6 +341,7 @@ class DistributedExecutor(Executor):
         self._nthreads = None
         self._memory_limit = None  # the smallest memory limit of the cluster's workers (None: none)
         self.cuts_lineage = install_lineage_cut(client)
+        _set_up_workers(client)
 
     def _renamed(self, dsk, keys):
         self._suffix = suffix = f"-{self._token}-r{next(self._runs)}"
@@ -520,6 +521,29 @@ class DistributedExecutor(Executor):
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
+
+
+def _set_up_workers(client):
+    """Registers `_WorkerSetup` with the cluster (its workers now and later; once per cluster: a
+    plugin of the same name replaces it). A cluster whose workers cannot import dflow is left as it is."""
+    try:
+        client.register_plugin(_WorkerSetup(), name="dflow-worker-setup")
+    except Exception:  # noqa: BLE001 - foreign workers: dflow's tasks fail there anyway, naming it
+        pass
+
+
+try:
+    from distributed import WorkerPlugin as _WorkerPluginBase
+except ImportError:  # distributed is a dependency; kept importable without it
+    _WorkerPluginBase = object
+
+
+class _WorkerSetup(_WorkerPluginBase):
+    """What a worker process of a distributed cluster needs for dflow's kernels: its allocator
+    keeps freed memory for reuse (kernels/cores.py `keep_kernel_memory`)."""
+
+    def setup(self, worker):
+        keep_kernel_memory()
 
 
 def _run_graph(graph, out_keys, external_keys, *external_values):

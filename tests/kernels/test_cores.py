@@ -2,6 +2,9 @@
 gives the serial kernel's values, errors and silence; BLAS runs one thread per part and gives
 pipeline threads their cores."""
 
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -167,3 +170,13 @@ def test_convolutions_take_small_slabs_only_while_blas_is_held(monkeypatch):
     assert seen and any(s.stop - s.start > 3 for slabs_ in seen for s in slabs_)
     for a, b in zip(held, whole):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("env,want", [({"MALLOC_TRIM_THRESHOLD_": "65536"}, True), ({}, False),
+                                      ({"MALLOC_TRIM_THRESHOLD_": "65536", "MALLOC_MMAP_THRESHOLD_": "131072"}, False)])
+def test_the_allocator_is_set_only_where_a_trim_threshold_turned_its_own_off(env, want):
+    code = "from dflow.kernels import cores; print(cores.keep_kernel_memory())"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == str(want and sys.platform.startswith("linux"))

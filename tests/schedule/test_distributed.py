@@ -19,6 +19,7 @@ import collections
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -397,3 +398,14 @@ def test_sources_run_inside_their_readers_but_a_py_func_runs_once(client, tmp_pa
     xs = np.arange(8, dtype=np.float32)
     np.testing.assert_allclose(got, 2 * xs.sum() + xs.max() + np.arange(4).sum() + 3, rtol=1e-6)
     assert calls.read_text().count("called") == 1
+
+
+def test_workers_get_dflows_setup_and_keep_freed_memory(client):
+    """A session registers its worker setup with the cluster; a nanny starts its workers with
+    MALLOC_TRIM_THRESHOLD_ set, and the setup gives their allocator back its reuse of freed memory."""
+    with tf.Session(scheduler=client):
+        pass
+    assert all(client.run(lambda dask_worker: "dflow-worker-setup" in dask_worker.plugins).values())
+    set_up = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+                                 __import__("dflow.kernels.cores", fromlist=["_"]).keep_kernel_memory()))
+    assert all(v == ("65536", sys.platform.startswith("linux")) for v in set_up.values()), set_up
