@@ -4,7 +4,7 @@ gradients as BLAS matmuls over im2col columns, through the array namespace `xp`.
 
 - Conv2D is im2col + one matmul: the (padded) input viewed as windows [n, OH, OW, KH, KW, C]
   with `as_strided` (no copy), copied into a [rows, KH*KW*C] matrix and multiplied by the
-  filter [KH*KW*C, O], one BLAS call per slab of the batch: ~1 MiB of columns while dflow holds
+  filter [KH*KW*C, O], one BLAS call per slab of the batch: ~4 MiB of columns while dflow holds
   BLAS at one thread, ~8 MiB otherwise (`SLAB_BYTES`), copied into one buffer reused by every slab and written by the matmul straight into the output, so a task
   never holds the column matrix of a whole large chunk and a slab's columns are still in cache
   when multiplied. One input channel: the columns are built tap-major (`_im2col_slabs`).
@@ -29,14 +29,15 @@ from .cores import blas_held, intra_op_parts, run_parts
 from .creation_ops import _ints
 
 # im2col columns held at once by a kernel: a slab's columns stay in cache between their copy and the
-# matmul. With BLAS held at one thread (an in-process run, a split kernel: `cores.blas_held`) a slab
-# is ~1 MiB, one image of LeNet's conv2 (one thread, a part of batch 64; ms for the forward pass,
-# the input and the filter gradient: 8 MiB slabs 26/27/28, 1 MiB 20/23/20, the matmuls near BLAS's
-# peak). Otherwise 8 MiB: each slab is one BLAS call, and on a loaded machine every call with 2 BLAS
-# threads can wait a time slice for the second thread (10 calls of 2548 rows: +40 ms, 21 of 1176:
-# +135 ms, measured here)
+# matmul. With BLAS at one thread (an in-process run, a split kernel, a Dask task's share:
+# `cores.blas_held`) a slab is ~4 MiB, six images of LeNet's conv2 (one thread, a part of batch 32,
+# OpenBLAS's kernel for this AVX-512 CPU; ms for the forward pass, the input and the filter
+# gradient: 1 MiB slabs 3.5/4.2/3.8, 4 MiB 3.2/3.9/3.5; a CNN's two convs over 4096 images 0.205 s
+# -> 0.186 s; with OPENBLAS_CORETYPE=Haswell the same order). Otherwise 8 MiB: each slab is one
+# BLAS call, and on a loaded machine every call with 2 BLAS threads can wait a time slice for the
+# second thread (10 calls of 2548 rows: +40 ms, 21 of 1176: +135 ms, measured here)
 SLAB_BYTES = 8 << 20
-_HELD_SLAB_BYTES = 1 << 20
+_HELD_SLAB_BYTES = 4 << 20
 # output rows an epilogue (a fused elementwise chain) takes at a time, in place: its temporaries stay
 # in cache and no output-sized value is made (one input channel makes a slab's output 32x its
 # columns: 10 MiB for LeNet's first conv). Rows are handed over in blocks of about this size however
