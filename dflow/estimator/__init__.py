@@ -1,5 +1,5 @@
 """`tf.estimator` (TF1): `Estimator` with `EstimatorSpec`, `ModeKeys` and `RunConfig`; canned
-linear and DNN classifiers and regressors over `tf.feature_column`; `inputs.numpy_input_fn`.
+linear and DNN classifiers and regressors over `tf.feature_column`; `inputs.numpy_input_fn` and `inputs.pandas_input_fn`.
 
 The rooms: model_fn.py (what a model function returns), run_config.py, estimator.py (train,
 evaluate, predict through monitored sessions), inputs.py, head.py (logits to loss, metrics and

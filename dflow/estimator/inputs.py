@@ -1,4 +1,5 @@
-"""TF1's `tf.estimator.inputs`: `numpy_input_fn`, an input function over numpy arrays.
+"""TF1's `tf.estimator.inputs`: `numpy_input_fn` and `pandas_input_fn`, input functions over numpy
+arrays and pandas DataFrames (a DataFrame is its columns' arrays, keyed by column name).
 
 TF1 fed a queue from Python threads; dflow builds the same stream as a `tf.data` pipeline
 (slices → shuffle → repeat(num_epochs) → batch), so batches run across epoch boundaries and the
@@ -16,7 +17,7 @@ import numpy as np
 from ..data.dataset import Dataset
 from ..tf1_names import missing_attribute
 
-__all__ = ["numpy_input_fn"]
+__all__ = ["numpy_input_fn", "pandas_input_fn"]
 
 _TARGET_KEY = "__target_key__"
 
@@ -67,6 +68,34 @@ def numpy_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_
         return ds.make_one_shot_iterator().get_next()
 
     return input_fn
+
+
+def pandas_input_fn(x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1,
+                    target_column="target"):
+    """An input function returning batches of DataFrame `x`'s columns (a dict keyed by column name)
+    and, with `y` (a Series, or a DataFrame: a dict keyed by its column names), the labels; TF1's
+    errors: shuffle not a bool, target_column not a string or already a column of x, x's and y's
+    index differing. The stream is `numpy_input_fn`'s (its module doc)."""
+    import pandas as pd
+
+    if not isinstance(shuffle, bool):
+        raise ValueError(f"shuffle must be provided explicitly as a bool, it is currently {shuffle}")
+    if not isinstance(target_column, str):
+        raise TypeError("target_column must be a string type")
+    if not isinstance(x, pd.DataFrame):
+        raise TypeError(f"x must be a pandas DataFrame; got {type(x).__name__}")
+    features = collections.OrderedDict((c, x[c].to_numpy()) for c in x.columns)
+    labels = None
+    if y is not None:
+        if target_column in x:
+            raise ValueError(f"Cannot use name {target_column} for target column: DataFrame already has a column "
+                             f"with that name: {x.columns}")
+        if not np.array_equal(x.index, y.index):
+            raise ValueError(f"Index for x and y are mismatched.\nIndex for x: {x.index}\nIndex for y: {y.index}\n")
+        labels = collections.OrderedDict((c, y[c].to_numpy()) for c in y.columns) \
+            if isinstance(y, pd.DataFrame) else y.to_numpy()
+    return numpy_input_fn(features, labels, batch_size=batch_size, num_epochs=num_epochs, shuffle=shuffle,
+                          queue_capacity=queue_capacity, num_threads=num_threads)
 
 
 __getattr__ = missing_attribute(__name__)

@@ -83,3 +83,53 @@ def test_errors():
         tf.estimator.inputs.numpy_input_fn(x, {"x": np.zeros(3)}, shuffle=False)
     with pytest.raises(TypeError, match="x must be"):
         tf.estimator.inputs.numpy_input_fn(None, shuffle=False)
+
+
+def test_pandas_input_fn_gives_columns_by_name():
+    import pandas as pd
+
+    n = 7
+    x = pd.DataFrame({"age": np.arange(n, dtype=np.float64) + 20, "n": np.arange(n, dtype=np.int64),
+                      "city": [f"c{i % 3}" for i in range(n)]}, index=np.arange(n) + 100)
+    y = pd.Series(np.arange(n, dtype=np.int64) % 2, index=x.index)
+    batches = drain(tf.estimator.inputs.pandas_input_fn(x, y, batch_size=3, num_epochs=2, shuffle=False))
+    expected = reference_batches(n, 3, 2)
+    assert len(batches) == len(expected)
+    for (features, labels), rows in zip(batches, expected):
+        assert sorted(features) == ["age", "city", "n"]
+        np.testing.assert_array_equal(features["age"], x["age"].to_numpy()[rows])
+        assert [v.decode() for v in features["city"]] == [f"c{i % 3}" for i in rows]
+        np.testing.assert_array_equal(labels, y.to_numpy()[rows])
+    ys = pd.DataFrame({"p": y, "q": y * 2})
+    (features, labels), = drain(tf.estimator.inputs.pandas_input_fn(x, ys, batch_size=10, shuffle=False))
+    np.testing.assert_array_equal(labels["q"], ys["q"].to_numpy())
+    only, = drain(tf.estimator.inputs.pandas_input_fn(x, batch_size=10, shuffle=False))
+    np.testing.assert_array_equal(only["n"], np.arange(n))
+
+
+def test_pandas_input_fn_refuses_as_tf1():
+    import pandas as pd
+
+    x = pd.DataFrame({"a": [1.0, 2.0], "target": [0, 1]})
+    y = pd.Series([0, 1])
+    with pytest.raises(ValueError, match="shuffle must be provided explicitly as a bool"):
+        tf.estimator.inputs.pandas_input_fn(x, y)
+    with pytest.raises(ValueError, match="Cannot use name target for target column"):
+        tf.estimator.inputs.pandas_input_fn(x, y, shuffle=False)
+    with pytest.raises(ValueError, match="Index for x and y are mismatched"):
+        tf.estimator.inputs.pandas_input_fn(x[["a"]], pd.Series([0, 1], index=[5, 6]), shuffle=False)
+    with pytest.raises(TypeError, match="target_column must be a string type"):
+        tf.estimator.inputs.pandas_input_fn(x, y, shuffle=False, target_column=3)
+
+
+def test_a_linear_regressor_trains_from_a_dataframe(tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    x = pd.DataFrame({"a": rng.standard_normal(200), "b": rng.standard_normal(200)})
+    y = pd.Series(3.0 * x["a"] - 2.0 * x["b"] + 0.5)
+    cols = [tf.feature_column.numeric_column("a"), tf.feature_column.numeric_column("b")]
+    est = tf.estimator.LinearRegressor(cols, model_dir=str(tmp_path), optimizer=tf.train.FtrlOptimizer(0.5))
+    est.train(tf.estimator.inputs.pandas_input_fn(x, y, batch_size=50, num_epochs=None, shuffle=True), steps=300)
+    loss = est.evaluate(tf.estimator.inputs.pandas_input_fn(x, y, batch_size=200, shuffle=False))["average_loss"]
+    assert loss < 0.05, loss

@@ -181,3 +181,27 @@ def test_all_numeric_records_parse_in_one_pass_with_the_same_answers_and_errors(
                              (b"1,2,3", "Expect 4 fields but have 3 in record 1")):
             with pytest.raises(tf.errors.InvalidArgumentError, match=message):
                 s.run(cols, {rec: np.array([b"1,2,3,4", bad], object)})
+
+
+def test_the_one_pass_parser_keeps_tf1s_values_and_refusals():
+    """The one-pass parser (pandas' tokenizer) gives strtod's doubles and int64s past 2**53, and
+    leaves to the field-by-field path what TF1 refuses or reads its own way."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(40) * 10.0 ** rng.integers(-30, 30, 40)
+    big = [2**62 + 1, -(2**63), 2**63 - 1]
+    records = np.array([b"%.17g|%d" % (v, big[k % 3]) for k, v in enumerate(x)], dtype=object)
+    rec = tf.placeholder(tf.string, [None])
+    cols = tf.decode_csv(rec, [[0.0], [0]], field_delim="|")
+    cols = [tf.decode_csv(rec, [tf.constant([0.0], tf.float64), tf.constant([0], tf.int64)], field_delim="|"), cols]
+    with tf.Session() as s:
+        f64, i64 = s.run(cols[0], {rec: records})
+        np.testing.assert_array_equal(f64, [float(b"%.17g" % v) for v in x])
+        assert i64.tolist() == [big[k % 3] for k in range(40)]
+        with pytest.raises(tf.errors.InvalidArgumentError, match="not a valid int32"):
+            s.run(cols[1], {rec: records})  # past int32
+        got = s.run(cols[0], {rec: np.array([b"nan|1", b"-inf|2", b"1e3|3"], object)})
+        assert np.isnan(got[0][0]) and got[0][1] == -np.inf and got[0][2] == 1000.0
+        for bad, message in ((b"1_0.5|1", "not a valid double: 1_0.5"), (b"1.5|1_000", "not a valid int64: 1_000"),
+                             (b"1.5|2|3", "Expect 2 fields but have 3 in record 1"), (b"1.5|0x10", "int64: 0x10")):
+            with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+                s.run(cols[0], {rec: np.array([b"1|2", bad], object)})
