@@ -65,6 +65,11 @@ class OpDef:
     row_patch: bool = False  # a row scatter into a variable: its eager value may be a RowPatch (state_ops)
     reads_rows: bool = False  # may read only some rows of input 0 (a gather along axis 0)
     bind: Callable | None = None  # bind(op, known) -> kernel of the other inputs, or None (module doc)
+    # input positions in which an elementwise op is non-decreasing, exactly in floating point (a
+    # correctly rounded op), and that give NaN only for a NaN or an infinite operand: a max over a
+    # window of its result is then its result on the window's max (the Dask path pools a conv's
+    # output before such a chain: compiler `LowerContext.row_tail`)
+    monotone: tuple = ()
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -128,7 +133,7 @@ def shape_only(*op_types):
 
 
 def set_flags(*op_types, **flags):
-    """Sets boolean OpDef flags (`cheap_source`, `takes_whole`) on op types, next to their definitions."""
+    """Sets OpDef flags (`cheap_source`, `takes_whole`, `monotone`...) on op types, next to their definitions."""
     for t in op_types:
         _REGISTRY[t] = replace(get_opdef(t), **flags)
 

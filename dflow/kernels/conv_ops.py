@@ -61,16 +61,23 @@ def _block(blocks):
     return blocks
 
 
-def _on_block(eager, attrs, epilogue, tail, x, w, *others):
+def _on_block(eager, attrs, epilogue, tail, after_max, x, w, *others):
     """`eager` on one task's blocks: a batch chunk and the whole filter. `epilogue` = (kernel, slot):
     an elementwise chain (a FusedKernel) run on row slabs of the output in place, the slab its
     leaf `slot` and `others` the rest; `tail` = (eager kernel, attrs, row shape): an op on whole
-    images (a pool) reading that output alone, whose rows are the task's result."""
+    images (a pool) reading that output alone, whose rows are the task's result. `after_max`: the
+    tail is a max pool and the chain is non-decreasing in the slab, its other leaves the same across
+    the pool's windows (`LowerContext.offer_rows`): with finite other leaves the chain runs on the
+    pooled rows, a quarter of them for 2x2 windows, the same values."""
     x, w, others = _block(x), _block(w), [_block(o) for o in others]
     xp = array_api_compat.array_namespace(x, w)
     if tail is not None:
         fn, tail_attrs, row_shape = tail
-        attrs = dict(attrs, tail=(functools.partial(_apply, fn, xp, tail_attrs), row_shape))
+        pool = functools.partial(_apply, fn, xp, tail_attrs)
+        if epilogue is not None and after_max and all(_finite(xp, o) for o in others):
+            chain = functools.partial(_apply_chain, epilogue[0], epilogue[1], xp, others)
+            return eager(xp, x, w, tail=(lambda rows: chain(pool(rows)), row_shape), **attrs)
+        attrs = dict(attrs, tail=(pool, row_shape))
     if epilogue is None:
         return eager(xp, x, w, **attrs)
     return run_with_epilogue(eager, 2, epilogue[0], epilogue[1], xp, x, w, *others, **attrs)
@@ -78,6 +85,16 @@ def _on_block(eager, attrs, epilogue, tail, x, w, *others):
 
 def _apply(fn, xp, attrs, value):
     return fn(xp, value, **attrs)
+
+
+def _apply_chain(kernel, slot, xp, others, value):
+    leaves = list(others)
+    leaves.insert(slot, value)
+    return kernel.eager(xp, *leaves)
+
+
+def _finite(xp, value):
+    return not xp.isdtype(value.dtype, "real floating") or bool(xp.all(xp.isfinite(value)))
 
 
 def _on_block_input_grad(eager, attrs, sizes, w, dy):
@@ -118,7 +135,7 @@ def _fwd_lower(eager, out_c, slabbed, ctx, x, w, **attrs):
     if slabbed and x.dtype != np.float16:
         ctx.set_scratch(_slab_scratch(x, w, dims, attrs))
 
-    def build(epilogue=None, tail=None):
+    def build(epilogue=None, tail=None, after_max=False):
         """The tasks, with an epilogue (kernel, slot, others) and a tail (eager, attrs, row shape)
         inside (`ctx.offer_rows`); the others (a bias) whole in every task, on letters of their own."""
         others = epilogue[2] if epilogue is not None else ()
@@ -126,13 +143,13 @@ def _fwd_lower(eager, out_c, slabbed, ctx, x, w, **attrs):
         rows = dims[1:] if tail is None else list(tail[2])
         if len(rows) != 3:
             return None
-        fn = functools.partial(_on_block, eager, attrs, epilogue and epilogue[:2], tail)
+        fn = functools.partial(_on_block, eager, attrs, epilogue and epilogue[:2], tail, after_max)
         return ctx.da.blockwise(fn, "nxyz", x, "nabc", w, "ijkl", *extra, new_axes=dict(zip("xyz", rows)),
                                 concatenate=False, dtype=x.dtype, meta=_meta(x, 4))
 
     out = build()
     if slabbed:  # Conv2D's kernel takes both (depthwise ones neither)
-        ctx.offer_rows(out, build)
+        ctx.offer_rows(out, build, _hwc(attrs["data_format"])[:2])
     return out
 
 

@@ -147,7 +147,8 @@ def _lower_pool(kernel, op_type, by_blocks=False):
     def lower(ctx, x, **attrs):
         x = ctx.as_dask(x)
         out = _out_shape(ctx.known_shape(x), _geometry(x.shape, attrs, op_type))
-        inside = ctx.row_tail(x, kernel, attrs, out[1:])  # in the tasks of the conv it pools
+        pooled = tuple(i for i, k in enumerate(attrs["ksize"]) if k > 1) if op_type == "MaxPool" else None
+        inside = ctx.row_tail(x, kernel, attrs, out[1:], max_axes=pooled)  # in the tasks of the conv it pools
         if inside is not None:
             return inside
         rows = max(x.chunks[0]) if x.ndim and x.chunks[0] else 0

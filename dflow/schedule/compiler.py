@@ -35,7 +35,15 @@ from ..errors import (
 )
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
-from .fusion import Const, Expr, Ext, compile_expr, fused_scratch_chunks, unknown_size_leaves
+from .fusion import (
+    Const,
+    Expr,
+    Ext,
+    compile_expr,
+    fused_scratch_chunks,
+    monotone_in,
+    unknown_size_leaves,
+)
 from .host import HostDecision
 from .memory import (
     MemoryReport,
@@ -165,12 +173,14 @@ def _use_eager(program, feeds, options):
 class _RowsOffer:
     """An array made by tasks over its rows that can take an epilogue and a tail (`offer_rows`):
     the tensor it is (None for one with its epilogue built in: the chain's result, found by
-    `_tensor_of`), its build, the dask inputs of its tasks, the epilogue built in, whether a tail was."""
+    `_tensor_of`), its build, the dask inputs of its tasks, its window axes, the epilogue built
+    in, whether that epilogue may run after a max pool, whether a tail was built."""
 
-    __slots__ = ("tensor", "build", "inputs", "epilogue", "tail")
+    __slots__ = ("tensor", "build", "inputs", "window_axes", "epilogue", "after_max", "tail")
 
-    def __init__(self, tensor, build, inputs, epilogue=None):
-        self.tensor, self.build, self.inputs, self.epilogue, self.tail = tensor, build, inputs, epilogue, False
+    def __init__(self, tensor, build, inputs, window_axes, epilogue=None, after_max=False):
+        self.tensor, self.build, self.inputs, self.window_axes = tensor, build, inputs, window_axes
+        self.epilogue, self.after_max, self.tail = epilogue, after_max, False
 
 
 class LowerContext:
@@ -321,17 +331,21 @@ class LowerContext:
         base = self.op.name.replace("/", ".") if self.op is not None else "dflow"
         return f"{base}{suffix}-{next(_names)}"
 
-    def offer_rows(self, arr, build):
+    def offer_rows(self, arr, build, window_axes=()):
         """Declares `arr`, this op's single output, as made by tasks over its rows (axis 0) that can
         also run, on slabs of their output rows while in cache, an elementwise chain that is its
         only reader (OpDef `epilogue`; the in-process plans do the same, fusion.epilogue_producers)
         and then an op on whole rows reading that alone (`row_tail`: a pool). `build(epilogue,
-        tail)` gives the array of the tasks with them inside: epilogue = (kernel, slot, others),
-        the chain's FusedKernel taking the slab at leaf `slot` and the whole `others` (lower-rank
-        dask arrays) as its other leaves; tail = (eager kernel, attrs, row shape); None where the
-        producer cannot. Called while the producer is lowered (its inputs are `self.inputs`)."""
+        tail, after_max)` gives the array of the tasks with them inside: epilogue = (kernel, slot,
+        others), the chain's FusedKernel taking the slab at leaf `slot` and the whole `others`
+        (lower-rank dask arrays) as its other leaves; tail = (eager kernel, attrs, row shape);
+        after_max: the tail is a max pool and the chain runs on its result instead (exact for a
+        chain non-decreasing in the slab whose other leaves are the same across `window_axes`, the
+        axes a pool's windows span, and finite: the tasks check that); None where the producer
+        cannot. Called while the producer is lowered (its inputs are `self.inputs`)."""
         inputs = [v._array if isinstance(v, Expr) else v for _, v in self.inputs]
-        self._offers[arr.name] = _RowsOffer(self.op._outputs[0], build, [v for v in inputs if isinstance(v, da.Array)])
+        self._offers[arr.name] = _RowsOffer(self.op._outputs[0], build, [v for v in inputs if isinstance(v, da.Array)],
+                                            tuple(window_axes))
 
     def _only_reader(self, t):
         return t is not None and t not in self.program.kept and self.program.reads.get(t, 0) == 1
@@ -354,24 +368,29 @@ class LowerContext:
                 or np.dtype(v.dtype.np_dtype) != arr.dtype or not v.shape.is_compatible_with(arr.shape) \
                 or not all(_broadcasts_into(o.shape, arr.shape) for o in others):
             return
-        built = offer.build((kernel, slot, others), None)
+        built = offer.build((kernel, slot, others), None, False)
         if built is None:
             return
+        after_max = bool(offer.window_axes) and monotone_in(v, arr) and \
+            all(_same_across(o.shape, arr.ndim, offer.window_axes) for o in others)
         v._array = built
         # its tasks read the producer's inputs, not the producer's output
         self.fusion_log.append((v.op_name, offer.inputs + others, built))
-        self._offers[built.name] = _RowsOffer(None, offer.build, offer.inputs + others, (kernel, slot, others))
+        self._offers[built.name] = _RowsOffer(None, offer.build, offer.inputs + others, offer.window_axes,
+                                              (kernel, slot, others), after_max)
 
-    def row_tail(self, x, eager, attrs, row_shape):
-        """For a lowering of an op on whole rows (a pool): `x` (its input) built with this op inside
-        its producer's tasks (`offer_rows`), when this op is the only reader of `x`: the array of
-        this op's output, or None. The producer's output is then never held whole."""
+    def row_tail(self, x, eager, attrs, row_shape, max_axes=None):
+        """For a lowering of an op on whole rows (a pool; `max_axes`: a max over windows spanning
+        these axes): `x` (its input) built with this op inside its producer's tasks (`offer_rows`),
+        when this op is the only reader of `x`: the array of this op's output, or None. The
+        producer's output is then never held whole."""
         offer = self._offers.get(getattr(x, "name", None))
         if offer is None or offer.tail:
             return None
         if not self._only_reader(offer.tensor if offer.tensor is not None else self._tensor_of(x)):
             return None
-        built = offer.build(offer.epilogue, (eager, attrs, tuple(row_shape)))
+        after_max = offer.after_max and max_axes is not None and set(max_axes) <= set(offer.window_axes)
+        built = offer.build(offer.epilogue, (eager, attrs, tuple(row_shape)), after_max)
         if built is not None:
             offer.tail = True
             self.task_inputs = offer.inputs  # for the memory projection of this op's tasks
@@ -402,6 +421,11 @@ class LowerContext:
             return None
         kernel, leaves = compile_expr(x)
         return kernel, leaves, x.materialize(self.fusion_log)
+
+
+def _same_across(leaf, ndim, axes):
+    """Whether a leaf of shape `leaf`, broadcast into a value of rank `ndim`, is the same along `axes`."""
+    return all(ax < ndim - len(leaf) or leaf[ax - (ndim - len(leaf))] == 1 for ax in axes)
 
 
 def _broadcasts_into(leaf, out):
@@ -540,7 +564,7 @@ def _lower_op(ctx, program, op, opdef, vals, inputs):
                 v = np.asarray(v)
                 args.append(Const(v) if v.ndim == 0 else Ext(ctx.as_dask(v)))
         out_t = op._outputs[0]
-        return [Expr(opdef.eager, op._attrs, args, op._name, out_t.shape, out_t.dtype)]
+        return [Expr(opdef.eager, op._attrs, args, op._name, out_t.shape, out_t.dtype, opdef.monotone)]
     vals = [v.array if isinstance(v, Whole) else
             v if isinstance(v, Expr) and opdef.takes_fused and program.fuses_into_consumer(t) else
             ctx.materialized(v) for t, v in zip(inputs, vals)]

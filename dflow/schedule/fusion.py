@@ -59,15 +59,16 @@ class Const:
 class Expr:
     """One elementwise op applied to leaves or other Exprs; `materialize` memoizes its array."""
 
-    __slots__ = ("fn", "attrs", "args", "op_name", "shape", "dtype", "_array")
+    __slots__ = ("fn", "attrs", "args", "op_name", "shape", "dtype", "_array", "monotone")
 
-    def __init__(self, fn, attrs, args, op_name, shape, dtype):
+    def __init__(self, fn, attrs, args, op_name, shape, dtype, monotone=()):
         self.fn = fn
         self.attrs = attrs
         self.args = args
         self.op_name = op_name
         self.shape = shape
         self.dtype = dtype
+        self.monotone = monotone  # the op's OpDef `monotone`
         self._array = None
 
     def materialize(self, log=None):
@@ -82,6 +83,38 @@ def _materialize(root):
     kernel, leaves = compile_expr(root)
     name = f"{root.op_name.replace('/', '.')}-fused-{next(_ids)}-{id(kernel):x}"
     return elemwise(kernel, *_aligned(leaves), dtype=root.dtype.np_dtype, name=name), leaves
+
+
+def monotone_in(root, leaf):
+    """Whether chain `root` is non-decreasing in its leaf array `leaf` (every op on a path from it
+    reads it only through its OpDef `monotone` inputs; a chain of float dtype)."""
+    memo = {}
+
+    def reads(node):  # whether `node` depends on the leaf
+        if isinstance(node, Ext):
+            return node.array is leaf
+        if not isinstance(node, Expr):
+            return False
+        if node._array is not None:
+            return node._array is leaf
+        if id(node) not in memo:
+            memo[id(node)] = any(reads(a) for a in node.args)
+        return memo[id(node)]
+
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, Expr) or node._array is not None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if not node.dtype.is_floating:
+            return False
+        for i, a in enumerate(node.args):
+            if reads(a):
+                if i not in node.monotone:
+                    return False
+                stack.append(a)
+    return reads(root)
 
 
 def compile_expr(root):

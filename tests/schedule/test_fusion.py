@@ -255,7 +255,9 @@ def test_a_pool_of_the_conv_alone_runs_inside_its_tasks(how, fmt, chain, dask_ta
     np.testing.assert_allclose(got, pool_ref(y_ref, 2, how, fmt), rtol=1e-4, atol=1e-4)
     # chunks of 3, 3, 1 by blocks of 2; small outputs ("whole") are pooled whole after the conv
     assert sorted(dask_tails) == ([1, 3, 3] if epilogue_path == "whole" else [1, 1, 1, 2, 2]), dask_tails
-    assert len(dask_epilogues) == (3 if chain else 0)
+    # bias_add + relu is non-decreasing and its bias the same across a window: after a max pool it
+    # runs on the pooled rows; before an average pool, inside the conv
+    assert len(dask_epilogues) == (3 if chain and how == "avg" else 0)
 
 
 @pytest.mark.parametrize("case", ["pre-pool fetched", "conv read twice", "pool of the whole batch"])
@@ -272,3 +274,51 @@ def test_pools_that_cannot_run_inside_the_conv_are_left_alone(case, dask_tails):
     want = np.pad(conv_ref(x0, w0, b0), [(0, 0), (0, 1), (0, 1), (0, 0)], constant_values=-np.inf)
     np.testing.assert_allclose(got[0], want.reshape(6, 5, 2, 4, 2, 4).max(axis=(2, 4)), rtol=1e-4, atol=1e-4)
     assert bool(dask_tails) == (case == "pool of the whole batch")
+
+
+@pytest.fixture
+def chains_after_pools(monkeypatch):
+    """The pooled blocks (their sizes) a chain ran on after a max pool inside a conv's tasks (sync)."""
+    seen, apply = [], conv_ops._apply_chain
+
+    def spy(kernel, slot, xp, others, value):
+        seen.append(value.shape[0])
+        return apply(kernel, slot, xp, others, value)
+
+    monkeypatch.setattr(conv_ops, "_apply_chain", spy)
+    return seen
+
+
+@pytest.mark.parametrize("case", ["bias and relu", "infinite bias", "not monotone", "varies across a window",
+                                  "integer chain"])
+def test_a_chain_runs_after_the_max_pool_only_where_that_gives_the_same_values(case, dask_epilogues,
+                                                                                chains_after_pools):
+    rng = np.random.default_rng(7)
+    x0 = rng.standard_normal((5, 6, 6, 2)).astype(np.float32)
+    w0 = rng.standard_normal((3, 3, 2, 3)).astype(np.float32)
+    b0 = np.array([0.5, -np.inf, 1.0] if case == "infinite bias" else [0.5, -0.25, 1.0], np.float32)
+    x = tf.placeholder(tf.float32, [None, 6, 6, 2])
+    conv = tf.nn.conv2d(x, w0, [1, 1, 1, 1], "SAME")
+    if case == "not monotone":
+        y = tf.nn.relu(b0 - conv)
+        f = lambda c: np.maximum(b0 - c, 0)  # noqa: E731
+    elif case == "varies across a window":
+        v = np.arange(6, dtype=np.float32).reshape(6, 1) * 0.3  # along W: differs within a window
+        y = tf.nn.relu(conv + v)
+        f = lambda c: np.maximum(c + v, 0)  # noqa: E731
+    elif case == "integer chain":
+        y = tf.cast(tf.nn.relu(tf.cast(conv * 4.0, tf.int32) + 1), tf.float32)
+        f = lambda c: np.maximum((c * 4.0).astype(np.int32) + 1, 0).astype(np.float32)  # noqa: E731
+    else:
+        y = tf.nn.relu(tf.nn.bias_add(conv, b0))
+        f = lambda c: np.maximum(c + b0, 0)  # noqa: E731
+    p = tf.nn.max_pool(y, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    with make_session("sync", chunks=(2, -1, -1, -1)) as s:
+        got = s.run(p, {x: x0})
+    with make_session("eager") as s:
+        c = s.run(conv, {x: x0})
+    want = f(c).reshape(5, 3, 2, 3, 2, 3).max(axis=(2, 4))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    assert bool(chains_after_pools) == (case == "bias and relu"), (chains_after_pools, dask_epilogues)
+    if case in ("infinite bias", "not monotone", "varies across a window"):
+        assert dask_epilogues  # inside the conv, before the pool
