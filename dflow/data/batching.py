@@ -8,7 +8,7 @@ from ..errors import InvalidArgumentError
 from ..graph.ops import Tensor
 from ..graph.shape import TensorShape, as_shape
 from ..kernels.common import to_numpy
-from .node import Node, element_bytes, int_arg, int_value
+from .node import Node, element_bytes, failed, int_arg, int_value
 from .structure import ElementSpec, _shape_leaves, flatten
 
 
@@ -110,6 +110,10 @@ class BatchNode(Node):
             yield from self._from_blocks(ctx, size)
             return
         for e in self.inputs[0].iterate(ctx):
+            if failed(e):  # TF1: the batch being gathered is dropped, its error raised
+                rows = []
+                yield e
+                continue
             rows.append(e)
             if len(rows) == size:
                 yield make(rows)
@@ -207,6 +211,9 @@ class UnbatchNode(Node):
 
     def iterate(self, ctx):
         for e in self.inputs[0].iterate(ctx):
+            if failed(e):
+                yield e
+                continue
             n = {int(v.shape[0]) for v in e}
             if len(n) > 1:
                 raise InvalidArgumentError(None, None, f"unbatch: components have different first dimensions "

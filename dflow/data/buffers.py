@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..kernels.cores import busy_thread
-from .node import Node, element_bytes, int_arg, int_value, rng, rows_of
+from .node import Node, element_bytes, failed, int_arg, int_value, rng, rows_of
 from .transforms import AUTOTUNE
 
 _AUTOTUNE_PREFETCH = 4  # elements prefetched for buffer_size=AUTOTUNE
@@ -64,6 +64,9 @@ class ShuffleNode(Node):
         if size < 1:
             raise InvalidArgumentError(None, None, f"shuffle: buffer_size must be positive, got {size}")
         for e in self.inputs[0].iterate(ctx):
+            if failed(e):  # raised when the buffer meets it (TF1's fill)
+                yield e
+                continue
             if len(buf) < size:
                 buf.append(e)
                 continue

@@ -1,17 +1,18 @@
 """`tf.data.experimental` (and TF1's `tf.contrib.data`, which re-exports it): transformations as
 functions for `Dataset.apply`, each the composition of `Dataset` methods TF1 documents it equal to.
 
-`map_and_batch` is `map` then `batch`; `shuffle_and_repeat` is `shuffle` (reshuffled each epoch)
+`ignore_errors` drops the elements whose making failed (a map function's error: see node.py
+`ElementError`); `map_and_batch` is `map` then `batch`; `shuffle_and_repeat` is `shuffle` (reshuffled each epoch)
 then `repeat`; `parallel_interleave` is `interleave` in its deterministic order (`sloppy` is accepted:
 an order TF allows for it too); `unbatch` is `Dataset.unbatch`.
 """
 
 from .dataset import Dataset
 from .sources import RangeNode
-from .transforms import AUTOTUNE
+from .transforms import AUTOTUNE, IgnoreErrorsNode
 
 __all__ = ["AUTOTUNE", "map_and_batch", "shuffle_and_repeat", "parallel_interleave", "unbatch",
-           "enumerate_dataset"]
+           "enumerate_dataset", "ignore_errors"]
 
 
 def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False, num_parallel_calls=None):
@@ -55,3 +56,9 @@ def unbatch():
 def enumerate_dataset(start=0):
     """Each element as (index, element), index an int64 from `start`."""
     return lambda dataset: Dataset.zip((Dataset(RangeNode(start, 2 ** 63 - 1, 1)), dataset))
+
+
+def ignore_errors():
+    """The elements whose making raised an error (in a `map` or `filter` function) are dropped, the
+    others kept in order."""
+    return lambda dataset: Dataset(IgnoreErrorsNode(dataset._node))

@@ -31,7 +31,7 @@ from ..graph.dtypes import string
 from ..graph.graph import executing_eagerly, get_default_graph
 from ..graph.registry import def_host, not_differentiable, register_op
 from ..kernels.common import apply_op, constant, convert_to_tensor, to_bytes_array
-from .node import IterContext, buffered_bytes
+from .node import IterContext, buffered_bytes, failed
 from .structure import ElementSpec, flatten, is_structure, pack
 
 
@@ -131,6 +131,8 @@ class IteratorState:
                 self._done = True
                 raise InvalidArgumentError(None, op, f"{op.name}: the input pipeline failed: "
                                            f"{type(ex).__name__}: {ex}") from ex
+            if failed(e):  # this element's error; the next get_next goes on (TF1)
+                raise e.error
             e = self._checked(e, op)
         txn.on_failure(lambda: self._give_back(e))
         return e

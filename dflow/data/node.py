@@ -34,6 +34,24 @@ class IterContext:
         return IterContext({**self.values, **values}, self.seed, self._starts, self.memo)
 
 
+class ElementError:
+    """In place of an element whose making failed (a `map` or `filter` function raised an OpError):
+    stages hand it on in order, the iterator raises its error for that `get_next` and the next one
+    goes on with the next element, as TF1 does. A stage that gathers elements (batch, window, zip)
+    and meets one drops what it gathered for that output and hands the error on; counting stages
+    (take, skip, shard) do not count it; `ignore_errors` drops it."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error):
+        self.error = error
+
+
+def failed(e):
+    """Whether element `e` is an `ElementError`."""
+    return type(e) is ElementError
+
+
 class Node:
     """One pipeline stage. Subclasses set `spec` and implement `iterate(ctx)` (a Python iterator of
     flat element tuples); `inputs` are upstream nodes, `captured` graph tensors read at start."""

@@ -18,7 +18,7 @@ from ..graph.dtypes import as_dtype, int64, string
 from ..graph.ops import Tensor
 from ..graph.shape import TensorShape
 from ..kernels.common import convert_to_tensor, to_numpy
-from .node import Node, component, int_arg, int_value, rng
+from .node import Node, component, failed, int_arg, int_value, rng
 from .structure import (
     ElementSpec,
     flatten,
@@ -184,13 +184,17 @@ class ZipNode(Node):
     def iterate(self, ctx):
         its = [n.iterate(ctx) for n in self.inputs]
         while True:
-            out = ()
+            out, error = (), None
             for it in its:
                 try:
-                    out += tuple(next(it))
+                    e = next(it)
                 except StopIteration:
                     return
-            yield out
+                if failed(e):
+                    error = error or e
+                else:
+                    out += tuple(e)
+            yield error or out  # an element that failed takes the others' of its round with it (TF1)
 
 
 class ConcatenateNode(Node):

@@ -9,10 +9,10 @@ import os
 import pickle
 from concurrent.futures import ThreadPoolExecutor
 
-from ..errors import FailedPreconditionError, InvalidArgumentError
+from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph.dtypes import bool as tf_bool
 from ..storage import files
-from .node import Node, component, element_bytes, int_arg, int_value
+from .node import ElementError, Node, component, element_bytes, failed, int_arg, int_value
 
 AUTOTUNE = -1
 
@@ -56,20 +56,30 @@ class MapNode(Node):
         fn = self.fn
         if self.workers == 1:
             for e in self.inputs[0].iterate(ctx):
-                yield tuple(component(v) for v in fn(ctx, e))
+                yield _mapped(fn, ctx, e)
             return
         pending = collections.deque()
         with ThreadPoolExecutor(self.workers, thread_name_prefix="dflow-data-map") as pool:
             try:
                 for e in self.inputs[0].iterate(ctx):
-                    pending.append(pool.submit(fn, ctx, e))
+                    pending.append(pool.submit(_mapped, fn, ctx, e))
                     if len(pending) >= self.workers:
-                        yield tuple(component(v) for v in pending.popleft().result())
+                        yield pending.popleft().result()
                 while pending:
-                    yield tuple(component(v) for v in pending.popleft().result())
+                    yield pending.popleft().result()
             finally:
                 for f in pending:
                     f.cancel()
+
+
+def _mapped(fn, ctx, e):
+    """fn's element for `e`, or an ElementError for it (an error upstream or in fn)."""
+    if failed(e):
+        return e
+    try:
+        return tuple(component(v) for v in fn(ctx, e))
+    except OpError as err:
+        return ElementError(err)
 
 
 class FilterNode(Node):
@@ -84,7 +94,14 @@ class FilterNode(Node):
 
     def iterate(self, ctx):
         for e in self.inputs[0].iterate(ctx):
-            (keep,) = self.fn(ctx, e)
+            if failed(e):
+                yield e
+                continue
+            try:
+                (keep,) = self.fn(ctx, e)
+            except OpError as err:
+                yield ElementError(err)
+                continue
             if bool(keep):
                 yield e
 
@@ -111,7 +128,10 @@ class FlatMapNode(Node):
         source = self.inputs[0].iterate(ctx)
         if self.cycle == 1:
             for e in source:
-                yield from self._inner(ctx, e)
+                if failed(e):
+                    yield e
+                else:
+                    yield from self._inner(ctx, e)
             return
         slots = [None] * self.cycle
         source_done = False
@@ -119,9 +139,14 @@ class FlatMapNode(Node):
         while True:
             if slots[i] is None and not source_done:
                 try:
-                    slots[i] = self._inner(ctx, next(source))
+                    e = next(source)
                 except StopIteration:
                     source_done = True
+                else:
+                    if failed(e):
+                        yield e
+                        continue
+                    slots[i] = self._inner(ctx, e)
             if slots[i] is not None:
                 try:
                     x = next(slots[i])
@@ -189,9 +214,11 @@ class TakeNode(Node):
         count = int_value(ctx, self.count)
         if count == 0:
             return
-        for k, e in enumerate(self.inputs[0].iterate(ctx)):
+        k = 0
+        for e in self.inputs[0].iterate(ctx):
             yield e
-            if k + 1 == count:
+            k += not failed(e)  # an element that failed does not count (TF1)
+            if k == count:
                 return
 
 
@@ -220,12 +247,16 @@ class SkipNode(Node):
     def iterate(self, ctx):
         count = int_value(ctx, self.count)
         if count < 0:
-            for _ in self.inputs[0].iterate(ctx):
-                pass
+            for e in self.inputs[0].iterate(ctx):
+                if failed(e):
+                    yield e
             return
-        for k, e in enumerate(self.inputs[0].iterate(ctx)):
-            if k >= count:
+        k = 0
+        for e in self.inputs[0].iterate(ctx):
+            if k >= count or failed(e):  # an element that failed is raised, not skipped (TF1)
                 yield e
+            else:
+                k += 1
 
 
 class ShardNode(Node):
@@ -239,8 +270,26 @@ class ShardNode(Node):
         super().__init__(node.spec)
 
     def iterate(self, ctx):
-        for k, e in enumerate(self.inputs[0].iterate(ctx)):
+        k = 0
+        for e in self.inputs[0].iterate(ctx):
+            if failed(e):
+                yield e
+                continue
             if k % self.n == self.index:
+                yield e
+            k += 1
+
+
+class IgnoreErrorsNode(Node):
+    """`tf.data.experimental.ignore_errors()`: the elements whose making failed are dropped."""
+
+    def __init__(self, node):
+        self.inputs = (node,)
+        super().__init__(node.spec)
+
+    def iterate(self, ctx):
+        for e in self.inputs[0].iterate(ctx):
+            if not failed(e):
                 yield e
 
 
@@ -273,7 +322,8 @@ class CacheNode(Node):
             return
         recorded = []
         for e in self.inputs[0].iterate(ctx):
-            recorded.append(e)
+            if not failed(e):  # an element that failed is raised once, not replayed
+                recorded.append(e)
             yield e
         ctx.memo[self] = recorded
 
@@ -295,7 +345,8 @@ class CacheNode(Node):
         try:
             with open(tmp, "wb") as f:
                 for e in self.inputs[0].iterate(ctx):
-                    pickle.dump(e, f, protocol=pickle.HIGHEST_PROTOCOL)
+                    if not failed(e):
+                        pickle.dump(e, f, protocol=pickle.HIGHEST_PROTOCOL)
                     yield e
             os.replace(tmp, path)
             complete = True

@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 
 from ..errors import InvalidArgumentError
-from .node import Node, element_bytes, int_arg, int_value
+from .node import Node, element_bytes, failed, int_arg, int_value
 from .structure import ElementSpec
 
 
@@ -58,9 +58,16 @@ class WindowNode(Node):
         while True:
             while not exhausted and base + len(buf) < start + span:
                 try:
-                    buf.append(next(source))
+                    e = next(source)
                 except StopIteration:
                     exhausted = True
+                    continue
+                if failed(e):  # raised in place of the window being gathered, whose elements are dropped (TF)
+                    yield e
+                    buf.clear()
+                    base = start
+                    continue
+                buf.append(e)
             while buf and base < start:
                 buf.popleft()
                 base += 1
