@@ -380,6 +380,27 @@ class DistributedExecutor(Executor):
         new[self._pick_key] = Task(self._pick_key, _pick, TaskRef(step), picked)
         return new, (keys, indices)
 
+    def _blame(self, exc, futures):
+        """Notes on `exc` the key (this run's suffix taken off) of the task whose error it is, as
+        the scheduler blames it, so the plan names that task's op (the local executors note the
+        key as the task fails; `_run_graph` does for one-task runs)."""
+        erred = [f for f in flatten(futures) if getattr(f, "status", None) == "error"]
+        if not erred:
+            return
+        try:
+            key = self.client.run_on_scheduler(_blamed_key, erred[0].key)
+        except Exception:  # noqa: BLE001 - the op name is a courtesy: the error stands as it is
+            return
+        suffix = self._suffix
+        if isinstance(key, tuple) and key and isinstance(key[0], str) and key[0].endswith(suffix):
+            key = (key[0][:-len(suffix)],) + tuple(key[1:])
+        elif isinstance(key, str) and key.endswith(suffix):
+            key = key[:-len(suffix)]
+        else:
+            return
+        with contextlib.suppress(AttributeError, TypeError):
+            exc.dflow_task_key = key
+
     def workers(self):
         """The cluster's threads, asked once with its workers' memory limits (never on a run's path)."""
         if self._nthreads is None:
@@ -448,6 +469,8 @@ class DistributedExecutor(Executor):
                     gathered = (_nest_like(new_keys, it), [_nest_like(k, it) for k, c in zip(new_keep, copies) if c])
                 values, copied = gathered
             except BaseException as e:
+                if not one_task and isinstance(e, Exception) and not hasattr(e, "dflow_task_key"):
+                    self._blame(e, waited)
                 with contextlib.suppress(Exception):  # a run that failed leaves nothing running
                     self.client.cancel(list(flatten(waited)))
                 mapped = _cluster_error(e)
@@ -552,8 +575,9 @@ def _run_graph(graph, out_keys, external_keys, *external_values):
     dsk = dict(graph)
     for k, v in zip(external_keys, external_values):
         dsk[k] = DataNode(k, v)
+    run = _RunPool(synchronous_pool(), 1)  # a failing task's error notes its key: the plan names its op
     with np.errstate(all="ignore"):  # see quiet_numpy
-        return tuple(dask.local.get_sync(dsk, out_keys))
+        return tuple(dask.local.get_async(run.submit, 1, dsk, out_keys))
 
 
 def _pick(values, indices):
@@ -565,6 +589,13 @@ def _nest_like(keys, it):
     if isinstance(keys, list):
         return [_nest_like(k, it) for k in keys]
     return next(it)
+
+
+def _blamed_key(key, dask_scheduler=None):
+    """On the scheduler: the key of the task whose error erred task `key` carries."""
+    ts = dask_scheduler.tasks.get(key)
+    blame = getattr(ts, "exception_blame", None) if ts is not None else None
+    return blame.key if blame is not None else None
 
 
 def _progress(dask_scheduler):

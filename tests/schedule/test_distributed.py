@@ -409,3 +409,15 @@ def test_workers_get_dflows_setup_and_keep_freed_memory(client):
     set_up = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
                                  __import__("dflow.kernels.cores", fromlist=["_"]).keep_kernel_memory()))
     assert all(v == ("65536", sys.platform.startswith("linux")) for v in set_up.values()), set_up
+
+
+@pytest.mark.parametrize("rows", [8, 40_000])  # a small plan runs as one task; a larger one task by task
+def test_a_kernel_error_on_the_cluster_names_its_op(client, rows):
+    idx = tf.placeholder(tf.int32, [None])
+    params = tf.placeholder(tf.float32, [None, 4])
+    total = tf.reduce_sum(tf.gather(params, idx, name="my_gather") * 2.0)
+    bad = np.arange(rows, dtype=np.int32) % (rows // 2 + 3)  # past the params' rows // 2
+    with tf.Session(scheduler=client, chunks=4096) as sess:
+        with pytest.raises(errors.InvalidArgumentError, match=r"is not in \[0, \d+\)") as info:
+            sess.run(total, {params: np.ones((rows // 2, 4), np.float32), idx: bad})
+    assert "my_gather" in str(info.value)
