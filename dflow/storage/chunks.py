@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dask_compat import task
-from ..errors import DataLossError, NotFoundError
+from ..errors import DataLossError, FailedPreconditionError, NotFoundError
 
 _READ_SIZE = 1 << 20  # bytes read from a chunk file per step while decompressing
 
@@ -55,8 +55,27 @@ class ChunkIO:
             raise NotFoundError(None, None, f"Zarr array {self.root!r} is gone (deleted or moved while it was being "
                                 f"read): its chunk {os.path.basename(chunk_file)!r} and its metadata are missing")
 
+    def check_unchanged(self):
+        """Before a chunk is read: the array's metadata file still gives the shape, dtype and chunks
+        this ChunkIO reads with (those of the zarr.Array the graph opened). An array replaced by
+        another (rewritten in place with another shape, dtype or chunking) is a
+        FailedPreconditionError naming it, never chunks read with the old layout or files past
+        the new shape read as fill value. A missing metadata file is NotFoundError. (A stat per
+        chunk; the file is parsed again only when its stat changed.)"""
+        now = _current_layout(self.root)
+        if now is None:
+            raise NotFoundError(None, None, f"Zarr array {self.root!r} is gone (deleted or moved while it was being "
+                                "read): its metadata is missing")
+        if now != (self.shape, self.dtype, self.chunks) and now != ("?", "?", "?"):
+            shape, dtype, chunks = now
+            raise FailedPreconditionError(
+                None, None, f"Zarr array {self.root!r} changed since the graph read it: shape {self.shape} "
+                f"{self.dtype} in chunks {self.chunks} then, shape {shape} {dtype} in chunks {chunks} now; "
+                "build the graph again (read_zarr) to read the new array.")
+
     def read(self, coords, out=None):
         """Chunk `coords` as an array of its (edge-clipped) shape; decoded into `out` when given."""
+        self.check_unchanged()
         shape = self.block_shape(coords)
         full = tuple(self.chunks)
         fn = self.path(coords)
@@ -104,6 +123,7 @@ class ChunkIO:
         if tuple(shape[1:]) != tuple(self.chunks[1:]):
             raise ValueError(f"read_slabs: chunk {coords} of {self.root} is cut in a trailing dimension")
         rows = max(1, int(rows))
+        self.check_unchanged()
         fn = self.path(coords)
         try:
             f = open(fn, "rb")
@@ -254,6 +274,44 @@ def chunk_io(arr):
     fill = meta.fill_value if meta.fill_value is not None else 0
     return ChunkIO(root, (prefix, sep), tuple(int(s) for s in arr.shape), tuple(int(c) for c in arr.chunks),
                    dtype, np.asarray(fill, dtype=dtype).item(), level, checksum)
+
+
+_layouts = {}  # metadata file -> (its stat, the layout it gave)
+
+
+def _current_layout(root):
+    """(shape, dtype, chunks) the array's metadata file gives now; ("?", "?", "?") when it cannot be
+    parsed (checked no further: the chunk reads report what they find); None when it is missing."""
+    for m in ("zarr.json", ".zarray"):
+        path = os.path.join(root, m)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        stat = (st.st_mtime_ns, st.st_size, st.st_ino)
+        known = _layouts.get(path)
+        if known is not None and known[0] == stat:
+            return known[1]
+        layout = _layout(path)
+        _layouts[path] = (stat, layout)
+        return layout
+    return None
+
+
+def _layout(meta_file):
+    """(shape, dtype, chunks) a Zarr metadata file (v3 zarr.json, v2 .zarray) gives."""
+    import json
+
+    try:
+        with open(meta_file, "rb") as f:
+            meta = json.load(f)
+        if "data_type" in meta:  # v3
+            dtype, chunks = np.dtype(meta["data_type"]), meta["chunk_grid"]["configuration"]["chunk_shape"]
+        else:
+            dtype, chunks = np.dtype(meta["dtype"]), meta["chunks"]
+        return tuple(int(s) for s in meta["shape"]), dtype, tuple(int(c) for c in chunks)
+    except (OSError, ValueError, KeyError, TypeError):
+        return ("?", "?", "?")
 
 
 class _Unsupported(Exception):

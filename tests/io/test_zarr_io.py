@@ -533,3 +533,29 @@ def test_a_zarr_array_deleted_after_building_is_an_error_not_fill_values(tmp_pat
         shutil.rmtree(path)
         with pytest.raises(tf.errors.NotFoundError, match="a.zarr' is gone"):
             s.run(total)
+
+
+@pytest.mark.parametrize("sched", [None, "sync", "threads"])
+@pytest.mark.parametrize("change", ["shape", "dtype", "chunks"])
+def test_a_zarr_array_replaced_after_building_is_an_error_naming_it(tmp_path, sched, change):
+    """#29: an array rewritten at its path with another layout between building and running was
+    read with the old one (a shorter array's missing chunks as fill values, a wider dtype as
+    "damaged" chunks); now FailedPreconditionError saying what changed. An attribute written
+    since (the metadata file rewritten, the layout the same) is no change."""
+    import shutil
+
+    path = str(tmp_path / "a.zarr")
+    z = zarr.create_array(path, shape=(40,), chunks=(10,), dtype="float32")
+    z[:] = 1.0
+    total = tf.reduce_sum(tf.io.read_zarr(path))
+    with tf.Session(scheduler=sched) as s:
+        assert s.run(total) == 40.0
+        z.attrs["note"] = "kept"
+        assert s.run(total) == 40.0
+        shutil.rmtree(path)
+        shape, dtype, chunks = {"shape": ((20,), "float32", (10,)), "dtype": ((40,), "float64", (10,)),
+                                "chunks": ((40,), "float32", (20,))}[change]
+        zarr.create_array(path, shape=shape, chunks=chunks, dtype=dtype)[:] = 2.0
+        with pytest.raises(tf.errors.FailedPreconditionError, match="a.zarr' changed since the graph read it"):
+            s.run(total)
+    assert tf.Session().run(tf.reduce_sum(tf.io.read_zarr(path))) == 2.0 * shape[0]  # built again: read
