@@ -11,9 +11,9 @@ from .kernels.candidate_sampling_ops import (
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
 )
+from .kernels.random_gamma_poisson_ops import random_gamma, random_poisson
 from .kernels.random_ops import random_normal, random_uniform
 from .kernels.random_ops import truncated_normal as truncated_normal
-from .kernels.random_gamma_poisson_ops import random_gamma, random_poisson
 from .kernels.sampling_ops import categorical, multinomial, random_shuffle
 from .kernels.stateless_random_ops import (
     stateless_categorical,

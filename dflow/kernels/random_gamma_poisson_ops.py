@@ -5,7 +5,7 @@ counter-based streams as random_ops; the samplers in random_samplers).
 random_gamma has TF's reparameterized gradient with respect to alpha: for a sample x of
 Gamma(alpha, 1) drawn as F^-1(u), dx/dalpha = -(dF/dalpha)(x) / f(x) (TF's RandomGammaGrad op,
 `random_gamma_grad`); dF/dalpha of the regularized incomplete gamma is taken by a central
-difference of its series / continued fraction in float64. Poisson draws have no gradient (TF1).
+difference of its series / continued fraction in float64. RandomPoissonV2 has no gradient registered: tf.gradients through it raises LookupError (TF1).
 """
 
 from __future__ import annotations
@@ -21,8 +21,16 @@ from ..graph.registry import def_grad, not_differentiable, register_op
 from . import random_samplers
 from .common import FLOAT, apply_op, broadcast_infer, convert_to_tensor
 from .math_ops import add, maximum, multiply, realdiv
-from .random_ops import _FLOATS, _float_dtype, _material, _on_host, _run_values, _seed_attrs, _shape_tensor
-from .random_ops import _static_shape
+from .random_ops import (
+    _FLOATS,
+    _float_dtype,
+    _material,
+    _on_host,
+    _run_values,
+    _seed_attrs,
+    _shape_tensor,
+    _static_shape,
+)
 from .reduction_ops import reduce_sum
 
 __all__ = ["random_gamma", "random_poisson"]
@@ -80,7 +88,6 @@ register_op("RandomGamma", _infer("RandomGamma"), eager=_eager("gamma"), lower=_
             stateful=True)
 register_op("RandomPoissonV2", _infer("RandomPoissonV2"), eager=_eager("poisson"), lower=_lower("poisson"),
             run_state=True, stateful=True)
-not_differentiable("RandomPoissonV2")
 
 
 # ---- the reparameterized gradient: RandomGammaGrad ----------------------------------------------

@@ -18,17 +18,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..graph.graph import name_scope
 from ..graph.ops import constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
 from ..storage.patch import materialized
-from ..graph.graph import name_scope
 from .array_ops import reshape, shape, stack
-from .creation_ops import range as range_
-from .manip_ops import broadcast_to
 from .common import INT, apply_op, check_dtype, convert_to_tensor
+from .creation_ops import range as range_
 from .data_dependent_ops import gather_nd
-from .manip_ops import zeros_like
+from .manip_ops import broadcast_to, zeros_like
 from .math_ops import negative
 from .numpy_kernels import numpy_op
 from .state_ops import _check_ref

@@ -57,7 +57,7 @@ def _infer(op_type):
             raise TypeError(f"Value passed to parameter 'seed' has DataType {seed.dtype.name} not in list of "
                             f"allowed values: int32, int64 ({op_type})")
         if seed.shape.ndims is not None and (seed.shape.ndims != 1 or seed.shape[0].value not in (None, 2)):
-            raise ValueError(f"{op_type}: seed must have shape [2], got {seed.shape} ({seed.name!r})")
+            raise ValueError(f"{op_type}: seed must have shape [2], not {seed.shape.as_list()} ({seed.name!r})")
         out = _static_shape(inputs[0], op_type)
         for p in inputs[2:]:
             if out.ndims is not None and p.shape.ndims is not None:
