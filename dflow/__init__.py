@@ -107,6 +107,7 @@ from .kernels.matrix_ops import *  # noqa: F403
 from .kernels.pad_ops import *  # noqa: F403
 from .kernels.parsing_ops import *  # noqa: F403
 from .kernels.py_ops import *  # noqa: F403
+from .kernels.random_gamma_poisson_ops import *  # noqa: F403
 from .kernels.random_ops import *  # noqa: F403
 from .kernels.rearrange_ops import *  # noqa: F403
 from .kernels.reduction_ops import *  # noqa: F403

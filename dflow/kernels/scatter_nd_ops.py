@@ -18,20 +18,23 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..graph.graph import name_scope
 from ..graph.ops import constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
 from ..storage.patch import materialized
+from .array_ops import reshape, shape, stack
 from .common import INT, apply_op, check_dtype, convert_to_tensor
+from .creation_ops import range as range_
 from .data_dependent_ops import gather_nd
-from .manip_ops import zeros_like
+from .manip_ops import broadcast_to, zeros_like
 from .math_ops import negative
 from .numpy_kernels import numpy_op
 from .state_ops import _check_ref
 
 __all__ = ["scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
            "tensor_scatter_nd_max", "tensor_scatter_nd_min", "tensor_scatter_update", "tensor_scatter_add",
-           "tensor_scatter_sub", "scatter_nd_update", "scatter_nd_add", "scatter_nd_sub"]
+           "tensor_scatter_sub", "scatter_nd_update", "scatter_nd_add", "scatter_nd_sub", "batch_scatter_update"]
 
 _UFUNC = {"add": np.add, "sub": np.subtract, "max": np.maximum, "min": np.minimum}
 
@@ -244,15 +247,17 @@ def _variable_task(how, op_type, old, indices, updates):
     return _scatter_into(np.array(old, copy=True), indices, updates, how, op_type)
 
 
-_VARIABLE_OPS = {"update": "ScatterNdUpdate", "add": "ScatterNdAdd", "sub": "ScatterNdSub"}
+_VARIABLE_OPS = {"update": "ScatterNdUpdate", "add": "ScatterNdAdd", "sub": "ScatterNdSub", "max": "ScatterNdMax",
+                 "min": "ScatterNdMin"}  # (max, min: only the Variable methods `scatter_nd_max/min`, as TF1)
 for _how, _op_type in _VARIABLE_OPS.items():
     register_op(_op_type, _variable_scatter_infer(_op_type), eager=_variable_scatter_eager(_how, _op_type),
                 lower=_variable_scatter_lower(_how, _op_type), stateful=True, state="update")
 not_differentiable(*_VARIABLE_OPS.values(), "TensorScatterMax", "TensorScatterMin")
 
 
-def _variable_scatter(how, ref, indices, updates, name, fn):
-    ref = _check_ref(ref, fn)
+def variable_scatter_nd(how, ref, indices, updates, name, fn=None):
+    """The ScatterNd{Update,Add,Sub,Max,Min} op of `how` on variable `ref`."""
+    ref = _check_ref(ref, fn or f"scatter_nd_{how}")
     indices = convert_to_tensor(indices, name="indices")
     updates = convert_to_tensor(updates, dtype=ref.dtype, name="updates")
     return apply_op(_VARIABLE_OPS[how], [ref, indices, updates], name=name, default_name=_VARIABLE_OPS[how])
@@ -260,14 +265,39 @@ def _variable_scatter(how, ref, indices, updates, name, fn):
 
 def scatter_nd_update(ref, indices, updates, use_locking=True, name=None):
     """Sets the slices of variable `ref` at the index rows `indices` to `updates`; returns the new value."""
-    return _variable_scatter("update", ref, indices, updates, name, "scatter_nd_update")
+    return variable_scatter_nd("update", ref, indices, updates, name, "scatter_nd_update")
 
 
 def scatter_nd_add(ref, indices, updates, use_locking=False, name=None):
     """Adds `updates` to variable `ref` at the index rows `indices` (repeats add up); returns the new value."""
-    return _variable_scatter("add", ref, indices, updates, name, "scatter_nd_add")
+    return variable_scatter_nd("add", ref, indices, updates, name, "scatter_nd_add")
 
 
 def scatter_nd_sub(ref, indices, updates, use_locking=False, name=None):
     """Subtracts `updates` from variable `ref` at the index rows `indices`; returns the new value."""
-    return _variable_scatter("sub", ref, indices, updates, name, "scatter_nd_sub")
+    return variable_scatter_nd("sub", ref, indices, updates, name, "scatter_nd_sub")
+
+
+def batch_scatter_update(ref, indices, updates, use_locking=True, name=None):
+    """Sets `ref[i..., indices[i..., j]]` to `updates[i..., j]` along ref's last batch axis: the
+    index of each update is prefixed by its batch position (TF 1.15's batch_scatter_update, a
+    ScatterNdUpdate). `indices` has ref's leading batch dims (rank(indices) >= 1)."""
+    ref = _check_ref(ref, "batch_scatter_update")
+    with name_scope(name):
+        indices = convert_to_tensor(indices, name="indices")
+        updates = convert_to_tensor(updates, dtype=ref.dtype, name="updates")
+        check_dtype(indices, INT, "batch_scatter_update", "indices")
+        nd = indices.shape.ndims
+        if nd is None:
+            raise ValueError(f"batch_scatter_update: indices {indices.name!r} must have a known rank")
+        if nd == 0:
+            raise ValueError(f"batch_scatter_update: indices {indices.name!r} must be at least rank 1, got a scalar")
+        if ref.shape.ndims is not None and ref.shape.ndims < nd:
+            raise ValueError(f"batch_scatter_update: indices of rank {nd} need a variable of rank >= {nd}, got "
+                             f"{ref.op.name!r} of shape {ref.shape}")
+        # the batch positions of every index, stacked before it: [..., nd]
+        dims = shape(indices, out_type=indices.dtype)
+        grids = [broadcast_to(reshape(range_(dims[i], dtype=indices.dtype), [-1 if j == i else 1 for j in range(nd)]),
+                              dims) for i in range(nd - 1)]
+        full = stack(grids + [indices], axis=-1)
+        return variable_scatter_nd("update", ref, full, updates, None, "batch_scatter_update")

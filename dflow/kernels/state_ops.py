@@ -19,7 +19,7 @@ from ..storage.patch import materialized, patched
 from .common import apply_op, convert_to_tensor, ints_in_range
 
 __all__ = ["assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub",
-           "is_variable_initialized", "count_up_to"]
+           "scatter_mul", "scatter_div", "scatter_max", "scatter_min", "is_variable_initialized", "count_up_to"]
 
 
 def _variable_infer(inputs, attrs):
@@ -259,6 +259,120 @@ def scatter_add(ref, indices, updates, use_locking=False, name=None):
     return apply_op("ScatterAdd", [ref, indices, updates], name=name)
 
 
+# ---- scatters that combine a row with its updates: ScatterMul/Div/Max/Min ----------------------
+# The new rows depend on the old ones, so the patch (storage/patch.py) sets the rows each index
+# names, once, to the old row combined with every update for it in order (TF1 applies repeated
+# indices one after the other). The rows are computed from the old value in one task.
+
+
+def _divide(a, b):
+    """TF's `/` of the element type: true division for floats, truncation toward zero for ints."""
+    if a.dtype.kind not in "iu":
+        return a / b
+    q = a // b
+    return q + ((q < 0) & (q * b != a))
+
+
+_COMBINE = {"ScatterMul": np.multiply, "ScatterDiv": _divide, "ScatterMax": np.maximum, "ScatterMin": np.minimum}
+
+
+def _occurrence(inverse):
+    """For each position, how many earlier positions hold the same value (0 for the first)."""
+    order = np.argsort(inverse, kind="stable")
+    s = inverse[order]
+    pos = np.arange(s.size)
+    start = np.maximum.accumulate(np.where(np.r_[True, s[1:] != s[:-1]] if s.size else s.astype(bool), pos, 0))
+    rank = np.empty(s.size, np.int64)
+    rank[order] = pos - start
+    return rank
+
+
+def _combined_rows(xp, old, indices, updates, op_type):
+    """(unique row indices, their new rows) of a combining scatter; IndexError out of range."""
+    idx, rows = _scatter_rows(xp, old, indices, updates, 1)
+    uniq, inverse = np.unique(np.asarray(idx), return_inverse=True)
+    cur = old[uniq]  # (a copy: fancy indexing)
+    fn, rank = _COMBINE[op_type], _occurrence(inverse.reshape(-1))
+    for k in range(int(rank.max()) + 1 if rank.size else 0):
+        sel = np.nonzero(rank == k)[0]
+        at = inverse.reshape(-1)[sel]
+        cur[at] = fn(cur[at], rows[sel])
+    return uniq, cur
+
+
+def _combine_kernel(op_type):
+    def kernel(xp, old, indices, updates):
+        old = materialized(old)
+        uniq, cur = _combined_rows(xp, old, indices, updates, op_type)
+        return patched(old, uniq, cur, False)
+
+    return kernel
+
+
+def _combine_lower(op_type):
+    def lower(ctx, old, indices, updates):
+        old = ctx.as_dask(old)
+        idx_rows = ctx.delayed(_combined_task, op_type, old, ctx.as_dask(indices), ctx.as_dask(updates),
+                               shape=(), dtype=object)
+        ctx.row_patch(idx_rows, False)
+        out = ctx.delayed(_combine_whole_task, op_type, old, ctx.as_dask(indices), ctx.as_dask(updates),
+                          shape=old.shape, dtype=old.dtype, meta=old._meta)
+        return out.rechunk(old.chunks)
+
+    return lower
+
+
+def _combined_task(op_type, old, indices, updates):
+    import array_api_compat
+
+    return _combined_rows(array_api_compat.array_namespace(old), old, indices, updates, op_type)
+
+
+def _combine_whole_task(op_type, old, indices, updates):
+    import array_api_compat
+
+    return _combine_kernel(op_type)(array_api_compat.array_namespace(old), old, indices, updates).materialize()
+
+
+for _name in _COMBINE:
+    register_op(_name, _scatter_infer(_name), eager=_combine_kernel(_name), lower=_combine_lower(_name),
+                stateful=True, state="update")
+set_flags(*_COMBINE, row_patch=True)
+
+
+def _combining_scatter(op_type, fn, ref, indices, updates, name):
+    ref = _check_ref(ref, fn)
+    if ref.dtype == dtypes.bool or ref.dtype == dtypes.string:
+        raise TypeError(f"{op_type}: variable {ref.op.name!r} has dtype {ref.dtype.name}, expected a numeric type")
+    indices = convert_to_tensor(indices, name="indices")
+    if not indices.dtype.is_integer:
+        raise TypeError(f"Value passed to parameter 'indices' has DataType {indices.dtype.name} not in list of "
+                        f"allowed values: int32, int64 ({op_type})")
+    updates = _value_for(ref, updates, op_type)
+    return apply_op(op_type, [ref, indices, updates], name=name)
+
+
+def scatter_mul(ref, indices, updates, use_locking=False, name=None):
+    """Multiplies rows `indices` of variable `ref` by `updates` (indices.shape + ref.shape[1:], or
+    a scalar); repeated indices multiply in turn. Returns the new value."""
+    return _combining_scatter("ScatterMul", "scatter_mul", ref, indices, updates, name)
+
+
+def scatter_div(ref, indices, updates, use_locking=False, name=None):
+    """Divides rows `indices` of variable `ref` by `updates` (integers truncate toward zero, as TF)."""
+    return _combining_scatter("ScatterDiv", "scatter_div", ref, indices, updates, name)
+
+
+def scatter_max(ref, indices, updates, use_locking=False, name=None):
+    """Sets rows `indices` of variable `ref` to the elementwise maximum of the row and `updates`."""
+    return _combining_scatter("ScatterMax", "scatter_max", ref, indices, updates, name)
+
+
+def scatter_min(ref, indices, updates, use_locking=False, name=None):
+    """Sets rows `indices` of variable `ref` to the elementwise minimum of the row and `updates`."""
+    return _combining_scatter("ScatterMin", "scatter_min", ref, indices, updates, name)
+
+
 # ---- initialization state ----------------------------------------------------------------------
 
 
@@ -312,4 +426,4 @@ from ..graph.registry import not_differentiable  # noqa: E402
 
 # Assigns change state; gradients do not flow through them (as TF1).
 not_differentiable("VariableV2", "Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd",
-                   "ScatterSub", "IsVariableInitialized", "CountUpTo")
+                   "ScatterSub", *_COMBINE, "IsVariableInitialized", "CountUpTo")

@@ -10,7 +10,7 @@ from ..graph.graph import control_dependencies, executing_eagerly, get_default_g
 from ..graph.keys import GraphKeys
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape
-from ..kernels import state_ops
+from ..kernels import scatter_nd_ops, state_ops
 from ..kernels.array_ops import identity
 from ..kernels.common import apply_op, convert_to_tensor
 from ..kernels.control_ops import group, no_op
@@ -181,11 +181,58 @@ class Variable:
         out = state_ops.assign_sub(self._handle, delta, name=name)
         return out if read_value else out.op
 
-    def scatter_update(self, indices, updates, name=None):
-        return state_ops.scatter_update(self._handle, indices, updates, name=name)
+    # TF1's scatter methods take an IndexedSlices `sparse_delta` (TypeError otherwise); dflow also
+    # keeps its older spelling `v.scatter_add(indices, updates)` (an array as the second argument).
+    def _sparse(self, sparse_delta, use_locking):
+        if hasattr(sparse_delta, "indices") and hasattr(sparse_delta, "values"):
+            return sparse_delta.indices, sparse_delta.values
+        if use_locking is None or isinstance(use_locking, bool):
+            raise TypeError(f"sparse_delta is not IndexedSlices: {sparse_delta}")
+        return sparse_delta, use_locking
 
-    def scatter_add(self, indices, updates, name=None):
-        return state_ops.scatter_add(self._handle, indices, updates, name=name)
+    def _scatter(self, fn, sparse_delta, use_locking, name):
+        indices, updates = self._sparse(sparse_delta, use_locking)
+        return fn(self._handle, indices, updates, name=name)
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter(state_ops.scatter_update, sparse_delta, use_locking, name)
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter(state_ops.scatter_add, sparse_delta, use_locking, name)
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter(state_ops.scatter_sub, sparse_delta, use_locking, name)
+
+    def scatter_mul(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter(state_ops.scatter_mul, sparse_delta, use_locking, name)
+
+    def scatter_div(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter(state_ops.scatter_div, sparse_delta, use_locking, name)
+
+    def scatter_max(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter(state_ops.scatter_max, sparse_delta, use_locking, name)
+
+    def scatter_min(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter(state_ops.scatter_min, sparse_delta, use_locking, name)
+
+    def batch_scatter_update(self, sparse_delta, use_locking=False, name=None):
+        indices, updates = self._sparse(sparse_delta, use_locking)
+        return scatter_nd_ops.batch_scatter_update(self._handle, indices, updates, name=name)
+
+    def scatter_nd_update(self, indices, updates, name=None):
+        return scatter_nd_ops.scatter_nd_update(self._handle, indices, updates, name=name)
+
+    def scatter_nd_add(self, indices, updates, name=None):
+        return scatter_nd_ops.scatter_nd_add(self._handle, indices, updates, name=name)
+
+    def scatter_nd_sub(self, indices, updates, name=None):
+        return scatter_nd_ops.scatter_nd_sub(self._handle, indices, updates, name=name)
+
+    def scatter_nd_max(self, indices, updates, name=None):
+        return scatter_nd_ops.variable_scatter_nd("max", self._handle, indices, updates, name)
+
+    def scatter_nd_min(self, indices, updates, name=None):
+        return scatter_nd_ops.variable_scatter_nd("min", self._handle, indices, updates, name)
 
     def count_up_to(self, limit):
         """The value before an increment that fails with OutOfRangeError at `limit` (TF1)."""

@@ -40,7 +40,7 @@ def test_namespaces():
     assert tf.initializers.zeros is tf.zeros_initializer and tf.initializers.orthogonal is tf.orthogonal_initializer
     assert tf.initializers.global_variables is tf.global_variables_initializer
     with pytest.raises(AttributeError, match="tf1_coverage"):
-        tf.random.stateless_uniform  # noqa: B018
+        tf.random.stateless_parameterized_truncated_normal  # noqa: B018
 
 
 def test_initializers():
