@@ -116,7 +116,9 @@ from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.serialization_ops import *  # noqa: F403
+from .kernels.special_ops import *  # noqa: F403
 from .kernels.sort_ops import *  # noqa: F403
+from .kernels.space_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
     SparseTensor,
     SparseTensorValue,
