@@ -83,7 +83,7 @@ def test_binary_and_ternary_against_tf_figures():
 def test_lbeta_and_broadcasting():
     got = run_modes(tf.lbeta(tf.constant(np.array([[1., 2.], [0.5, 3.], [2., 2.]]))))
     np.testing.assert_allclose(got, [-0.6931471805599453, 0.06453852113757108, -1.791759469228055], rtol=1e-13, atol=1e-15)
-    assert tf.lbeta(tf.ones((2, 2))).op.name.endswith("lbeta/sub")
+    assert tf.lbeta(tf.ones((2, 2))).op.type == "Sub"  # TF1: lbeta/sub
     with tf.Session() as s:
         assert s.run(tf.lbeta(np.zeros((2, 0)))).tolist() == [-np.inf, -np.inf]  # as TF 2.21
         got = s.run(tf.igamma(tf.constant([[1.0], [2.0]]), tf.constant([0.5, 1.0, 2.0])))
