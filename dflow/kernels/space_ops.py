@@ -149,9 +149,12 @@ def _nd_infer(op_type):
         if dims[0] is not None:
             if op_type == "SpaceToBatchND":
                 out[0] = dims[0] * prod
-            else:
-                _divisible(dims[0], prod, op_type, inputs)
-                out[0] = dims[0] // prod
+            else:  # divided by each block size in turn, as TF's shape function (its error names that size)
+                batch = dims[0]
+                for b in bv:
+                    _divisible(batch, int(b), op_type, inputs)
+                    batch //= int(b)
+                out[0] = batch
         return TensorShape(out), x.dtype
 
     return infer
