@@ -20,10 +20,11 @@ from .kernels import (
     scatter_ops,
     segment_ops,
     special_ops,
+    array_composites,
 )
 
 _SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,
-            data_dependent_ops, segment_ops, nn, cumulative_ops, histogram_ops, special_ops)
+            data_dependent_ops, segment_ops, nn, cumulative_ops, histogram_ops, special_ops, array_composites)
 
 _NAMES = (
     "abs", "accumulate_n", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh",

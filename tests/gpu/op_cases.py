@@ -364,6 +364,7 @@ case("BatchToSpaceND", lambda x: tf.batch_to_space_nd(x, [2, 1], [[0, 1], [0, 0]
 _EIP = lambda x: tf.extract_image_patches(x, [1, 3, 3, 1], [1, 2, 2, 1], [1, 1, 1, 1], "SAME")  # noqa: E731
 case("ExtractImagePatches", _EIP, _SP, ALL, grad=True)
 case("ExtractImagePatchesGrad", lambda x: tf.gradients(tf.reduce_sum(_EIP(x) ** 2), x)[0], _SP)
+case("RepeatIndices", lambda x: tf.repeat(x, [1, 0, 2, 3], axis=1), lambda dt: [rand((3, 4), dt, 1)], ALL)
 case("UnravelIndex", lambda i: tf.unravel_index(i, [7, 6]), lambda dt: [np.array([22, 41, 37], dt)], (I32,),
      exact=True)
 
@@ -485,7 +486,7 @@ LEAKS = {
         "Svd", "SelfAdjointEigV2", "MatrixExponential", "MatrixBandPart", "MatrixDiag", "MatrixDiagPart",
         "MatrixSetDiag", "Diag", "DiagPart", "DrawBoundingBoxesV2", "NonMaxSuppressionV3")},
     **{n: _NUMPY_OP for n in ("SpaceToDepth", "DepthToSpace", "SpaceToBatchND", "BatchToSpaceND",
-                              "ExtractImagePatches", "ExtractImagePatchesGrad", "UnravelIndex")},
+                              "ExtractImagePatches", "ExtractImagePatchesGrad", "UnravelIndex", "RepeatIndices")},
     **{n: "special_ops.py: the kernel runs numpy in float64 on np.asarray(x) on the host (no special "
           "functions in the array API): breaks cupy"
        for n in ("Erf", "Erfc", "Lgamma", "Digamma", "Rint", "Igamma", "Igammac", "Zeta", "Polygamma", "Betainc")},
