@@ -7,6 +7,7 @@ build the same ops. Names dflow does not implement are absent (AttributeError), 
 
 from . import nn
 from .kernels import (
+    array_composites,
     array_ops,
     cumulative_ops,
     data_dependent_ops,
@@ -20,7 +21,6 @@ from .kernels import (
     scatter_ops,
     segment_ops,
     special_ops,
-    array_composites,
 )
 
 _SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,

@@ -17,7 +17,8 @@ from ..graph.registry import not_differentiable
 from ..graph.shape import TensorShape
 from .array_ops import reshape, shape, stack
 from .common import INT, apply_op, check_dtype, convert_to_tensor
-from .creation_ops import ones, range as range_, zeros
+from .creation_ops import ones, zeros
+from .creation_ops import range as range_
 from .gather_ops import gather
 from .manip_ops import add_n, concat
 from .math_ops import cast, divide_no_nan, maximum, minimum

@@ -33,7 +33,15 @@ import numpy as np
 from ..graph.graph import name_scope
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
-from .common import FLOAT, apply_op, broadcast_infer, check_dtype, convert_pair, convert_to_tensor, unary_infer
+from .common import (
+    FLOAT,
+    apply_op,
+    broadcast_infer,
+    check_dtype,
+    convert_pair,
+    convert_to_tensor,
+    unary_infer,
+)
 from .grad_util import unbroadcast
 from .math_ops import exp, log, log1p, square
 from .reduction_ops import reduce_sum
