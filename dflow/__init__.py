@@ -84,6 +84,7 @@ from .graph.registry import RegisterGradient, def_grad, not_differentiable
 from .graph.serialize import GraphDef
 from .graph.shape import Dimension, TensorShape
 from .io.graph_io import import_graph_def
+from .kernels.array_composites import *  # noqa: F403
 from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is public
 from .kernels.check_ops import *  # noqa: F403
 from .kernels.common import constant, convert_to_tensor
@@ -118,6 +119,7 @@ from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.serialization_ops import *  # noqa: F403
 from .kernels.sort_ops import *  # noqa: F403
+from .kernels.space_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
     SparseTensor,
     SparseTensorValue,
@@ -125,6 +127,7 @@ from .kernels.sparse_ops import (
     sparse_tensor_to_dense,
     sparse_to_dense,
 )
+from .kernels.special_ops import *  # noqa: F403
 from .kernels.state_ops import *  # noqa: F403
 from .kernels.string_ops import as_string, string_join, string_to_number
 from .kernels.tensor_array_ops import *  # noqa: F403

@@ -524,6 +524,10 @@ resize_with_crop_or_pad = resize_image_with_crop_or_pad  # TF 1.15's other spell
 
 __all__ += ["decode_png", "decode_jpeg", "decode_image", "encode_png", "encode_jpeg"]  # kernels/image_codec_ops.py
 
+from .kernels.space_ops import extract_image_patches, extract_patches  # noqa: E402
+
+__all__ += ["extract_image_patches", "extract_patches"]
+
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)

@@ -7,6 +7,7 @@ build the same ops. Names dflow does not implement are absent (AttributeError), 
 
 from . import nn
 from .kernels import (
+    array_composites,
     array_ops,
     cumulative_ops,
     data_dependent_ops,
@@ -19,10 +20,11 @@ from .kernels import (
     reduction_ops,
     scatter_ops,
     segment_ops,
+    special_ops,
 )
 
 _SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,
-            data_dependent_ops, segment_ops, nn, cumulative_ops, histogram_ops)
+            data_dependent_ops, segment_ops, nn, cumulative_ops, histogram_ops, special_ops, array_composites)
 
 _NAMES = (
     "abs", "accumulate_n", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh",
@@ -40,6 +42,7 @@ _NAMES = (
     "unsorted_segment_min", "unsorted_segment_prod", "unsorted_segment_sqrt_n", "unsorted_segment_sum",
     "xdivy", "xlogy", "zero_fraction",
     "bincount", "confusion_matrix",
+    "igamma", "igammac", "betainc", "zeta", "polygamma", "lbeta",
 )
 
 for _name in _NAMES:

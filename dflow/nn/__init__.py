@@ -95,6 +95,10 @@ __all__ += ["conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "conv2d
             "depthwise_conv2d", "depthwise_conv2d_native", "separable_conv2d", "atrous_conv2d", "convolution"]
 __all__ += ["zero_fraction"]
 
+from ..kernels.space_ops import depth_to_space, space_to_batch, space_to_depth  # noqa: E402
+
+__all__ += ["space_to_depth", "depth_to_space", "space_to_batch"]
+
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)

@@ -347,6 +347,27 @@ def _blockwise(block):
 
 case("MapBlocks", lambda x: tf.map_blocks(_blockwise, x, dtype=x.dtype), _M)
 
+# ---- issue 28: special functions (kernels/special_ops.py) and shuffles (kernels/space_ops.py) ----
+for _t, _f, _lo in [("Erf", tf.erf, -2.0), ("Erfc", tf.erfc, -2.0), ("Lgamma", tf.lgamma, 0.5),
+                    ("Digamma", tf.digamma, 0.5), ("Rint", tf.rint, -3.0)]:
+    case(_t, lambda x, f=_f: f(x), lambda dt, lo=_lo: [rand((3, 4), dt, 1, lo, 3.0)], grad=_t != "Rint")
+for _t, _f in [("Igamma", tf.igamma), ("Igammac", tf.igammac), ("Zeta", tf.zeta), ("Polygamma", tf.polygamma)]:
+    case(_t, lambda a, x, f=_f: f(a, x), lambda dt: [np.array([[1.0], [2.0], [3.0]], dt), rand((1, 4), dt, 2, 0.5, 3.0)],
+         grad=True)
+case("Betainc", tf.betainc, lambda dt: [rand((3, 4), dt, 1, 0.5, 3.0), rand((3, 4), dt, 2, 0.5, 3.0),
+                                        rand((3, 4), dt, 3, 0.1, 0.9)], grad=True)
+_SP = lambda dt: [rand((2, 4, 6, 2), dt, 1)]  # noqa: E731
+case("SpaceToDepth", lambda x: tf.space_to_depth(x, 2), _SP, ALL, grad=True)
+case("DepthToSpace", lambda x: tf.depth_to_space(x, 2), lambda dt: [rand((2, 2, 3, 8), dt, 1)], ALL, grad=True)
+case("SpaceToBatchND", lambda x: tf.space_to_batch_nd(x, [2, 3], [[0, 0], [0, 0]]), _SP, ALL, grad=True)
+case("BatchToSpaceND", lambda x: tf.batch_to_space_nd(x, [2, 1], [[0, 1], [0, 0]]), _SP, ALL, grad=True)
+_EIP = lambda x: tf.extract_image_patches(x, [1, 3, 3, 1], [1, 2, 2, 1], [1, 1, 1, 1], "SAME")  # noqa: E731
+case("ExtractImagePatches", _EIP, _SP, ALL, grad=True)
+case("ExtractImagePatchesGrad", lambda x: tf.gradients(tf.reduce_sum(_EIP(x) ** 2), x)[0], _SP)
+case("RepeatIndices", lambda x: tf.repeat(x, [1, 0, 2, 3], axis=1), lambda dt: [rand((3, 4), dt, 1)], ALL)
+case("UnravelIndex", lambda i: tf.unravel_index(i, [7, 6]), lambda dt: [np.array([22, 41, 37], dt)], (I32,),
+     exact=True)
+
 # ---- op types that by design never run on a GPU ------------------------------------------------
 _HOST_RES = "a host resource (queue, reader, iterator, table): Python objects the session keeps"
 _STRINGS = "string data: object arrays of bytes, which cupy has no dtype for"
@@ -464,6 +485,11 @@ LEAKS = {
         "MatrixDeterminant", "LogMatrixDeterminant", "Cholesky", "MatrixSolve", "MatrixTriangularSolve", "Qr",
         "Svd", "SelfAdjointEigV2", "MatrixExponential", "MatrixBandPart", "MatrixDiag", "MatrixDiagPart",
         "MatrixSetDiag", "Diag", "DiagPart", "DrawBoundingBoxesV2", "NonMaxSuppressionV3")},
+    **{n: _NUMPY_OP for n in ("SpaceToDepth", "DepthToSpace", "SpaceToBatchND", "BatchToSpaceND",
+                              "ExtractImagePatches", "ExtractImagePatchesGrad", "UnravelIndex", "RepeatIndices")},
+    **{n: "special_ops.py: the kernel runs numpy in float64 on np.asarray(x) on the host (no special "
+          "functions in the array API): breaks cupy"
+       for n in ("Erf", "Erfc", "Lgamma", "Digamma", "Rint", "Igamma", "Igammac", "Zeta", "Polygamma", "Betainc")},
 }
 # the cases a GPU run is expected to fail, as strict xfails there (eager kernels; the numpy_op
 # lowerings too): a fix shows as XPASS(strict) and the entry goes
