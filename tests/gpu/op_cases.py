@@ -400,9 +400,16 @@ NOT_ON_GPU = {
     "NoOp": "no data",
     **{t: _STATE for t in ("VariableV2", "Assign", "AssignAdd", "AssignSub", "ScatterAdd", "ScatterSub",
                            "ScatterUpdate", "ScatterNdAdd", "ScatterNdSub", "ScatterNdUpdate",
+                           "ScatterMul", "ScatterDiv", "ScatterMax", "ScatterMin", "ScatterNdMax", "ScatterNdMin",
                            "IsVariableInitialized", "ReportUninitializedVariables")},
     **{t: _RANDOM for t in ("RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal",
-                            "CandidateSampler")},
+                            "CandidateSampler", "RandomGamma", "RandomPoissonV2")},
+    **{t: "a stateless draw: its seed and parameters are read on the host and the counter-based streams "
+          "made by numpy (stateless_random_ops)" for t in (
+        "StatelessRandomUniform", "StatelessRandomNormal", "StatelessRandomUniformInt", "StatelessTruncatedNormal",
+        "StatelessRandomBinomial", "StatelessRandomGammaV2", "StatelessRandomPoisson")},
+    "RandomGammaGrad": "a gamma draw's reparameterized gradient: numpy's incomplete gamma on the host (no cupy "
+                       "kernel yet; random_gamma_poisson_ops)",
     **{t: "TensorArray: its flow is a 0-d object array holding a tuple of numpy arrays (host-run loops)"
        for t in ("TensorArrayConcatV3", "TensorArrayGatherV3", "TensorArrayGradClear", "TensorArrayGradConcat",
                  "TensorArrayGradFromConcat", "TensorArrayGradFromRead", "TensorArrayGradFromStack",

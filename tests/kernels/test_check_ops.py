@@ -60,11 +60,9 @@ def test_assert_guarding_an_add_and_print_passing_through(any_mode, sess_factory
     np.testing.assert_array_equal(got[2], np.full(6, 2.0))
     expected = ("assertion failed: [x must stay below y] [Condition x < y did not hold element-wise:] "
                 "[x (Placeholder:0) = ] [0 1 2 3...] [y (Placeholder_1:0) = ] [0 1 2 3...]")
-    if any_mode == "distributed":  # a cluster's task error does not say which task failed
-        assert str(err.value) == expected
-    else:  # TF1 names the node, and the error's op is it
-        assert str(err.value) == expected + "\n\t [[node assert_less/Assert]]"
-        assert err.value.op is not None and err.value.op.name == "assert_less/Assert"
+    # TF1 names the node, and the error's op is it (a cluster's too: executors note the failing task)
+    assert str(err.value) == expected + "\n\t [[node assert_less/Assert]]"
+    assert err.value.op is not None and err.value.op.name == "assert_less/Assert"
 
 
 def test_assert_messages_summarize_like_tf1():
