@@ -104,3 +104,34 @@ def test_a_new_stderr_gets_new_workers_whose_prints_land_there(tmp_path):
         os.close(saved)
     assert new is not old and old._shutdown_thread
     assert "sum of: [1 2 3]" in log.read_text()
+
+
+def test_the_processes_scheduler_runs_a_chunks_tasks_together(tmp_path):
+    """Every task's result goes back to the session's process on the processes scheduler: a chunk's
+    chain (read, conv, pool, sum) runs as one task there, as on a cluster, not one per op."""
+    import zarr
+    from dask.callbacks import Callback
+
+    class Count(Callback):
+        def __init__(self):
+            super().__init__()
+            self.n = 0
+
+        def _posttask(self, key, result, dsk, state, worker_id):
+            self.n += 1
+
+    rng = np.random.default_rng(0)
+    xv = rng.standard_normal((8, 12, 12, 2)).astype(np.float32)
+    z = zarr.create_array(str(tmp_path / "x.zarr"), shape=xv.shape, chunks=(2, 12, 12, 2), dtype="float32")
+    z[:] = xv
+    w = rng.standard_normal((3, 3, 2, 4)).astype(np.float32)
+    x = tf.io.read_zarr(str(tmp_path / "x.zarr"))
+    y = tf.nn.max_pool(tf.nn.conv2d(x, w, [1, 1, 1, 1], "SAME"), [1, 2, 2, 1], [1, 2, 2, 1], "VALID")
+    total = tf.reduce_sum(tf.square(y), axis=[1, 2, 3])
+    got = {}
+    for sched in ("threads", "processes"):
+        with tf.Session(scheduler=sched) as s, Count() as count:
+            got[sched] = (s.run(total), count.n)
+    np.testing.assert_allclose(got["processes"][0], got["threads"][0], rtol=1e-6)
+    assert got["processes"][1] < got["threads"][1], got
+    assert got["processes"][1] <= 4 + 3, got  # a task per chunk, and a few to put the result together
