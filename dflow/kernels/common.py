@@ -4,6 +4,7 @@ and the common static-inference rules (unary, broadcasting binary)."""
 from __future__ import annotations
 
 import contextvars
+import functools
 import numbers
 
 import numpy as np
@@ -389,11 +390,13 @@ def run_with_epilogue(eager, n_inputs, kernel, slot, xp, *args, **attrs):
     """The producer's kernel `eager` on args[:n_inputs], running the elementwise chain `kernel` (a
     schedule.fusion FusedKernel: `kernel.eager(xp, *leaves)`) on each row slab of its output, in
     place (OpDef `epilogue`): the chain's leaves are args[n_inputs:] with the slab at `slot`."""
-    others = args[n_inputs:]
-
-    def epilogue(slab):
-        leaves = list(others)
-        leaves.insert(slot, slab)
-        return kernel.eager(xp, *leaves)
-
+    epilogue = functools.partial(chain_on, kernel, slot, xp, args[n_inputs:])
     return eager(xp, *args[:n_inputs], epilogue=epilogue, **attrs)
+
+
+def chain_on(kernel, slot, xp, others, value):
+    """The elementwise chain `kernel` (a FusedKernel) on `value` as its leaf `slot`, `others` its
+    other leaves in order."""
+    leaves = list(others)
+    leaves.insert(slot, value)
+    return kernel.eager(xp, *leaves)

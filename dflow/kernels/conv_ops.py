@@ -26,7 +26,7 @@ from ..graph.ops import constant_value
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
 from .array_ops import shape as _shape_op
-from .common import apply_op, constant, convert_pair, convert_to_tensor, run_with_epilogue
+from .common import apply_op, chain_on, constant, convert_pair, convert_to_tensor, run_with_epilogue
 from .conv_kernels import (
     SLAB_BYTES,
     _conv_backprop_filter,
@@ -75,7 +75,7 @@ def _on_block(eager, attrs, epilogue, tail, after_max, x, w, *others):
         fn, tail_attrs, row_shape = tail
         pool = functools.partial(_apply, fn, xp, tail_attrs)
         if epilogue is not None and after_max and all(_finite(xp, o) for o in others):
-            chain = functools.partial(_apply_chain, epilogue[0], epilogue[1], xp, others)
+            chain = functools.partial(chain_on, epilogue[0], epilogue[1], xp, others)
             return eager(xp, x, w, tail=(lambda rows: chain(pool(rows)), row_shape), **attrs)
         attrs = dict(attrs, tail=(pool, row_shape))
     if epilogue is None:
@@ -85,12 +85,6 @@ def _on_block(eager, attrs, epilogue, tail, after_max, x, w, *others):
 
 def _apply(fn, xp, attrs, value):
     return fn(xp, value, **attrs)
-
-
-def _apply_chain(kernel, slot, xp, others, value):
-    leaves = list(others)
-    leaves.insert(slot, value)
-    return kernel.eager(xp, *leaves)
 
 
 def _finite(xp, value):

@@ -279,13 +279,13 @@ def test_pools_that_cannot_run_inside_the_conv_are_left_alone(case, dask_tails):
 @pytest.fixture
 def chains_after_pools(monkeypatch):
     """The pooled blocks (their sizes) a chain ran on after a max pool inside a conv's tasks (sync)."""
-    seen, apply = [], conv_ops._apply_chain
+    seen, apply = [], conv_ops.chain_on
 
     def spy(kernel, slot, xp, others, value):
         seen.append(value.shape[0])
         return apply(kernel, slot, xp, others, value)
 
-    monkeypatch.setattr(conv_ops, "_apply_chain", spy)
+    monkeypatch.setattr(conv_ops, "chain_on", spy)
     return seen
 
 
