@@ -367,6 +367,7 @@ case("ExtractImagePatchesGrad", lambda x: tf.gradients(tf.reduce_sum(_EIP(x) ** 
 case("RepeatIndices", lambda x: tf.repeat(x, [1, 0, 2, 3], axis=1), lambda dt: [rand((3, 4), dt, 1)], ALL)
 case("UnravelIndex", lambda i: tf.unravel_index(i, [7, 6]), lambda dt: [np.array([22, 41, 37], dt)], (I32,),
      exact=True)
+case("Cross", tf.cross, lambda dt: [rand((2, 4, 3), dt, 1), rand((2, 4, 3), dt, 2)], ALL, grad=True)
 
 # ---- op types that by design never run on a GPU ------------------------------------------------
 _HOST_RES = "a host resource (queue, reader, iterator, table): Python objects the session keeps"
