@@ -86,10 +86,12 @@ from .graph.shape import Dimension, TensorShape
 from .io.graph_io import import_graph_def
 from .kernels.array_composites import *  # noqa: F403
 from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is public
+from .kernels.bitcast_ops import *  # noqa: F403
 from .kernels.check_ops import *  # noqa: F403
 from .kernels.common import constant, convert_to_tensor
 from .kernels.control_flow_ops import *  # noqa: F403
 from .kernels.control_ops import *  # noqa: F403
+from .kernels.cross_ops import *  # noqa: F403
 from .kernels.csv_ops import *  # noqa: F403
 from .kernels.cumulative_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient

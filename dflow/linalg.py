@@ -5,6 +5,7 @@ in dflow/kernels/matrix_ops.py (dense matrix ops) and dflow/kernels/linalg_ops.p
 Names dflow does not implement are absent (AttributeError naming docs/tf1_coverage.md).
 """
 
+from .kernels import cross_ops as _cross
 from .kernels import linalg_ops as _contractions
 from .kernels import matrix_ops as _m
 from .kernels.manip_ops import transpose
@@ -15,6 +16,7 @@ adjoint = _m.adjoint
 band_part = _m.matrix_band_part
 cholesky = _m.cholesky
 cholesky_solve = _m.cholesky_solve
+cross = _cross.cross
 det = _m.matrix_determinant
 diag = _m.matrix_diag
 diag_part = _m.matrix_diag_part

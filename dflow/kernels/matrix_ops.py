@@ -273,7 +273,7 @@ QrOutput = collections.namedtuple("Qr", ["q", "r"])
 
 def qr(input, full_matrices=False, name=None):  # noqa: A002
     """(q, r) with input = q @ r for each [..., M, N] matrix; q [..., M, P], r [..., P, N] with
-    P = min(M, N) (P = M with `full_matrices`). Not differentiable here."""
+    P = min(M, N) (P = M with `full_matrices`). Differentiable as TF 2.x: reduced factors, or M < N."""
     return QrOutput(*apply_op("Qr", [convert_to_tensor(input)], {"full_matrices": bool(full_matrices)}, name=name))
 
 
@@ -317,7 +317,7 @@ numpy_op("Svd", _svd_infer, _svd, _svd_shapes, lambda d, **k: [np.abs(np.zeros((
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):
     """Singular values s (descending) and, with `compute_uv`, u and v with tensor = u diag(s) v^H,
     for each [..., M, N] matrix: returns (s, u, v), or s alone when not `compute_uv` (TF1's order).
-    Not differentiable here."""
+    Differentiable as TF: full u and v only when |M - N| <= 1."""
     s, u, v = apply_op("Svd", [convert_to_tensor(tensor)],
                        {"full_matrices": bool(full_matrices), "compute_uv": bool(compute_uv)}, name=name)
     return (s, u, v) if compute_uv else s
@@ -671,3 +671,99 @@ def _diag_part_grad(op, g):
 def _set_diag_grad(op, g):
 
     return [matrix_set_diag(g, zeros_like(op.inputs[1])), matrix_diag_part(g)]
+
+
+def _upper_solve_right(x, r):
+    """x @ inv(r)^H for upper-triangular r, by a triangular solve (TF's `_TriangularSolve`)."""
+    return adjoint(matrix_triangular_solve(r, adjoint(x), lower=False, adjoint=False))
+
+
+def _real_diag(m):
+    """diag(re(diag(m))) of a complex m, from the diagonal and its conjugate (no Real op needed)."""
+    return matrix_diag(multiply(0.5, add(matrix_diag_part(m), matrix_diag_part(adjoint(m)))))
+
+
+def _qr_grad_deep(q, r, dq, dr):
+    """The QR gradient for M >= N, reduced factors (arXiv:2009.10071, as TF's linalg_grad.py)."""
+    qdq = matmul(q, dq, adjoint_a=True)
+    rdr = matmul(r, dr, adjoint_b=True)
+    tril = matrix_band_part(add(subtract(qdq, adjoint(qdq)), subtract(rdr, adjoint(rdr))), -1, 0)
+    grad = add(matmul(q, add(dr, _upper_solve_right(tril, r))), _upper_solve_right(subtract(dq, matmul(q, qdq)), r))
+    if q.dtype.is_complex:  # the imaginary part of the diagonal, which the real formula drops
+        m = subtract(rdr, adjoint(qdq))
+        eyem = matrix_diag(matrix_diag_part(m))
+        grad = add(grad, _upper_solve_right(matmul(q, adjoint(subtract(eyem, _real_diag(m)))), r))
+    return grad
+
+
+@def_grad("Qr")
+def _qr_grad(op, dq, dr):
+    """TF 2.x's rule: reduced factors with M >= N, and M < N by splitting a = [x, y], r = [u, v]."""
+
+    q, r = op.outputs
+    rs = r.shape.as_list() if r.shape.ndims is not None else None
+    if rs is None or rs[-2] is None or rs[-1] is None:
+        raise NotImplementedError(f"QrGrad not implemented with dynamic shapes. Received r.shape: {r.shape}")
+    qs = q.shape.as_list()
+    if rs[-2] > rs[-1] and qs[-2] == qs[-1]:
+        raise NotImplementedError(f"QrGrad not implemented when nrows > ncols and full_matrices is true. Received "
+                                  f"r.shape={r.shape} with nrows={rs[-2]}and ncols={rs[-1]}.")
+    m = qs[-2]
+    if m >= rs[-1]:
+        return [_qr_grad_deep(q, r, dq, dr)]
+    a = op.inputs[0]
+    y, u = a[..., :, m:], r[..., :, :m]
+    dv, du = dr[..., :, m:], dr[..., :, :m]
+    dx = _qr_grad_deep(q, u, add(dq, matmul(y, dv, adjoint_b=True)), du)
+    return [concat([dx, matmul(q, dv)], -1)]
+
+
+def _safe_reciprocal(x, epsilon=1e-20):
+    return multiply(x, reciprocal(add(multiply(x, x), epsilon)))
+
+
+@def_grad("Svd")
+def _svd_grad(op, grad_s, grad_u, grad_v):
+    """Giles' rule for the singular values, Townsend's for reduced u and v; full u/v only when
+    |M - N| <= 1 (TF's limits, with its NotImplementedError messages)."""
+
+    a = op.inputs[0]
+    grad_s_mat = matrix_diag(cast(grad_s, a.dtype))
+    if not op.get_attr("compute_uv"):
+        _, u, v = svd(a, compute_uv=True)
+        return [matmul(u, matmul(grad_s_mat, v, adjoint_b=True))]
+    full = op.get_attr("full_matrices")
+    dims = a.shape.as_list() if a.shape.ndims is not None else None
+    m, n = (dims[-2], dims[-1]) if dims else (None, None)
+    if m is None or n is None:
+        raise NotImplementedError("SVD gradient has not been implemented for input with unknown inner matrix shape.")
+    s, u, v = op.outputs
+    s = cast(s, a.dtype)
+    use_adjoint = m > n
+    if use_adjoint:  # the gradient of A^H = V S U^H, transposed back at the end
+        m, n, u, v, grad_u, grad_v = n, m, v, u, grad_v, grad_u
+    if full and abs(m - n) > 1:
+        raise NotImplementedError(f"svd gradient is not implemented for abs(m - n) > 1 when full_matrices is True. "
+                                  f"Received: m={m} and n={n} from op input={a} with shape={a.shape}.")
+    s_mat = matrix_diag(s)
+    s2 = multiply(s, s)
+    f = matrix_set_diag(_safe_reciprocal(subtract(expand_dims(s2, -2), expand_dims(s2, -1))), zeros_like(s))
+    s_inv_mat = matrix_diag(_safe_reciprocal(s))
+    v1, grad_v1 = v[..., :, :m], grad_v[..., :, :m]
+    f_u = multiply(f, matmul(u, grad_u, adjoint_a=True))
+    v_gv = matmul(v1, grad_v1, adjoint_a=True)
+    f_v = multiply(f, v_gv)
+    term1_nouv = add(add(grad_s_mat, matmul(add(f_u, adjoint(f_u)), s_mat)), matmul(s_mat, add(f_v, adjoint(f_v))))
+    grad = matmul(u, matmul(term1_nouv, v1, adjoint_b=True))
+    if m != n:
+        gv1t = adjoint(grad_v1)
+        term2_nous = subtract(gv1t, matmul(matmul(gv1t, v1), v1, adjoint_b=True))
+        if full:
+            v2, grad_v2 = v[..., :, m:n], grad_v[..., :, m:n]
+            term2_nous = subtract(term2_nous, matmul(matmul(v1, grad_v2, adjoint_a=True), v2, adjoint_b=True))
+        grad = add(grad, matmul(matmul(u, s_inv_mat), term2_nous))
+    if a.dtype.is_complex:
+        diag = matrix_diag(matrix_diag_part(v_gv))
+        term3_nouv = matmul(s_inv_mat, subtract(adjoint(diag), diag))
+        grad = add(grad, multiply(0.5, matmul(u, matmul(term3_nouv, v1, adjoint_b=True))))
+    return [adjoint(grad) if use_adjoint else grad]

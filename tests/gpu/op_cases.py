@@ -367,6 +367,10 @@ case("ExtractImagePatchesGrad", lambda x: tf.gradients(tf.reduce_sum(_EIP(x) ** 
 case("RepeatIndices", lambda x: tf.repeat(x, [1, 0, 2, 3], axis=1), lambda dt: [rand((3, 4), dt, 1)], ALL)
 case("UnravelIndex", lambda i: tf.unravel_index(i, [7, 6]), lambda dt: [np.array([22, 41, 37], dt)], (I32,),
      exact=True)
+case("Cross", tf.cross, lambda dt: [rand((2, 4, 3), dt, 1), rand((2, 4, 3), dt, 2)], ALL, grad=True)
+case("Bitcast", lambda x: tf.bitcast(x, tf.uint8), lambda dt: [rand((3, 4), dt, 1)], ALL, exact=True)
+case("IgammaGradA", lambda a, x: tf.gradients(tf.igamma(a, x), a)[0],
+     lambda dt: [np.array([[1.0], [2.0], [3.0]], dt), rand((1, 4), dt, 2, 0.5, 3.0)], rtol=1e-4)
 
 # ---- op types that by design never run on a GPU ------------------------------------------------
 _HOST_RES = "a host resource (queue, reader, iterator, table): Python objects the session keeps"
@@ -496,7 +500,10 @@ LEAKS = {
                               "ExtractImagePatches", "ExtractImagePatchesGrad", "UnravelIndex", "RepeatIndices")},
     **{n: "special_ops.py: the kernel runs numpy in float64 on np.asarray(x) on the host (no special "
           "functions in the array API): breaks cupy"
-       for n in ("Erf", "Erfc", "Lgamma", "Digamma", "Rint", "Igamma", "Igammac", "Zeta", "Polygamma", "Betainc")},
+       for n in ("Erf", "Erfc", "Lgamma", "Digamma", "Rint", "Igamma", "Igammac", "Zeta", "Polygamma", "Betainc",
+                 "IgammaGradA")},
+    "Bitcast": ("bitcast_ops.py _eager: the array API has no bit views, so a strict array goes through "
+                "np.asarray on the host; numpy and cupy arrays are viewed in place (cupy ok)"),
 }
 # the cases a GPU run is expected to fail, as strict xfails there (eager kernels; the numpy_op
 # lowerings too): a fix shows as XPASS(strict) and the entry goes

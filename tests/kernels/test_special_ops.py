@@ -121,9 +121,43 @@ def test_gradients_against_finite_differences(build):
 def test_gradients_tf1_leaves_out_are_none():
     a, x = tf.constant([1.0, 2.0]), tf.constant([0.5, 1.5])
     assert tf.gradients(tf.rint(x), x) == [None]
-    assert tf.gradients(tf.igamma(a, x), a) == [None]
     assert tf.gradients(tf.zeta(a + 1, x), a) == [None]
     assert tf.gradients(tf.polygamma(a, x), a) == [None]
     assert tf.gradients(tf.betainc(a, a, 0.5 * tf.ones_like(a)), a) == [None]
     np.testing.assert_allclose(run_modes(tf.gradients(tf.lgamma(x), x)[0]), [-1.9635100260214227,
                                                                              0.03648997397857652], rtol=1e-6)
+
+
+# TF 2.21's tf.raw_ops.IgammaGradA(a, x) in float64 (printed with 17 digits)
+IGA_A = np.array([0.1, 0.5, 1.0, 2.5, 3.0, 10.0, 0.7, 50.0, 200.0, 1.5, 4.0])
+IGA_X = np.array([0.05, 2.0, 1.0, 0.3, 7.0, 9.0, 1e-6, 55.0, 180.0, 30.0, 4.0])
+TF_IGAMMA_GRAD_A = [-2.0264226621003978e+00, -1.3561933520399783e-01, -4.3172971063489896e-01,
+                    -2.7981574279413723e-02, -3.4996415852200230e-02, -1.2703651192426865e-01,
+                    -9.7382809278046109e-04, -4.2603980624083285e-02, -1.0177598720669673e-02,
+                    -1.9971258273873289e-12, -2.0367956368671331e-01]
+
+
+def test_igamma_gradient_with_respect_to_a_against_tf():
+    a, x = tf.placeholder(tf.float64, [None]), tf.constant(IGA_X)
+    w = np.linspace(0.5, 1.5, len(IGA_A))
+    ga, gca = tf.gradients(tf.reduce_sum(tf.igamma(a, x) * w), a)[0], tf.gradients(tf.igammac(a, x), a)[0]
+    got, got_c = run_modes([ga, gca], {a: IGA_A})
+    np.testing.assert_allclose(got, w * np.array(TF_IGAMMA_GRAD_A), rtol=1e-8)  # a = 200: ~2e-9
+    np.testing.assert_allclose(got_c, -np.array(TF_IGAMMA_GRAD_A), rtol=1e-8)
+    assert any(op.type == "IgammaGradA" for op in ga.graph.get_operations())
+    # TF's domain: nan for a <= 0, 0 at x == 0 and x == inf
+    edge = tf.gradients(tf.igamma(a, tf.constant([1.0, 1.0, 0.0, np.inf], tf.float64)), a)[0]
+    np.testing.assert_array_equal(tf.Session().run(edge, {a: [-1.0, 0.0, 1.0, 1.0]}), [np.nan, np.nan, 0.0, 0.0])
+
+
+def test_igamma_gradient_with_respect_to_a_broadcast_and_float32():
+    a = tf.constant([[0.5], [2.0], [5.0]], tf.float32)
+    x = tf.constant([0.3, 1.0, 4.0, 9.0], tf.float32)
+    (ga,) = tf.gradients(tf.igamma(a, x), a)
+    assert ga.shape.as_list() == [3, 1] and ga.dtype == tf.float32
+    p = tf.placeholder(tf.float64, [3, 1])
+    y = tf.igamma(p, tf.constant([0.3, 1.0, 4.0, 9.0], tf.float64))
+    with tf.Session():
+        err = tf.test.compute_gradient_error(p, [3, 1], y, [3, 4], x_init_value=np.array([[0.5], [2.0], [5.0]]),
+                                             delta=1e-6)
+    assert err < 1e-7
