@@ -99,8 +99,10 @@ def kernel_failure(op, exc, op_type=None, op_name=None, where="", shapes=None):
             exc.op = op
         return exc
     if isinstance(exc, MemoryError):  # an allocation that cannot succeed (TF1: OOM)
-        return ResourceExhaustedError({"name": op_name, "op": op_type}, op, f"{op_type} op {op_name!r} failed{where}: "
-                                      f"{exc}")
+        err = ResourceExhaustedError({"name": op_name, "op": op_type}, op, f"{op_type} op {op_name!r} failed{where}: "
+                                     f"{exc}")
+        err.over_allocation = isinstance(exc, OverAllocation)  # the session runs the plan on Dask instead
+        return err
     got = ""
     if shapes is not None:
         got = " with input shapes: " + ", ".join(_shape_text(s) for s in shapes)
@@ -113,6 +115,11 @@ def _shape_text(shape):
     if shape is None:
         return "?"
     return "[" + ",".join("?" if d is None or d != d else str(int(d)) for d in shape) + "]"
+
+
+class OverAllocation(MemoryError):
+    """An in-process kernel's output over the run's allocation limit (its memory budget: see
+    kernels.common `check_allocation`): the session runs the plan through Dask, chunked, instead."""
 
 
 def attach_op(exc, graph):

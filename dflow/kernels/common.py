@@ -3,12 +3,16 @@ and the common static-inference rules (unary, broadcasting binary)."""
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
+import math
 import numbers
 
 import numpy as np
 
+from ..devices import machine_memory
+from ..errors import OverAllocation
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import current_executor, get_default_graph
@@ -400,3 +404,37 @@ def chain_on(kernel, slot, xp, others, value):
     leaves = list(others)
     leaves.insert(slot, value)
     return kernel.eager(xp, *leaves)
+
+
+# ---- the in-process allocation limit ----------------------------------------------------------------
+
+_ALLOCATION_LIMIT = contextvars.ContextVar("dflow_allocation_limit", default=None)
+
+
+@contextlib.contextmanager
+def allocation_limit(nbytes):
+    """While an in-process plan runs under a memory budget: kernels whose output size comes from a
+    run-time value (Fill, random draws, Tile, BroadcastTo, OneHot) refuse an output over `nbytes`
+    (None: no limit) with OverAllocation before allocating it; the session then runs the plan
+    through Dask, chunked."""
+    token = _ALLOCATION_LIMIT.set(nbytes)
+    try:
+        yield
+    finally:
+        _ALLOCATION_LIMIT.reset(token)
+
+
+def check_allocation(shape, dtype, what):
+    """Before a kernel allocates an output of `shape` and `dtype` sized by a run-time value:
+    OverAllocation over the run's allocation limit, MemoryError over this machine's memory (the
+    plan reports either as the op's ResourceExhaustedError)."""
+    nbytes = math.prod(int(d) for d in shape) * np.dtype(dtype).itemsize
+    limit = _ALLOCATION_LIMIT.get()
+    text = f"shape[{','.join(str(int(d)) for d in shape)}] and type {np.dtype(dtype).name}: {nbytes} bytes"
+    if limit is not None and nbytes > limit:
+        raise OverAllocation(f"{what}: OOM when allocating tensor with {text}, over the memory budget "
+                             f"({limit} bytes) for a value held whole in this process")
+    machine = machine_memory()
+    if machine and nbytes > machine:
+        raise MemoryError(f"{what}: OOM when allocating tensor with {text}, more than this machine's memory "
+                          f"({machine} bytes)")

@@ -16,7 +16,6 @@ import math
 
 import numpy as np
 
-from ..devices import machine_memory
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
@@ -24,7 +23,7 @@ from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor, constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op, shape_only
 from ..graph.shape import Dimension, TensorShape, too_many_elements, unknown_shape
 from .array_ops import partial_shape_value, stack
-from .common import apply_op, convert_to_tensor, host_ints, to_numpy
+from .common import apply_op, check_allocation, convert_to_tensor, host_ints, to_numpy
 from .math_ops import cast
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "range", "linspace", "lin_space"]
@@ -135,12 +134,7 @@ def _fill_shape(dims):
 
 def _fill_eager(xp, dims, value):
     shape = _fill_shape(dims)
-    # run-time dims in the in-process path: refused rather than allocated if no machine could hold it
-    nbytes = math.prod(shape) * value.dtype.itemsize
-    machine = machine_memory()
-    if machine and nbytes > machine:  # (the plan reports a MemoryError as the op's ResourceExhaustedError)
-        raise MemoryError(f"OOM when allocating tensor with shape[{','.join(map(str, shape))}] and type "
-                          f"{value.dtype.name}: {nbytes} bytes, more than this machine's memory ({machine} bytes)")
+    check_allocation(shape, value.dtype, "Fill")  # run-time dims: over the budget, the plan goes to Dask
     return xp.full(shape, value, dtype=value.dtype)
 
 

@@ -21,7 +21,15 @@ from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_grad, register_op, set_flags
 from ..graph.shape import TensorShape, unknown_shape
 from .array_ops import reshape, shape
-from .common import REAL, apply_op, check_dtype, constant, convert_to_tensor, ints_in_range
+from .common import (
+    REAL,
+    apply_op,
+    check_allocation,
+    check_dtype,
+    constant,
+    convert_to_tensor,
+    ints_in_range,
+)
 from .index_ops import _py_slice, _runtime_error, _tensor
 from .math_ops import cast
 
@@ -210,7 +218,9 @@ def _checked_depth(depth):
 
 
 def _one_hot_eager(xp, indices, depth, on_value, off_value, axis):
-    return xp.where(_one_hot_hits(xp, indices, _checked_depth(depth), axis), on_value, off_value)
+    d = _checked_depth(depth)
+    check_allocation(tuple(indices.shape) + (d,), on_value.dtype, "OneHot")
+    return xp.where(_one_hot_hits(xp, indices, d, axis), on_value, off_value)
 
 
 def _one_hot_lower(ctx, indices, depth, on_value, off_value, axis):

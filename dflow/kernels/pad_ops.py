@@ -14,7 +14,7 @@ from ..graph.graph import name_scope
 from ..graph.ops import constant_value
 from ..graph.registry import def_bind, def_grad, register_op
 from ..graph.shape import TensorShape, unknown_shape
-from .common import apply_op
+from .common import apply_op, check_allocation
 from .creation_ops import (
     _check_rank,
     _dims,
@@ -53,7 +53,13 @@ def _tile_reps(x, mult):
     return tuple(reps)
 
 
-register_op("Tile", _tile_infer, eager=lambda xp, x, mult: xp.tile(x, _tile_reps(x, mult)),
+def _tile_eager(xp, x, mult):
+    reps = _tile_reps(x, mult)
+    check_allocation([d * r for d, r in zip(x.shape, reps)], x.dtype, "Tile")
+    return xp.tile(x, reps)
+
+
+register_op("Tile", _tile_infer, eager=_tile_eager,
             lower=lambda ctx, x, mult: ctx.da.tile(  # copies of the input's chunks, concatenated
                 ctx.as_dask(x), _tile_reps(x, ctx.host_value(mult, "Tile multiples"))))
 

@@ -28,7 +28,7 @@ from ..graph.ops import Tensor, constant_value
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape, unknown_shape
 from .array_ops import partial_shape_value
-from .common import apply_op, convert_to_tensor
+from .common import apply_op, check_allocation, convert_to_tensor
 from .math_ops import add, multiply, subtract
 
 __all__ = ["random_normal", "random_uniform", "truncated_normal"]
@@ -229,6 +229,7 @@ def _eager(kind):
         shape = tuple(int(d) for d in _on_host(shape).reshape(-1))
         if any(d < 0 for d in shape):
             raise ValueError(f"{ctx.op.name}: shape {list(shape)} has a negative dim")
+        check_allocation(shape, dtype.np_dtype, ctx.op.type)
         counter, base = _run_values(ctx, seed, seed2)
         material = _material(seed, seed2, ctx.op.name, counter, 0 if base is None else base)
         return _draw(xp, kind, dtype, material, shape, (0,) * len(shape), shape,

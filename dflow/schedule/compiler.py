@@ -92,7 +92,9 @@ def compile_plan(fetch_elements, feeds, options, decisions=None):
         return HostDecision(op=program.pending)
     _refuse_impossible(program, feeds, options)
     if _use_eager(program, feeds, options):
-        return EagerPlan(program)
+        plan = EagerPlan(program)
+        plan.allocation_limit = options.memory_budget  # a run-time shape over it: the session goes to Dask
+        return plan
     try:
         plan = lower_dask(program, feeds, constants, options)
     except NeedValues as need:

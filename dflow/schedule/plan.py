@@ -38,7 +38,7 @@ from ..dask_compat import (
     key_name,
 )
 from ..errors import OpError, UnavailableError, kernel_failure
-from ..kernels.common import index_checks, run_with_epilogue
+from ..kernels.common import allocation_limit, index_checks, run_with_epilogue
 from ..kernels.cores import intra_op_threads
 from ..storage.files import publish
 from ..storage.patch import RowPatch, materialized
@@ -151,6 +151,7 @@ class EagerPlan:
     """A Program run in this process (see the module doc)."""
 
     kind = "eager"
+    allocation_limit = None  # bytes: a kernel sized at run time refuses more (compile_plan sets the budget)
 
     def __init__(self, program):
         self.fetch_elements = program.fetch_elements
@@ -243,7 +244,8 @@ class EagerPlan:
                     xp = np_xp
                 break
         # kernels are silent where TF1 is (executors.quiet_numpy); large ones split over the cores
-        with np.errstate(all="ignore"), intra_op_threads(rc.intra_op_threads), index_checks():
+        with np.errstate(all="ignore"), intra_op_threads(rc.intra_op_threads), index_checks(), \
+                allocation_limit(self.allocation_limit):
             self._run_steps(rc, env, xp)
         values = [env[e] if e is not None else None for e in self._fetch_tensors]
         if self._copied_fetches is not None:

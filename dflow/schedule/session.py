@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import secrets
 import threading
@@ -15,7 +16,14 @@ import numpy as np
 
 from ..config import default_session_settings
 from ..devices import ConfigProto, machine_memory
-from ..errors import FailedPreconditionError, InvalidArgumentError, OpError, UnknownError, attach_op
+from ..errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    OpError,
+    ResourceExhaustedError,
+    UnknownError,
+    attach_op,
+)
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import _default_session_stack, get_default_graph
@@ -137,6 +145,7 @@ class Session:
                                 local=self._executor.is_local,
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
         self._plans = {}
+        self._dask_only = set()  # fetches (their ids) whose in-process run went over the memory budget
         self._chunk_cache = {}
         # (feed key, numpy dtype, shape) -> (tensor, FeedSpec, dtype to cast to or None, the tensor's
         # static shape then): a numpy feed seen before skips resolving and checking
@@ -288,7 +297,7 @@ class Session:
                 raise
             txn.finish(True)
             return out
-        h = None
+        h, fed = None, values
         decisions = decisions or {}
         while True:
             plan = self._cached_plan(elements, feeds if h is None else h.feeds, decisions)
@@ -307,7 +316,15 @@ class Session:
             constants = {t: v for t, v in h.decisions.items() if isinstance(t, Tensor)}
             if constants:
                 values = {**values, **constants}
-        return self._run_plan(plan, elements, values, commit=commit)
+        try:
+            return self._run_plan(plan, elements, values, commit=commit)
+        except ResourceExhaustedError as e:
+            # an in-process plan whose run-time shape went over the memory budget (nothing was
+            # committed): these fetches run through Dask, chunked, from now on
+            if plan.kind != "eager" or not getattr(e, "over_allocation", False):
+                raise
+            self._dask_only.add(tuple(map(id, elements)))
+            return self._execute(elements, feeds, fed, decisions, txn, commit=commit)
 
     def _operation_timeout(self):
         """Seconds a blocking host op (a queue's dequeue or enqueue) may wait in this run: the
@@ -398,11 +415,15 @@ class Session:
                 + " (run its initializer, e.g. global_variables_initializer(), first)")
 
     def _cached_plan(self, elements, feeds, decisions=None):
+        """The plan of these fetches and feeds, compiled once; on Dask for fetches whose in-process
+        run went over the memory budget (`_dask_only`)."""
+        dask = tuple(map(id, elements)) in self._dask_only
         key = (tuple(map(id, elements)), tuple((id(t), s) for t, s in feeds.items()), decision_key(decisions),
-               getattr(self._graph, "_rewrites", 0))  # an op's inputs rewired (graph_editor): plan again
+               getattr(self._graph, "_rewrites", 0), dask)  # an op's inputs rewired (graph_editor): plan again
         plan = self._plans.get(key)
         if plan is None:
-            plan = compile_plan(elements, feeds, self._options, decisions)
+            options = dataclasses.replace(self._options, small_plan_bytes=0) if dask else self._options
+            plan = compile_plan(elements, feeds, options, decisions)
             self._plans[key] = plan
         return plan
 
