@@ -5,8 +5,13 @@ embeddings and sparse features need: the SparseTensor (kernels/sparse_ops.py), `
 
 They are composites of registered ops, so their gradients come from those ops': the product
 gathers rows of the dense side at the column ids and adds them per row (`unsorted_segment_sum`),
-so its gradient with respect to a dense variable is an IndexedSlices of the rows used. Other
-sparse ops are not done (their names raise the AttributeError that says so).
+so its gradient with respect to a dense variable is an IndexedSlices of the rows used. The rest
+of TF1's family (reorder, reshape, transpose, slice, concat, split, retain, reset_shape,
+fill_empty_rows, to_indicator, merge, maximum, minimum, softmax, reduce_max(_sparse),
+reduce_sum_sparse, segment_sum/mean/sqrt_n, mask) is in kernels/sparse_manip_ops.py and
+kernels/sparse_math_ops.py, named here without the `sparse_` prefix. Not done: serialize_sparse,
+serialize_many_sparse, deserialize_many_sparse, sparse_cross, sparse_tensor_to_dense's siblings
+of tf.sparse beyond these (their names raise the AttributeError that says so).
 """
 
 from __future__ import annotations

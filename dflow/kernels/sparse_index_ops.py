@@ -183,7 +183,7 @@ def _fill_rows_infer(inputs, attrs):
 
 
 numpy_op("SparseFillEmptyRowsMap", _fill_rows_infer, _fill_rows,
-         lambda si, ss, shape: [(_NAN, si[1]), (_NAN,), (int(np.asarray(shape).reshape(-1)[0]),), (si[0],)],
+         lambda si, shape: [(_NAN, si[1]), (_NAN,), (int(np.asarray(shape).reshape(-1)[0]),), (si[0],)],
          out_dtypes=lambda *d: [_I64, _I64, np.dtype(bool), _I64], n_out=4, host_inputs=(1,))
 not_differentiable("SparseFillEmptyRowsMap")
 

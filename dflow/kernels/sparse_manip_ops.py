@@ -20,7 +20,17 @@ from .common import apply_op, convert_to_tensor
 from .data_dependent_ops import boolean_mask
 from .gather_ops import gather, one_hot
 from .manip_ops import concat, fill
-from .math_ops import add, cast, floordiv, floormod, greater_equal, maximum, minimum, multiply, where
+from .math_ops import (
+    add,
+    cast,
+    floordiv,
+    floormod,
+    greater_equal,
+    maximum,
+    minimum,
+    multiply,
+    where,
+)
 from .reduction_ops import reduce_max
 from .sparse_ops import SparseTensor, SparseTensorValue, sparse_tensor_to_dense
 
