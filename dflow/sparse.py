@@ -5,8 +5,13 @@ embeddings and sparse features need: the SparseTensor (kernels/sparse_ops.py), `
 
 They are composites of registered ops, so their gradients come from those ops': the product
 gathers rows of the dense side at the column ids and adds them per row (`unsorted_segment_sum`),
-so its gradient with respect to a dense variable is an IndexedSlices of the rows used. Other
-sparse ops are not done (their names raise the AttributeError that says so).
+so its gradient with respect to a dense variable is an IndexedSlices of the rows used. The rest
+of TF1's family (reorder, reshape, transpose, slice, concat, split, retain, reset_shape,
+fill_empty_rows, to_indicator, merge, maximum, minimum, softmax, reduce_max(_sparse),
+reduce_sum_sparse, segment_sum/mean/sqrt_n, mask) is in kernels/sparse_manip_ops.py and
+kernels/sparse_math_ops.py, named here without the `sparse_` prefix. Not done: serialize_sparse,
+serialize_many_sparse, deserialize_many_sparse, sparse_cross, sparse_tensor_to_dense's siblings
+of tf.sparse beyond these (their names raise the AttributeError that says so).
 """
 
 from __future__ import annotations
@@ -15,16 +20,22 @@ import numpy as np
 
 from .graph import dtypes
 from .graph.graph import name_scope
-from .kernels.array_ops import reshape, size, stack
+from .kernels.array_ops import reshape as _reshape
+from .kernels.array_ops import size, stack
 from .kernels.common import convert_to_tensor
 from .kernels.data_dependent_ops import boolean_mask, unique
 from .kernels.gather_ops import gather, top_k
-from .kernels.manip_ops import concat, transpose
+from .kernels.manip_ops import concat as _concat
+from .kernels.manip_ops import transpose as _transpose
 from .kernels.math_ops import abs as tf_abs
 from .kernels.math_ops import add as tf_add
 from .kernels.math_ops import greater_equal, multiply, negative
 from .kernels.reduction_ops import reduce_sum as dense_reduce_sum
 from .kernels.scatter_ops import unsorted_segment_sum
+from .kernels.sparse_manip_ops import *  # noqa: F403
+from .kernels.sparse_manip_ops import __all__ as _manip_all
+from .kernels.sparse_math_ops import *  # noqa: F403
+from .kernels.sparse_math_ops import __all__ as _math_all
 from .kernels.sparse_ops import (
     SparseTensor,
     SparseTensorValue,
@@ -33,6 +44,8 @@ from .kernels.sparse_ops import (
 )
 
 __all__ = ["SparseTensor", "placeholder", "to_dense", "sparse_dense_matmul", "reduce_sum", "add", "matmul"]
+# TF1's tf.sparse.X for each tf.sparse_X of kernels/sparse_manip_ops.py and sparse_math_ops.py
+__all__ += [n[len("sparse_"):] for n in _manip_all + _math_all]
 
 
 def _as_sparse(sp, what="sp_a"):
@@ -63,14 +76,14 @@ def sparse_tensor_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=N
         if (adjoint_a or adjoint_b) and b.dtype.is_complex:
             raise ValueError("sparse_tensor_dense_matmul: adjoints of complex tensors are not supported by dflow")
         if adjoint_b:
-            b = transpose(b)
+            b = _transpose(b)
         values = sp_a.values
         row_axis, col_axis = (1, 0) if adjoint_a else (0, 1)
         rows, cols = sp_a.indices[:, row_axis], sp_a.indices[:, col_axis]
         known = sp_a.shape
         m = known[row_axis].value if known.ndims == 2 else None
         num_rows = m if m is not None else sp_a.dense_shape[row_axis]
-        picked = multiply(gather(b, cols), reshape(values, [-1, 1]))
+        picked = multiply(gather(b, cols), _reshape(values, [-1, 1]))
         return unsorted_segment_sum(picked, rows, num_rows, name=scope)
 
 
@@ -83,7 +96,7 @@ def sparse_reduce_sum(sp_input, axis=None, keepdims=None, reduction_axes=None, k
     rank = sp_input.dense_shape.shape[0].value
     if axis is None:
         total = dense_reduce_sum(sp_input.values)
-        return reshape(total, [1] * rank) if keepdims and rank is not None else total
+        return _reshape(total, [1] * rank) if keepdims and rank is not None else total
     if rank is None:
         raise ValueError("sparse_reduce_sum: the rank of sp_input must be known")
     axes = sorted({int(a) % rank for a in (axis if isinstance(axis, (list, tuple)) else [axis])})
@@ -99,7 +112,7 @@ def sparse_reduce_sum(sp_input, axis=None, keepdims=None, reduction_axes=None, k
     out = unsorted_segment_sum(sp_input.values, segment, num)
     out_shape = [sp_input.dense_shape[d] if d in kept else convert_to_tensor(np.int64(1)) for d in range(rank)] \
         if keepdims else dims
-    return reshape(out, stack(out_shape) if out_shape else convert_to_tensor(np.zeros([0], np.int64)))
+    return _reshape(out, stack(out_shape) if out_shape else convert_to_tensor(np.zeros([0], np.int64)))
 
 
 def sparse_add(a, b, thresh=0, threshold=None):
@@ -120,9 +133,9 @@ def sparse_add(a, b, thresh=0, threshold=None):
         a, b = _as_sparse(a, "a"), _as_sparse(b, "b")
         dense_shape = a.dense_shape
         strides = _row_major_strides(dense_shape)
-        indices = concat([a.indices, b.indices], 0)
-        values = concat([a.values, b.values], 0)
-        linear = dense_reduce_sum(multiply(indices, reshape(strides, [1, -1])), 1)
+        indices = _concat([a.indices, b.indices], 0)
+        values = _concat([a.values, b.values], 0)
+        linear = dense_reduce_sum(multiply(indices, _reshape(strides, [1, -1])), 1)
         uniq, pos = unique(linear, out_idx=dtypes.int32)
         summed = unsorted_segment_sum(values, pos, size(uniq))
         order = top_k(negative(uniq), k=size(uniq)).indices  # ascending linear index: row-major order
@@ -157,6 +170,7 @@ sparse_dense_matmul = sparse_tensor_dense_matmul
 matmul = sparse_tensor_dense_matmul
 add = sparse_add
 placeholder = sparse_placeholder
+globals().update({n[len("sparse_"):]: globals()[n] for n in _manip_all + _math_all})
 
 
 def reduce_sum(sp_input, axis=None, keepdims=None, reduction_axes=None, keep_dims=None):

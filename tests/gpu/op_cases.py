@@ -249,6 +249,23 @@ case("DynamicStitch", lambda i, j, x, y: tf.dynamic_stitch([i, j], [x, y]),
 case("SequenceMask", lambda n: tf.sequence_mask(n, 5), lambda dt: [idx([1, 3, 0], dt)], (I32,), exact=True)
 case("SparseToDense", lambda i, v: tf.sparse_to_dense(i, [3, 4], v), lambda dt: [idx([[0, 1], [2, 3]]), rand((2,), dt)],
      ALL)
+_SP_IDX = [[2, 1], [0, 3], [0, 0], [1, 2]]  # the sparse family's index ops (kernels/sparse_index_ops.py)
+
+
+def _sp(i, v, shape=(3, 4)):
+    return tf.SparseTensor(i, v, list(shape))
+
+
+case("SparseIndexOrder", lambda i, v: tf.sparse_reorder(_sp(i, v)).values,
+     lambda dt: [idx(_SP_IDX, np.int64), rand((4,), dt)], ALL, grad=True)
+case("SparseReshape", lambda i, v: tf.sparse_reshape(_sp(i, v), [2, -1]).indices,
+     lambda dt: [idx(_SP_IDX, np.int64), rand((4,), dt)], ALL, exact=True)
+case("SparseSliceSelect", lambda i, v: tf.sparse_slice(_sp(i, v), [0, 1], [2, 3]).values,
+     lambda dt: [idx(_SP_IDX, np.int64), rand((4,), dt)], ALL, grad=True)
+case("SparseFillEmptyRowsMap", lambda i, v: tf.sparse_fill_empty_rows(_sp(i, v, (5, 4)), 0)[0].values,
+     lambda dt: [idx(_SP_IDX, np.int64), rand((4,), dt)], ALL, grad=True)
+case("SparseUnion", lambda i, v: tf.sparse_maximum(_sp(i, v), _sp(i[:2], v[:2] + 1)).values,
+     lambda dt: [idx(_SP_IDX, np.int64), rand((4,), dt)], ALL)
 case("Bincount", lambda x: tf.bincount(x, minlength=6), lambda dt: [idx([1, 3, 3, 0, 5], dt)], (I32,), exact=True)
 case("HistogramFixedWidth", lambda x: tf.histogram_fixed_width(x, [-2.0, 2.0], nbins=5), _M, FLOATS, exact=True)
 case("LowerBound", lambda s, v: tf.searchsorted(s, v, side="left"),
@@ -498,6 +515,8 @@ LEAKS = {
         "MatrixSetDiag", "Diag", "DiagPart", "DrawBoundingBoxesV2", "NonMaxSuppressionV3")},
     **{n: _NUMPY_OP for n in ("SpaceToDepth", "DepthToSpace", "SpaceToBatchND", "BatchToSpaceND",
                               "ExtractImagePatches", "ExtractImagePatchesGrad", "UnravelIndex", "RepeatIndices")},
+    **{n: _NUMPY_OP for n in ("SparseIndexOrder", "SparseReshape", "SparseSliceSelect", "SparseFillEmptyRowsMap",
+                              "SparseUnion")},
     **{n: "special_ops.py: the kernel runs numpy in float64 on np.asarray(x) on the host (no special "
           "functions in the array API): breaks cupy"
        for n in ("Erf", "Erfc", "Lgamma", "Digamma", "Rint", "Igamma", "Igammac", "Zeta", "Polygamma", "Betainc",
