@@ -89,6 +89,7 @@ from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is
 from .kernels.bitcast_ops import *  # noqa: F403
 from .kernels.check_ops import *  # noqa: F403
 from .kernels.common import constant, convert_to_tensor
+from .kernels.complex_ops import *  # noqa: F403
 from .kernels.control_flow_ops import *  # noqa: F403
 from .kernels.control_ops import *  # noqa: F403
 from .kernels.cross_ops import *  # noqa: F403

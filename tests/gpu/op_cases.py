@@ -509,3 +509,18 @@ LEAKS = {
 # lowerings too): a fix shows as XPASS(strict) and the entry goes
 BREAKS_CUPY = {n: why for n, why in LEAKS.items() if "breaks cupy" in why}
 NUMPY_OP_CASES = {n for n, why in LEAKS.items() if why == _NUMPY_OP}
+
+# ---- complex numbers (complex_ops): float parts in, a complex tensor through each part op --------
+_C64 = ("complex64",)
+
+
+def _cz(dt):
+    return [rand((3, 4), F32, 1) + 1j * rand((3, 4), F32, 2)]
+
+
+case("Complex", lambda x, y: tf.abs(tf.complex(x, y)), lambda dt: [rand((3, 4), dt, 1), rand((1, 4), dt, 2)], FLOATS, grad=True)
+case("Real", tf.real, _cz, _C64)
+case("Imag", tf.imag, _cz, _C64)
+case("Conj", tf.conj, _cz, _C64)
+case("Angle", tf.angle, _cz, _C64)
+case("ComplexAbs", tf.abs, _cz, _C64)
