@@ -28,7 +28,9 @@ from . import (
     random,
     regularizers,
     saved_model,
+    signal,
     sparse,
+    spectral,
     strings,
     summary,
     test,
@@ -97,6 +99,7 @@ from .kernels.csv_ops import *  # noqa: F403
 from .kernels.cumulative_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
 from .kernels.data_dependent_ops import *  # noqa: F403
+from .kernels.fft_ops import *  # noqa: F403
 from .kernels.file_ops import *  # noqa: F403
 from .kernels.functional_ops import *  # noqa: F403
 from .kernels.gather_ops import *  # noqa: F403
