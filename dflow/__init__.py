@@ -28,7 +28,9 @@ from . import (
     random,
     regularizers,
     saved_model,
+    signal,
     sparse,
+    spectral,
     strings,
     summary,
     test,
@@ -89,6 +91,7 @@ from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is
 from .kernels.bitcast_ops import *  # noqa: F403
 from .kernels.check_ops import *  # noqa: F403
 from .kernels.common import constant, convert_to_tensor
+from .kernels.complex_ops import *  # noqa: F403
 from .kernels.control_flow_ops import *  # noqa: F403
 from .kernels.control_ops import *  # noqa: F403
 from .kernels.cross_ops import *  # noqa: F403
@@ -96,6 +99,7 @@ from .kernels.csv_ops import *  # noqa: F403
 from .kernels.cumulative_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
 from .kernels.data_dependent_ops import *  # noqa: F403
+from .kernels.fft_ops import *  # noqa: F403
 from .kernels.file_ops import *  # noqa: F403
 from .kernels.functional_ops import *  # noqa: F403
 from .kernels.gather_ops import *  # noqa: F403

@@ -9,6 +9,7 @@ from . import nn
 from .kernels import (
     array_composites,
     array_ops,
+    complex_ops,
     cumulative_ops,
     data_dependent_ops,
     gather_ops,
@@ -24,7 +25,8 @@ from .kernels import (
 )
 
 _SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,
-            data_dependent_ops, segment_ops, nn, cumulative_ops, histogram_ops, special_ops, array_composites)
+            data_dependent_ops, segment_ops, nn, cumulative_ops, histogram_ops, special_ops, array_composites,
+            complex_ops)
 
 _NAMES = (
     "abs", "accumulate_n", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh",

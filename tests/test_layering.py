@@ -33,7 +33,8 @@ LAYERS = [
      "dflow.python_io",
      "dflow.linalg", "dflow.random", "dflow.initializers",
      "dflow.feature_column", "dflow.rnn",
-     "dflow.lookup"],
+     "dflow.lookup",
+     "dflow.signal", "dflow.spectral"],
     ["dflow.estimator", "dflow.contrib"],  # contrib.learn wraps the Estimator
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
 ]

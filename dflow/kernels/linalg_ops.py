@@ -404,8 +404,8 @@ def einsum(equation, *inputs, **kwargs):
 
 
 # ---- gradient rules ----------------------------------------------------------------------------------
-# Complex inputs follow math_ops' convention (no conjugation: the cotangent of a holomorphic op is
-# g * f'(x)); only a conjugation inside the op (adjoint_*) conjugates the cotangent.
+# Complex inputs follow TF1's convention (math_ops' `_c`): the gradient of a real loss with respect
+# to z = x + iy is dL/dx + i dL/dy, so C = X @ Y gives dX = G @ Y^H and dY = X^H @ G.
 
 from ..graph.registry import def_grad  # noqa: E402
 from .grad_util import unbroadcast  # noqa: E402
@@ -431,6 +431,8 @@ def _matmul_grad(op, g):
     """C = op_a(A) @ op_b(B): dA = g @ op_b(B)^T (and so on), written with transpose flags as TF1.
     Broadcast batch dims are summed away."""
     a, b = op.inputs
+    if a.dtype.is_complex:
+        return _complex_matmul_grad(op, g)
     ta = op.get_attr("transpose_a") or op.get_attr("adjoint_a")
     tb = op.get_attr("transpose_b") or op.get_attr("adjoint_b")
     ca = a.dtype.is_complex and op.get_attr("adjoint_a")
@@ -446,6 +448,37 @@ def _matmul_grad(op, g):
         ga = matmul(b_, g, transpose_a=True, transpose_b=True)
         gb = matmul(g, a_, transpose_a=True, transpose_b=True)
     ga, gb = (_conj(ga) if ca else ga), (_conj(gb) if cb else gb)
+    if op.type == "BatchMatMulV2":
+        ga, gb = unbroadcast(ga, a), unbroadcast(gb, b)
+    return _shaped([ga, gb], op.inputs)
+
+
+def _flag(op, side):
+    """How the op takes its input `side` ("a" or "b"): "H" (adjoint), "T" (transpose) or ""."""
+    return "H" if op.get_attr(f"adjoint_{side}") else "T" if op.get_attr(f"transpose_{side}") else ""
+
+
+def _complex_matmul_grad(op, g):
+    """C = X @ Y with X = op_a(A), Y = op_b(B): dX = G @ Y^H, dY = X^H @ G (TF1's conjugating rule),
+    taken back through op_a / op_b, each product one matmul with flags (no rank needed)."""
+    a, b = op.inputs
+    fa, fb = _flag(op, "a"), _flag(op, "b")
+
+    def pick(t, f, want):  # (tensor, flag) whose matmul operand is op(t), op(t)^H or conj(op(t))
+        if want == "Y":
+            return t, f
+        if want == "YH":
+            return (apply_op("Conj", [t]), "") if f == "T" else (t, "H" if f == "" else "")
+        return (apply_op("Conj", [t]), "") if f == "" else (t, "H" if f == "T" else "T")  # conj(op(t))
+
+    def mm(x, fx, y, fy):
+        return matmul(x, y, transpose_a=fx == "T", adjoint_a=fx == "H", transpose_b=fy == "T",
+                      adjoint_b=fy == "H")
+
+    ga = {"": lambda: mm(g, "", *pick(b, fb, "YH")), "T": lambda: mm(*pick(b, fb, "conjY"), g, "T"),
+          "H": lambda: mm(*pick(b, fb, "Y"), g, "H")}[fa]()
+    gb = {"": lambda: mm(*pick(a, fa, "YH"), g, ""), "T": lambda: mm(g, "T", *pick(a, fa, "conjY")),
+          "H": lambda: mm(g, "H", *pick(a, fa, "Y"))}[fb]()
     if op.type == "BatchMatMulV2":
         ga, gb = unbroadcast(ga, a), unbroadcast(gb, b)
     return _shaped([ga, gb], op.inputs)

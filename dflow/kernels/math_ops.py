@@ -36,7 +36,7 @@ from .common import (
 _UNARY = {
     # op type: (public name, allowed kinds, eager kernel, output dtype or None)
     "Neg": ("negative", NUMERIC, lambda xp, x: xp.negative(x), None),
-    "Abs": ("abs", NUMERIC, lambda xp, x: xp.abs(x), None),
+    "Abs": ("abs", REAL, lambda xp, x: xp.abs(x), None),
     "Sign": ("sign", NUMERIC, lambda xp, x: xp.sign(x), None),
     "Square": ("square", NUMERIC, lambda xp, x: xp.multiply(x, x), None),
     "Sqrt": ("sqrt", "fc", lambda xp, x: xp.sqrt(x), None),
@@ -87,7 +87,17 @@ def _unary(op_type):
 
 
 negative = _unary("Neg")
-abs = _unary("Abs")  # noqa: A001 - TF1 public name
+
+
+def abs(x, name=None):  # noqa: A001 - TF1 public name
+    """Elementwise |x| (op `Abs`); of a complex tensor its real magnitude (op `ComplexAbs`,
+    float32 of complex64, float64 of complex128), as TF1."""
+    x = convert_to_tensor(x)
+    if x.dtype.is_complex:  # (ComplexAbs is complex_ops' op, made by its registered type)
+        return apply_op("ComplexAbs", [x], {"Tout": x.dtype.real_dtype}, name=name, default_name="Abs")
+    return apply_op("Abs", [x], name=name)
+
+
 sign = _unary("Sign")
 square = _unary("Square")
 sqrt = _unary("Sqrt")
@@ -131,7 +141,15 @@ def _cast_infer(inputs, attrs):
     return inputs[0].shape, dst
 
 
-register_op("Cast", _cast_infer, eager=lambda xp, x, DstT: xp.astype(x, DstT.np_dtype), elementwise=True)
+def _cast_kernel(xp, x, DstT):
+    """x as DstT; a complex value cast to a real dtype keeps its real part (as TF1, without numpy's
+    ComplexWarning)."""
+    if not DstT.is_complex and xp.isdtype(x.dtype, "complex floating"):
+        x = xp.real(x)
+    return xp.astype(x, DstT.np_dtype)
+
+
+register_op("Cast", _cast_infer, eager=_cast_kernel, elementwise=True)
 
 
 def cast(x, dtype, name=None):
@@ -265,6 +283,12 @@ def _log1p_unit_f32(x):
     return u
 
 
+def _squared_difference(xp, x, y):
+    """(x - y)**2; of complex values conj(x - y) * (x - y), as TF1 (a real value in a complex dtype)."""
+    d = x - y
+    return d * xp.conj(d) if xp.isdtype(d.dtype, "complex floating") else xp.square(d)
+
+
 _BINARY = {
     # op type: (public name, allowed kinds, eager kernel, output dtype or None)
     "Add": ("add", NUMERIC + STRING, lambda xp, x, y: xp.add(x, y), None),
@@ -278,7 +302,7 @@ _BINARY = {
     "Pow": ("pow", NUMERIC, lambda xp, x, y: xp.pow(x, y), None),
     "Maximum": ("maximum", REAL, lambda xp, x, y: xp.maximum(x, y), None),
     "Minimum": ("minimum", REAL, lambda xp, x, y: xp.minimum(x, y), None),
-    "SquaredDifference": ("squared_difference", NUMERIC, lambda xp, x, y: xp.square(x - y), None),
+    "SquaredDifference": ("squared_difference", NUMERIC, lambda xp, x, y: _squared_difference(xp, x, y), None),
     "Equal": ("equal", ANY + STRING, lambda xp, x, y: xp.equal(x, y), dtypes.bool),
     "NotEqual": ("not_equal", ANY + STRING, lambda xp, x, y: xp.not_equal(x, y), dtypes.bool),
     "Less": ("less", REAL, lambda xp, x, y: xp.less(x, y), dtypes.bool),
@@ -498,12 +522,21 @@ from ..graph.registry import def_grad, not_differentiable  # noqa: E402
 from .grad_util import unbroadcast  # noqa: E402
 
 
+def _c(t):
+    """conj(t) of a complex tensor, `t` itself otherwise: TF1's gradient of a real loss with
+    respect to z = x + iy is dL/dx + i dL/dy, so a holomorphic op's rule is g * conj(f'(z))
+    (math_grad conjugates so). Conj is complex_ops' op, made by its registered type."""
+    return apply_op("Conj", [t], default_name="Conj") if t.dtype.is_complex else t
+
+
 def _x(op):
-    return op.inputs[0]
+    """The op's input, conjugated when complex (the derivatives below are f'(conj x))."""
+    return _c(op.inputs[0])
 
 
 def _y(op):
-    return op.outputs[0]
+    """The op's output, conjugated when complex."""
+    return _c(op.outputs[0])
 
 
 def_grad("Neg")(lambda op, g: [-g])
@@ -563,10 +596,10 @@ def _cast_grad(op, g):
 
 def_grad("Add")(lambda op, g: [unbroadcast(g, op.inputs[0]), unbroadcast(g, op.inputs[1])])
 def_grad("Sub")(lambda op, g: [unbroadcast(g, op.inputs[0]), unbroadcast(-g, op.inputs[1])])
-def_grad("Mul")(lambda op, g: [unbroadcast(g * op.inputs[1], op.inputs[0]),
-                               unbroadcast(g * op.inputs[0], op.inputs[1])])
-def_grad("RealDiv")(lambda op, g: [unbroadcast(g / op.inputs[1], op.inputs[0]),
-                                   unbroadcast(-g * op.inputs[0] / square(op.inputs[1]), op.inputs[1])])
+def_grad("Mul")(lambda op, g: [unbroadcast(g * _c(op.inputs[1]), op.inputs[0]),
+                               unbroadcast(g * _c(op.inputs[0]), op.inputs[1])])
+def_grad("RealDiv")(lambda op, g: [unbroadcast(g / _c(op.inputs[1]), op.inputs[0]),
+                                   unbroadcast(-g * _c(op.inputs[0]) / square(_c(op.inputs[1])), op.inputs[1])])
 def_grad("FloorMod")(lambda op, g: [unbroadcast(g, op.inputs[0]),
                                     unbroadcast(-g * floor(op.inputs[0] / op.inputs[1]), op.inputs[1])])
 def_grad("Atan2")(lambda op, g: [
@@ -579,14 +612,15 @@ def_grad("SquaredDifference")(lambda op, g: [
 
 @def_grad("Pow")
 def _pow_grad(op, g):
-    x, y = op.inputs
-    z = op.outputs[0]
-    gx = g * y * pow(x, y - 1.0) if x.dtype.is_floating else g * y * pow(x, y - 1)
+    x0, y0 = op.inputs
+    x, y, z = _c(x0), _c(y0), _c(op.outputs[0])
+    gx = g * y * pow(x, y - 1.0) if not x.dtype.is_integer else g * y * pow(x, y - 1)
     if not needs_gradient(op, 1):  # x**2 on an eager tape: no log branch for the exponent
-        return [unbroadcast(gx, x), None]
-    safe_log = where(greater(x, 0), log(where(greater(x, 0), x, ones_like_t(x))), zeros_like_t(x))
+        return [unbroadcast(gx, x0), None]
+    mask = not_equal(x, 0) if x.dtype.is_complex else greater(x, 0)  # TF1: log(x) where x != 0 / x > 0
+    safe_log = where(mask, log(where(mask, x, ones_like_t(x))), zeros_like_t(x))
     gy = g * z * safe_log
-    return [unbroadcast(gx, x), unbroadcast(gy, y)]
+    return [unbroadcast(gx, x0), unbroadcast(gy, y0)]
 
 
 def ones_like_t(t):

@@ -647,6 +647,8 @@ def _prod_grad(op, g):
     others = reduce_prod(safe_x, axis=_axis(op), keepdims=True)  # the product of the non-zeros
     zeros = reduce_sum(cast(is_zero, dtypes.int32), axis=_axis(op), keepdims=True)
     d = where(is_zero, where(equal(zeros, 1), others, 0), where(equal(zeros, 0), others / safe_x, 0))
+    if d.dtype.is_complex:  # TF1's convention for complex values: g * conj(dy/dx)
+        d = apply_op("Conj", [d])
     return _axes_grad(op, d * _keep_dims(op, g))
 
 

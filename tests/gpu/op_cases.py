@@ -528,3 +528,30 @@ LEAKS = {
 # lowerings too): a fix shows as XPASS(strict) and the entry goes
 BREAKS_CUPY = {n: why for n, why in LEAKS.items() if "breaks cupy" in why}
 NUMPY_OP_CASES = {n for n, why in LEAKS.items() if why == _NUMPY_OP}
+
+# ---- complex numbers (complex_ops): float parts in, a complex tensor through each part op --------
+_C64 = ("complex64",)
+
+
+def _cz(dt):
+    return [rand((3, 4), F32, 1) + 1j * rand((3, 4), F32, 2)]
+
+
+case("Complex", lambda x, y: tf.abs(tf.complex(x, y)), lambda dt: [rand((3, 4), dt, 1), rand((1, 4), dt, 2)], FLOATS, grad=True)
+case("Real", tf.real, _cz, _C64)
+case("Imag", tf.imag, _cz, _C64)
+case("Conj", tf.conj, _cz, _C64)
+case("Angle", tf.angle, _cz, _C64)
+case("ComplexAbs", tf.abs, _cz, _C64)
+
+# ---- the FFT family (fft_ops): np.fft kernels on the host (see NOT_ON_GPU for cupy) -----------------
+for _t, _f in [("FFT", tf.fft), ("IFFT", tf.ifft), ("FFT2D", tf.fft2d), ("IFFT2D", tf.ifft2d), ("FFT3D", tf.fft3d),
+               ("IFFT3D", tf.ifft3d)]:
+    case(_t, lambda x, f=_f: tf.abs(f(tf.complex(x, x * 0.5))), lambda dt: [rand((2, 3, 4), dt, 1)], FLOATS,
+         grad=True, rtol=1e-4)
+for _t, _f, _k in [("RFFT", tf.signal.rfft, 1), ("RFFT2D", tf.signal.rfft2d, 2), ("RFFT3D", tf.signal.rfft3d, 3)]:
+    case(_t, lambda x, f=_f: tf.real(f(x)), lambda dt: [rand((2, 3, 4), dt, 1)], FLOATS, grad=True, rtol=1e-4)
+for _t, _f, _k in [("IRFFT", tf.signal.irfft, 1), ("IRFFT2D", tf.signal.irfft2d, 2),
+                   ("IRFFT3D", tf.signal.irfft3d, 3)]:
+    case(_t, lambda x, f=_f, k=_k: f(tf.complex(x, x * 0.5), [2, 3, 6][3 - k:]), lambda dt: [rand((2, 3, 4), dt, 1)],
+         FLOATS, grad=True, rtol=1e-4)
