@@ -125,9 +125,9 @@ from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.serialization_ops import *  # noqa: F403
 from .kernels.sort_ops import *  # noqa: F403
+from .kernels.space_ops import *  # noqa: F403
 from .kernels.sparse_manip_ops import *  # noqa: F403
 from .kernels.sparse_math_ops import *  # noqa: F403
-from .kernels.space_ops import *  # noqa: F403
 from .kernels.sparse_ops import (
     SparseTensor,
     SparseTensorValue,
