@@ -428,9 +428,13 @@ def check_allocation(shape, dtype, what):
     """Before a kernel allocates an output of `shape` and `dtype` sized by a run-time value:
     OverAllocation over the run's allocation limit, MemoryError over this machine's memory (the
     plan reports either as the op's ResourceExhaustedError)."""
-    nbytes = math.prod(int(d) for d in shape) * np.dtype(dtype).itemsize
+    try:
+        item = np.dtype(getattr(dtype, "_np_dtype", dtype)).itemsize  # (array_api_strict's dtypes wrap numpy's)
+    except TypeError:
+        return  # a namespace's dtype numpy cannot size: not checked
+    nbytes = math.prod(int(d) for d in shape) * item
     limit = _ALLOCATION_LIMIT.get()
-    text = f"shape[{','.join(str(int(d)) for d in shape)}] and type {np.dtype(dtype).name}: {nbytes} bytes"
+    text = f"shape[{','.join(str(int(d)) for d in shape)}] and type {getattr(dtype, 'name', dtype)}: {nbytes} bytes"
     if limit is not None and nbytes > limit:
         raise OverAllocation(f"{what}: OOM when allocating tensor with {text}, over the memory budget "
                              f"({limit} bytes) for a value held whole in this process")

@@ -7,6 +7,8 @@ Pad's takes the interior; MirrorPad's adds each mirrored border back onto the ce
 
 from __future__ import annotations
 
+import math
+
 import array_api_compat
 import numpy as np
 
@@ -59,9 +61,35 @@ def _tile_eager(xp, x, mult):
     return xp.tile(x, reps)
 
 
-register_op("Tile", _tile_infer, eager=_tile_eager,
-            lower=lambda ctx, x, mult: ctx.da.tile(  # copies of the input's chunks, concatenated
-                ctx.as_dask(x), _tile_reps(x, ctx.host_value(mult, "Tile multiples"))))
+# at most this many copies are concatenated block by block; more, and the copies are a broadcast
+_CONCAT_COPIES = 64
+
+
+def _tile_lower(ctx, x, mult):
+    """Copies of the input's chunks, concatenated (dask's tile), for a few copies; for many, the
+    input (in one chunk) broadcast along a new axis before each of its own and reshaped, chunked
+    like any value of the output's size: dask's tile builds one block per copy (2 M copies: a
+    graph that took minutes to build)."""
+    x = ctx.as_dask(x)
+    reps = _tile_reps(x, ctx.host_value(mult, "Tile multiples"))
+    copies = math.prod(reps)
+    if copies <= _CONCAT_COPIES or not x.ndim or 0 in x.shape:
+        return ctx.da.tile(x, reps)
+    x = x.rechunk(-1)
+    out_shape = tuple(int(d) * r for d, r in zip(x.shape, reps))
+    row = ctx.default_chunks(out_shape, x.dtype)
+    # the broadcast's axes (r0, d0, r1, d1, ...): each input axis whole, each copy axis chunked so a
+    # block of the output is about the default chunk's size
+    chunks = []
+    for d, r, c in zip(x.shape, reps, row):
+        per = max(1, max(c) // max(1, int(d)))
+        chunks += [tuple(min(per, r - i) for i in range(0, r, per)) or (0,), (int(d),)]
+    wide = x.reshape(tuple(v for d in x.shape for v in (1, int(d))))
+    wide = ctx.da.broadcast_to(wide, tuple(v for d, r in zip(x.shape, reps) for v in (r, int(d))), chunks=tuple(chunks))
+    return wide.reshape(out_shape)
+
+
+register_op("Tile", _tile_infer, eager=_tile_eager, lower=_tile_lower)
 
 
 def tile(input, multiples, name=None):  # noqa: A002 - TF1 signature
