@@ -9,6 +9,7 @@ from . import (
     contrib,
     data,
     debugging,
+    dtypes,  # tf.dtypes: graph/dtypes.py and the ops TF1 puts there
     errors,
     estimator,
     feature_column,
@@ -41,7 +42,6 @@ from .data.readers import *  # noqa: F403 - tf.TextLineReader and the other TF1 
 from .devices import ConfigProto, DeviceSpec, GPUOptions, GraphOptions
 from .eager import GradientTape, enable_eager_execution
 from .eager.py_func import py_function
-from .graph import dtypes
 from .graph.dtypes import (
     DType,
     as_dtype,

@@ -34,7 +34,7 @@ LAYERS = [
      "dflow.linalg", "dflow.random", "dflow.initializers",
      "dflow.feature_column", "dflow.rnn",
      "dflow.lookup",
-     "dflow.signal", "dflow.spectral"],
+     "dflow.signal", "dflow.spectral", "dflow.dtypes"],
     ["dflow.estimator", "dflow.contrib"],  # contrib.learn wraps the Estimator
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
 ]

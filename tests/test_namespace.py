@@ -1,5 +1,6 @@
 """The public namespace keeps TF1's names (`import dflow as tf` must find them)."""
 
+import numpy as np
 import pytest
 
 import dflow as tf
@@ -49,3 +50,17 @@ def test_version_names_read_as_the_tf1_release():
     assert tf.VERSION == tf.__version__ == tf.version.VERSION == tf.compat.v1.VERSION
     assert tf.VERSION.startswith("1.15.")
     assert dflow.version.__version__ != tf.VERSION
+
+
+def test_tf_dtypes_holds_the_dtypes_and_the_ops_tf1_puts_there():
+    # TF 1.15's tf.dtypes: the DType objects, as_dtype, and cast / saturate_cast / complex / as_string
+    assert tf.dtypes.float32 is tf.float32 and tf.dtypes.as_dtype("int64") is tf.int64
+    assert isinstance(tf.float16, tf.dtypes.DType)
+    x = tf.constant([300.0, -5.0, 7.6])
+    with tf.Session() as s:
+        got = s.run([tf.dtypes.saturate_cast(x, tf.uint8), tf.dtypes.cast(x, tf.int32),
+                     tf.dtypes.complex(x, x), tf.dtypes.as_string(tf.constant([1, 2]))])
+    assert got[0].tolist() == [255, 0, 7] and got[1].tolist() == [300, -5, 7]
+    assert got[2].dtype == np.complex64 and got[3].tolist() == [b"1", b"2"]
+    with pytest.raises(AttributeError, match="tf.dtypes.nonexistent is not a TF1 name"):
+        tf.dtypes.nonexistent  # noqa: B018
