@@ -374,7 +374,8 @@ class LowerContext:
         if built is None:
             return
         after_max = bool(offer.window_axes) and monotone_in(v, arr) and \
-            all(_same_across(o.shape, arr.ndim, offer.window_axes) for o in others)
+            all(_same_across(o.shape, arr.ndim, offer.window_axes) for o in others) and \
+            all(np.isfinite(c).all() for c in kernel.consts)  # (a leaf's finiteness the tasks check)
         v._array = built
         # its tasks read the producer's inputs, not the producer's output
         self.fusion_log.append((v.op_name, offer.inputs + others, built))

@@ -289,8 +289,8 @@ def chains_after_pools(monkeypatch):
     return seen
 
 
-@pytest.mark.parametrize("case", ["bias and relu", "infinite bias", "not monotone", "varies across a window",
-                                  "integer chain"])
+@pytest.mark.parametrize("case", ["bias and relu", "infinite bias", "infinite scalar", "not monotone",
+                                  "varies across a window", "integer chain"])
 def test_a_chain_runs_after_the_max_pool_only_where_that_gives_the_same_values(case, dask_epilogues,
                                                                                 chains_after_pools):
     rng = np.random.default_rng(7)
@@ -306,6 +306,9 @@ def test_a_chain_runs_after_the_max_pool_only_where_that_gives_the_same_values(c
         v = np.arange(6, dtype=np.float32).reshape(6, 1) * 0.3  # along W: differs within a window
         y = tf.nn.relu(conv + v)
         f = lambda c: np.maximum(c + v, 0)  # noqa: E731
+    elif case == "infinite scalar":  # inlined in the chain's kernel, not a leaf: checked when lowering
+        y = tf.nn.relu(conv + np.float32(np.inf))
+        f = lambda c: np.maximum(c + np.float32(np.inf), 0)  # noqa: E731
     elif case == "integer chain":
         y = tf.cast(tf.nn.relu(tf.cast(conv * 4.0, tf.int32) + 1), tf.float32)
         f = lambda c: np.maximum((c * 4.0).astype(np.int32) + 1, 0).astype(np.float32)  # noqa: E731
@@ -320,5 +323,5 @@ def test_a_chain_runs_after_the_max_pool_only_where_that_gives_the_same_values(c
     want = f(c).reshape(5, 3, 2, 3, 2, 3).max(axis=(2, 4))
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
     assert bool(chains_after_pools) == (case == "bias and relu"), (chains_after_pools, dask_epilogues)
-    if case in ("infinite bias", "not monotone", "varies across a window"):
+    if case in ("infinite bias", "infinite scalar", "not monotone", "varies across a window"):
         assert dask_epilogues  # inside the conv, before the pool
