@@ -86,6 +86,7 @@ from .graph.registry import RegisterGradient, def_grad, not_differentiable
 from .graph.serialize import GraphDef
 from .graph.shape import Dimension, TensorShape
 from .io.graph_io import import_graph_def
+from .kernels import matrix_grads  # noqa: E402, F401 - registers the matrix ops' gradients
 from .kernels.array_composites import *  # noqa: F403
 from .kernels.array_ops import *  # noqa: F403 - each kernel module's __all__ is public
 from .kernels.bitcast_ops import *  # noqa: F403
