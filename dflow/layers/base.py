@@ -30,7 +30,7 @@ from ..kernels.math_ops import cast, truediv
 from ..state.scope import VariableScope, get_variable, variable_scope
 from ..state.variables import global_variables, trainable_variables
 
-__all__ = ["Layer", "InputSpec"]
+__all__ = ["Layer", "InputSpec", "next_layer_uid"]
 
 # per graph: how many layers of each base name exist, for `layer.name` (TF1 counts from 1:
 # the first unnamed Dense is named "dense_1" while its variable scope is "dense")
@@ -43,10 +43,15 @@ def _to_snake_case(name):
     return insecure if insecure[0] != "_" else "private" + insecure
 
 
-def _unique_layer_name(base):
+def next_layer_uid(base):
+    """1, 2, ... for each base name in the default graph: the counter TF1's layers and Keras share."""
     uids = _LAYER_UIDS.setdefault(get_default_graph(), {})
     uids[base] = uids.get(base, 0) + 1
-    return f"{base}_{uids[base]}"
+    return uids[base]
+
+
+def _unique_layer_name(base):
+    return f"{base}_{next_layer_uid(base)}"
 
 
 def _plain_getter(getter, name, **kwargs):
@@ -125,12 +130,17 @@ class Layer:
         default = _to_snake_case(type(self).__name__)
         if isinstance(name, VariableScope):
             self._base_name = name.name
-            self._name = _unique_layer_name(default)
+            self._name = self._unique_name(default)
         elif name:
             self._base_name = self._name = name
         else:
             self._base_name = default
-            self._name = _unique_layer_name(default)
+            self._name = self._unique_name(default)
+
+    @staticmethod
+    def _unique_name(base):
+        """`base_N`, counting from 1 per graph (Keras layers count from 0 on the same counter)."""
+        return _unique_layer_name(base)
 
     # ---- identity and state ------------------------------------------------------------------
     @property

@@ -1,0 +1,8 @@
+"""`tf.keras.layers`: Keras's layers as TF 1.15 names them."""
+
+from ..engine.base_layer import InputSpec, Layer
+from ..engine.input_layer import Input, InputLayer
+from .core import *  # noqa: F403
+from .core import __all__ as _core
+
+__all__ = ["Layer", "InputSpec", "Input", "InputLayer"] + _core
