@@ -1,6 +1,17 @@
 """`tf.keras` as TensorFlow 1.x shipped it, on dflow's graph, eager mode and Dask."""
 
-from . import activations, backend, constraints, initializers, layers, regularizers
+from . import (
+           activations,
+           backend,
+           callbacks,
+           constraints,
+           initializers,
+           layers,
+           models,
+           regularizers,
+)
 from .engine.input_layer import Input
+from .models import Model, Sequential
 
-__all__ = ["activations", "backend", "constraints", "initializers", "layers", "regularizers", "Input"]
+__all__ = ["activations", "backend", "callbacks", "constraints", "initializers", "layers", "models",
+           "regularizers", "Input", "Model", "Sequential"]

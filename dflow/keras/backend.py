@@ -60,7 +60,7 @@ _MANUAL_VAR_INIT = False
 # per graph: the learning-phase placeholder, a fixed phase, the variables
 # Keras made (initialized by get_session) and the session Keras made for the graph
 _PHASE = weakref.WeakKeyDictionary()
-_FIXED_PHASE = weakref.WeakKeyDictionary()
+_FIXED_PHASE = {}  # graph (or "eager") -> 0/1; cleared with the graph by clear_session
 _KERAS_VARIABLES = weakref.WeakKeyDictionary()
 _SESSIONS = weakref.WeakKeyDictionary()
 _SESSION = None  # set_session's

@@ -30,8 +30,9 @@ from ...layers import base as tf_base
 from ...state.variables import Variable
 from .. import backend as K
 from .. import constraints, initializers, regularizers
+from ..utils.generic_utils import deserialize_keras_object, serialize_keras_object
 
-__all__ = ["Layer", "InputSpec", "Node", "flatten", "shape_list"]
+__all__ = ["Layer", "InputSpec", "Node", "flatten", "shape_list", "serialize_layer", "deserialize_layer"]
 
 InputSpec = tf_base.InputSpec
 
@@ -410,3 +411,25 @@ class Layer(tf_base.Layer):
 
     def __repr__(self):
         return f"<dflow.keras.layers.{type(self).__name__} {self.name!r}>"
+
+
+def _layer_classes():
+    """{class name: class} of every Keras layer class defined so far (dflow's first)."""
+    table, stack = {}, [Layer]
+    while stack:
+        cls = stack.pop()
+        for sub in cls.__subclasses__():
+            stack.append(sub)
+            if sub.__name__ not in table or sub.__module__.startswith("dflow.keras"):
+                table.setdefault(sub.__name__, sub)
+    return table
+
+
+def serialize_layer(layer):
+    return serialize_keras_object(layer)
+
+
+def deserialize_layer(config, custom_objects=None):
+    """The layer (or model) a `{"class_name", "config"}` dict describes; ValueError for an unknown
+    class (pass it in `custom_objects`)."""
+    return deserialize_keras_object(config, _layer_classes(), custom_objects, "layer")
