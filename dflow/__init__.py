@@ -17,6 +17,7 @@ from . import (
     image,
     initializers,
     io,
+    keras,
     layers,
     linalg,
     lookup,

@@ -8,7 +8,7 @@ tensorflow.python.framework import graph_util`, `from tensorflow.python.platform
 `from tensorflow.python.ops import array_ops`, `from tensorflow.contrib.learn.python.learn import
 learn_runner`, ...) are mapped by the table `PYTHON_MODULES`: a module to a dflow module, or to a
 namespace that reads its names from a few dflow modules (`array_ops.concat` is `dflow.concat`).
-A module dflow lacks (`tensorflow.keras`, a `tensorflow.python.*` module outside the table) is a
+A module dflow lacks (`tensorflow.tools`, a `tensorflow.python.*` module outside the table) is a
 ModuleNotFoundError that names it and says what `--as-tensorflow` maps. The finder and the module
 entries go away when the run ends.
 """
@@ -77,6 +77,10 @@ PYTHON_MODULES = {
         "monitored_session", "optimizer", "gradient_descent", "adam", "momentum", "adagrad", "rmsprop",
         "learning_rate_decay", "queue_runner", "queue_runner_impl", "coordinator", "checkpoint_utils",
         "checkpoint_management", "training")},
+    "tensorflow.python.keras": "dflow.keras",
+    **{f"tensorflow.python.keras.{m}": f"dflow.keras.{m}" for m in (
+        "layers", "models", "backend", "callbacks", "optimizers", "losses", "metrics", "activations", "initializers",
+        "regularizers", "constraints", "utils", "preprocessing", "engine")},
     "tensorflow.python.client": ("dflow",),
     "tensorflow.python.client.session": ("dflow",),
     "tensorflow.python.saved_model": "dflow.saved_model",

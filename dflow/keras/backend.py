@@ -70,6 +70,18 @@ _HISTORY = weakref.WeakKeyDictionary()
 _MASKS = weakref.WeakKeyDictionary()
 
 
+_SYMBOLIC_GRAPH = None
+
+
+def symbolic_graph():
+    """The graph holding eager-mode functional models' symbolic structure (their `Input`s and the
+    layer calls on them); the values are always computed eagerly."""
+    global _SYMBOLIC_GRAPH
+    if _SYMBOLIC_GRAPH is None:
+        _SYMBOLIC_GRAPH = graph_mod.Graph()
+    return _SYMBOLIC_GRAPH
+
+
 def keras_history(x):
     return _HISTORY.get(x) if isinstance(x, Tensor) else None
 

@@ -106,16 +106,20 @@ def test_as_tensorflow(tmp_path):
         "a = tf.constant([[1.0, 2.0]])\n"
         "with tf.Session() as sess:\n"
         "    print('sum', sess.run(tf.reduce_sum(a)), sess.scheduler)\n"
+        "import tensorflow.keras\n"
+        "from tensorflow.keras.layers import Dense\n"
+        "print('keras', tensorflow.keras is dflow.keras, Dense is dflow.keras.layers.Dense)\n"
         "try:\n"
-        "    import tensorflow.keras\n"
+        "    import tensorflow.no_such_module\n"
         "except ModuleNotFoundError as e:\n"
         "    print('missing', e.name)\n"
         "    print(e)\n")
     out = dflow_cli("run", "--as-tensorflow", "--scheduler", "threads", "--workers", "2", "tf1.py", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert lines(out, "sum") == ["sum 3.0 threads"]
-    assert lines(out, "missing") == ["missing tensorflow.keras"]
-    assert "No module named 'tensorflow.keras'" in out.stdout and "--as-tensorflow" in out.stdout
+    assert lines(out, "keras") == ["keras True True"]
+    assert lines(out, "missing") == ["missing tensorflow.no_such_module"]
+    assert "No module named 'tensorflow.no_such_module'" in out.stdout and "--as-tensorflow" in out.stdout
     # without the option the script's import is the real one (absent here): no alias leaks
     plain = dflow_cli("run", "tf1.py", cwd=tmp_path)
     assert plain.returncode == 1 and "ModuleNotFoundError" in plain.stderr
@@ -328,7 +332,9 @@ def test_as_tensorflow_maps_tf1_scripts_internal_imports(tmp_path):
         "    sess.run(tf.global_variables_initializer())\n"
         "    z = sess.graph.get_tensor_by_name('op_to_store:0')\n"
         "    print('same', bool((sess.run(z) == zv).all()))\n"
-        "for name in ('tensorflow.python.keras', 'tensorflow.python.tools.freeze_graph', 'tensorflow.contrib.crf'):\n"
+        "from tensorflow.python.keras import backend as K\n"
+        "print('pykeras', K is dflow.keras.backend)\n"
+        "for name in ('tensorflow.python.debug', 'tensorflow.python.tools.freeze_graph', 'tensorflow.contrib.crf'):\n"
         "    try:\n"
         "        __import__(name)\n"
         "    except ModuleNotFoundError as e:\n"
@@ -340,9 +346,10 @@ def test_as_tensorflow_maps_tf1_scripts_internal_imports(tmp_path):
     out = dflow_cli("run", "--as-tensorflow", "pb.py", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert lines(out, "same") == ["same True"]
+    assert lines(out, "pykeras") == ["pykeras True"]
     missing = lines(out, "missing")
     assert [m.split(" | ")[0] for m in missing] == [
-        "missing tensorflow.python.keras", "missing tensorflow.python.tools",  # the first module it lacks
+        "missing tensorflow.python.debug", "missing tensorflow.python.tools",  # the first module it lacks
         "missing tensorflow.contrib.crf"]
     assert "tensorflow.python.framework" in missing[0] and "cannot map" not in missing[0]
     assert "dflow does not provide tf.contrib.crf, a TF1 name" in missing[2]

@@ -20,6 +20,7 @@ import inspect
 import numpy as np
 
 from ...eager.context import executing_eagerly
+from ...eager.tensor import EagerTensor
 from ...graph.dtypes import as_dtype
 from ...graph.graph import Graph, name_scope
 from ...graph.ops import Tensor
@@ -99,6 +100,14 @@ def _accepts_named(fn, name):
         return name in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _symbolic_graph(leaves):
+    """The graph of the graph-mode tensors among `leaves` (None when all are eager values)."""
+    for x in leaves:
+        if isinstance(x, Tensor) and not isinstance(x, EagerTensor):
+            return x.graph
+    return None
 
 
 class Layer(tf_base.Layer):
@@ -296,7 +305,20 @@ class Layer(tf_base.Layer):
         return self.name
 
     def __call__(self, inputs, *args, **kwargs):
-        """Builds the layer on its first call, applies `call`, follows masks and records the call."""
+        """Builds the layer on its first call, applies `call`, follows masks and records the call.
+
+        In eager mode a call on symbolic tensors (a functional model's `Input`) builds the layer's
+        variables eagerly and applies `call` in the inputs' graph, for the model's structure."""
+        graph = _symbolic_graph(flatten(inputs)) if executing_eagerly() else None
+        if graph is None:
+            return self._call(inputs, args, kwargs)
+        if not self.built:
+            with name_scope(self._name_scope()):
+                self._maybe_build(inputs)
+        with graph.as_default():
+            return self._call(inputs, args, kwargs)
+
+    def _call(self, inputs, args, kwargs):
         leaves = flatten(inputs)
         if not isinstance(inputs, (list, tuple, dict)):
             inputs = convert_to_tensor(inputs)
@@ -335,7 +357,8 @@ class Layer(tf_base.Layer):
         leaves = flatten(inputs)
         if self._dtype is None and leaves and isinstance(leaves[0], Tensor):
             self._dtype = leaves[0].dtype.base_dtype if leaves[0].dtype.is_floating else as_dtype(K.floatx())
-        shapes = leaves[0].shape if isinstance(inputs, Tensor) else [convert_to_tensor(x).shape for x in leaves]
+        shapes = leaves[0].shape if isinstance(inputs, Tensor) else [
+            x.shape if isinstance(x, Tensor) else convert_to_tensor(x).shape for x in leaves]
         self.build(shapes)
         self.built = True
         if self._initial_weights is not None:

@@ -21,10 +21,6 @@ class InputLayer(Layer):
         batch_input_shape = kwargs.pop("batch_input_shape", None)
         if kwargs:
             raise ValueError(f"Unrecognized keyword arguments: {sorted(kwargs)}")
-        if executing_eagerly():
-            raise NotImplementedError(
-                "tf.keras.Input / InputLayer in eager mode: dflow builds functional models in graph mode only; "
-                "in eager mode use a Sequential or a subclassed tf.keras.Model")
         if name is None:
             name = f"input_{K.get_uid('input')}"
         super().__init__(name=name, dtype=dtype)
@@ -39,7 +35,11 @@ class InputLayer(Layer):
         self.sparse = sparse
         self.is_placeholder = input_tensor is None
         if input_tensor is None:
-            input_tensor = placeholder(self._dtype, shape=self._batch_input_shape, name=self.name)
+            if executing_eagerly():  # the structure of an eager functional model lives in Keras's graph
+                with K.symbolic_graph().as_default():
+                    input_tensor = placeholder(self._dtype, shape=self._batch_input_shape, name=self.name)
+            else:
+                input_tensor = placeholder(self._dtype, shape=self._batch_input_shape, name=self.name)
         self.built = True
         self._add_inbound_node([], input_tensor, (), {})
 

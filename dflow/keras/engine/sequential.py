@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
+
 from ...eager.context import executing_eagerly
-from ...kernels.manip_ops import zeros
 from . import data_adapter
 from .base_layer import Layer, deserialize_layer
 from .input_layer import Input, InputLayer
@@ -46,8 +47,6 @@ class Sequential(Model):
         self.built = False
         self._is_graph_network = False
         self._graph_parts = None
-        if executing_eagerly():
-            return
         first = self._stack[0]
         shape = getattr(first, "_batch_input_shape", None)
         if isinstance(first, InputLayer):
@@ -73,10 +72,6 @@ class Sequential(Model):
         """Builds the stack for `input_shape` (with the batch dimension)."""
         if self._is_graph_network or input_shape is None:
             return
-        if executing_eagerly():
-            shape = [1 if d is None else d for d in tuple(input_shape)]
-            self(zeros(shape, dtype=self._stack[0].dtype or "float32"))
-            return
         self._input_tensor = Input(batch_shape=tuple(input_shape), name=f"{self._stack[0].name}_input")
         self._connected = 0
         self._connect(self._input_tensor, self._stack)
@@ -91,6 +86,18 @@ class Sequential(Model):
             kwargs = {"training": training} if training is not None and layer._call_takes_training else {}
             outputs = layer(outputs, **kwargs)
         return outputs
+
+    def __call__(self, inputs, *args, **kwargs):
+        """A deferred stack builds on the first inputs' shape (an `Input` of that shape), then applies."""
+        if not self._is_graph_network and self._stack and not isinstance(inputs, (list, tuple, dict)):
+            shape = getattr(inputs, "shape", None)
+            if shape is None:
+                shape = np.shape(inputs)
+            dims = shape.as_list() if hasattr(shape, "as_list") and shape.ndims is not None else \
+                (list(shape) if not hasattr(shape, "as_list") else None)
+            if dims is not None:
+                self.build((None,) + tuple(dims[1:]))
+        return super().__call__(inputs, *args, **kwargs)
 
     def _symbolic_io(self, sample=None):
         if not self._is_graph_network and sample is not None and self._stack:
