@@ -13,3 +13,6 @@ __all__ += ["Embedding", "Masking"]
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells
 
 __all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU"]
+from .wrappers import Bidirectional, TimeDistributed, Wrapper
+
+__all__ += ["Wrapper", "TimeDistributed", "Bidirectional"]
