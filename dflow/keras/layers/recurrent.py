@@ -144,8 +144,8 @@ def _dropout_masks(batch, dim, rate, training, count, dtype):
     def dropped():
         return [K.dropout(ones_t, rate) for _ in range(count)]
 
-    if training is None:
-        training = K.learning_phase()
+    if training is None:  # eagerly the base layer passes a fixed phase 1 itself; None is 0
+        training = 0 if executing_eagerly() else K.learning_phase()
     if isinstance(training, (bool, int)):
         return dropped() if training else [ones_t] * count
     return [K.in_train_phase(lambda: K.dropout(ones_t, rate), ones_t, training=training) for _ in range(count)]
