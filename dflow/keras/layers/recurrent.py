@@ -16,7 +16,10 @@ phase (`training`), one per gate as Keras's.
 
 from __future__ import annotations
 
+import inspect
 import sys
+
+import numpy as np
 
 from ...eager.context import executing_eagerly
 from ...graph import dtypes
@@ -570,8 +573,6 @@ class RNN(Layer):
         if len(values) != len(self.states):
             raise ValueError(f"Layer {self.name} expects {len(self.states)} states, but it received "
                              f"{len(values)} state values. Input received: {states}")
-        import numpy as np
-
         K.batch_set_value([(v, np.zeros(v.shape.as_list()) if val is None else np.asarray(val))
                            for v, val in zip(self.states, values)])
 
@@ -661,8 +662,6 @@ class RNN(Layer):
 
 
 def _call_args(cell):
-    import inspect
-
     try:
         return inspect.signature(cell.call).parameters
     except (TypeError, ValueError):
