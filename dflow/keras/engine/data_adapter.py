@@ -100,7 +100,8 @@ def iterate_stream(source, session_run=None):
     """Batches of a Dataset (through `session_run` in graph mode), a generator or a Sequence."""
     if isinstance(source, Dataset):
         if session_run is None:
-            yield from source
+            for item in source:
+                yield item
             return
         iterator = source.make_one_shot_iterator()
         nxt = iterator.get_next()
@@ -115,7 +116,8 @@ def iterate_stream(source, session_run=None):
         if hasattr(source, "on_epoch_end"):
             source.on_epoch_end()
         return
-    yield from source
+    for item in source:  # not `yield from`: closing this stream must not close the user's generator
+        yield item
 
 
 def split_batch(batch, what):

@@ -17,6 +17,8 @@ at its start.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ...eager.context import executing_eagerly
@@ -590,10 +592,7 @@ def _is_stream(x):
 
 
 def _take(iterator, n):
-    for i, item in enumerate(iterator):
-        if i >= n:
-            return
-        yield item
+    return itertools.islice(iterator, n)  # pulls no item beyond the n-th
 
 
 def _batch_len(x):
