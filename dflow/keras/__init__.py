@@ -13,5 +13,5 @@ from . import (
 from .engine.input_layer import Input
 from .models import Model, Sequential
 
-__all__ = ["activations", "backend", "callbacks", "constraints", "initializers", "layers", "models",
+__all__ = ["activations", "backend", "callbacks", "constraints", "estimator", "initializers", "layers", "models",
            "regularizers", "Input", "Model", "Sequential"]

@@ -560,6 +560,8 @@ def _weighted_loss(loss, target, output, sample_weight):
     ndim = per_sample.shape.ndims
     if ndim and ndim > 1:
         per_sample = reduction_ops.reduce_mean(per_sample, axis=list(range(1, ndim)))
+    if sample_weight is None:
+        return reduction_ops.reduce_mean(per_sample)
     return reduction_ops.reduce_mean(per_sample * sample_weight)
 
 
