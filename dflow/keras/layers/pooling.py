@@ -12,7 +12,12 @@ from ...kernels.math_ops import cast
 from ...kernels.reduction_ops import reduce_max, reduce_mean, reduce_sum
 from ...layers import pooling as tf_pooling
 from ...layers.base import input_shape_of
-from ...layers.utils import conv_output_length, normalize_data_format, normalize_padding, normalize_tuple
+from ...layers.utils import (
+    conv_output_length,
+    normalize_data_format,
+    normalize_padding,
+    normalize_tuple,
+)
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
 
