@@ -150,8 +150,9 @@ class Reshape(Layer):
         return TensorShape([dims[0]] + self._fix_unknown_dimension(dims[1:], self.target_shape))
 
     def call(self, inputs):
+        static = self.compute_output_shape(inputs.shape)  # Keras's errors first
         out = reshape(inputs, stack([shape(inputs)[0]] + list(self.target_shape)))
-        out.set_shape(self.compute_output_shape(inputs.shape))
+        out.set_shape(static)
         return out
 
     def get_config(self):
