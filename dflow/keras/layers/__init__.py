@@ -2,14 +2,23 @@
 
 from ..engine.base_layer import InputSpec, Layer
 from ..engine.input_layer import Input, InputLayer
+from .advanced_activations import *  # noqa: F403
+from .advanced_activations import __all__ as _advanced_activations
+from .convolutional import *  # noqa: F403
+from .convolutional import __all__ as _convolutional
 from .core import *  # noqa: F403
 from .core import __all__ as _core
 from .embeddings import Embedding
 from .masking import Masking
+from .merge import *  # noqa: F403
+from .merge import __all__ as _merge
+from .normalization import *  # noqa: F403
+from .normalization import __all__ as _normalization
+from .pooling import *  # noqa: F403
+from .pooling import __all__ as _pooling
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells
 from .wrappers import Bidirectional, TimeDistributed, Wrapper
 
-__all__ = ["Layer", "InputSpec", "Input", "InputLayer"] + _core
-__all__ += ["Embedding", "Masking"]
-__all__ += ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU"]
-__all__ += ["Wrapper", "TimeDistributed", "Bidirectional"]
+__all__ = (["Layer", "InputSpec", "Input", "InputLayer", "Embedding", "Masking", "RNN", "SimpleRNNCell", "LSTMCell",
+            "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Wrapper", "TimeDistributed", "Bidirectional"]
+           + _core + _convolutional + _advanced_activations + _merge + _normalization + _pooling)

@@ -1,13 +1,34 @@
 """Keras's core layers: `Dense`, `Dropout`, `Flatten`, `Activation` (over dflow's tf.layers where
-TF1 had the same layer), with Keras's argument names, string identifiers and `get_config`."""
+TF1 had the same layer), with Keras's argument names, string identifiers and `get_config`; and
+`Reshape`, `Permute`, `RepeatVector`, `Lambda`, `ActivityRegularization`, `SpatialDropout1D/2D/3D`,
+`GaussianNoise`, `GaussianDropout` (the noise layers act only while training).
+
+A `Lambda`'s config names its function (`module` and name) when it is a module-level function;
+dflow does not marshal bytecode, so `get_config` of a lambda or a nested function (what saving a
+model asks for) is a ValueError saying so; building and calling such a layer works as usual."""
 
 from __future__ import annotations
 
-from ...layers import core as tf_core
-from .. import activations, constraints, initializers, regularizers
-from ..engine.base_layer import Layer
+import importlib
+import inspect
 
-__all__ = ["Dense", "Dropout", "Flatten", "Activation"]
+import numpy as np
+
+from ...graph.shape import TensorShape
+from ...kernels.array_ops import identity, reshape, shape, stack
+from ...kernels.manip_ops import expand_dims, transpose
+from ...kernels.pad_ops import tile
+from ...kernels.random_ops import random_normal
+from ...layers import core as tf_core
+from ...layers.base import input_shape_of
+from ...layers.utils import smart_cond
+from .. import activations, constraints, initializers, regularizers
+from ..engine.base_layer import InputSpec, Layer, shape_list
+from ..utils.generic_utils import _lookup
+
+__all__ = ["Dense", "Dropout", "Flatten", "Activation", "Reshape", "Permute", "RepeatVector", "Lambda",
+           "ActivityRegularization", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",
+           "GaussianDropout"]
 
 
 def _ser(module, value):
@@ -91,4 +112,321 @@ class Activation(Layer):
     def get_config(self):
         config = super().get_config()
         config["activation"] = activations.serialize(self.activation)
+        return config
+
+
+class Reshape(Layer):
+    """[batch, ...] -> [batch, *target_shape]; one entry of target_shape may be -1 (inferred)."""
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(target_shape)
+
+    def _fix_unknown_dimension(self, input_shape, output_shape):
+        """output_shape with its -1 resolved from input_shape (Keras's checks and wording)."""
+        output_shape = list(output_shape)
+        msg = "total size of new array must be unchanged"
+        known, unknown = 1, None
+        for index, dim in enumerate(output_shape):
+            if dim < 0:
+                if unknown is not None:
+                    raise ValueError("Can only specify one unknown dimension.")
+                unknown = index
+            else:
+                known *= dim
+        original = int(np.prod(input_shape, dtype=np.int64))
+        if unknown is not None:
+            if known == 0 or original % known != 0:
+                raise ValueError(msg)
+            output_shape[unknown] = original // known
+        elif original != known:
+            raise ValueError(msg)
+        return output_shape
+
+    def compute_output_shape(self, input_shape):
+        dims = input_shape_of(input_shape).as_list()
+        if None in dims[1:]:
+            return TensorShape([dims[0]] + [d if d != -1 else None for d in self.target_shape])
+        return TensorShape([dims[0]] + self._fix_unknown_dimension(dims[1:], self.target_shape))
+
+    def call(self, inputs):
+        static = self.compute_output_shape(inputs.shape)  # Keras's errors first
+        out = reshape(inputs, stack([shape(inputs)[0]] + list(self.target_shape)))
+        out.set_shape(static)
+        return out
+
+    def get_config(self):
+        config = super().get_config()
+        config["target_shape"] = self.target_shape
+        return config
+
+
+class Permute(Layer):
+    """Permutes the non-batch axes: `dims` is a permutation of 1..rank-1."""
+
+    def __init__(self, dims, **kwargs):
+        super().__init__(**kwargs)
+        self.dims = tuple(dims)
+        if sorted(self.dims) != list(range(1, len(self.dims) + 1)):
+            raise ValueError(f"Invalid permutation `dims` for Permute Layer: {dims}. The set of indices in `dims` "
+                             f"must be consecutive and start from 1.")
+        self.input_spec = InputSpec(ndim=len(self.dims) + 1)
+
+    def compute_output_shape(self, input_shape):
+        dims = input_shape_of(input_shape).as_list()
+        return TensorShape([dims[0]] + [dims[d] for d in self.dims])
+
+    def call(self, inputs):
+        return transpose(inputs, perm=(0,) + self.dims)
+
+    def get_config(self):
+        config = super().get_config()
+        config["dims"] = self.dims
+        return config
+
+
+class RepeatVector(Layer):
+    """[batch, features] -> [batch, n, features]."""
+
+    def __init__(self, n, **kwargs):
+        super().__init__(**kwargs)
+        self.n = n
+        self.input_spec = InputSpec(ndim=2)
+
+    def compute_output_shape(self, input_shape):
+        dims = input_shape_of(input_shape).as_list()
+        return TensorShape([dims[0], self.n, dims[1]])
+
+    def call(self, inputs):
+        return tile(expand_dims(inputs, 1), [1, self.n, 1])
+
+    def get_config(self):
+        config = super().get_config()
+        config["n"] = self.n
+        return config
+
+
+def _is_module_function(fn):
+    return inspect.isfunction(fn) and fn.__name__ != "<lambda>" and "<locals>" not in fn.__qualname__
+
+
+def _function_config(fn, what, layer_name):
+    if _is_module_function(fn):
+        return fn.__name__, "function", fn.__module__
+    raise ValueError(f"Lambda layer {layer_name!r}: its {what} {getattr(fn, '__qualname__', fn)!r} is not a "
+                     f"module-level function, so it cannot be stored in a config (dflow does not marshal Python "
+                     f"bytecode as Keras does). Use a named module-level function, or a Layer subclass, to save it.")
+
+
+def _load_function(name, module, custom_objects=None):
+    found = _lookup(name, {}, custom_objects)
+    if found is not None:
+        return found
+    if module is not None:
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            pass
+    raise ValueError(f"Lambda layer config: unknown function {name!r} (module {module!r}); register it with "
+                     f"`custom_object_scope` or make it importable")
+
+
+class Lambda(Layer):
+    """Wraps a function of the inputs as a layer: `function(inputs, **arguments)`.
+
+    output_shape: a shape (batch excluded) or a function of the input shape; without it the shape
+    is found by calling the function. mask: a tensor, a function (inputs, mask) -> mask, or None.
+    """
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        self.function = function
+        self.arguments = arguments if arguments else {}
+        if mask is not None:
+            self.supports_masking = True
+        self.mask = mask
+        self._output_shape = output_shape
+        self._call_takes_mask = "mask" in inspect.signature(function).parameters \
+            if callable(function) else False
+        self._call_takes_training = "training" in inspect.signature(function).parameters \
+            if callable(function) else False
+
+    def call(self, inputs, mask=None, training=None):
+        arguments = dict(self.arguments)
+        if self._call_takes_mask:
+            arguments["mask"] = mask
+        if self._call_takes_training:
+            arguments["training"] = training
+        return self.function(inputs, **arguments)
+
+    def compute_mask(self, inputs, mask=None):
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        return self.mask
+
+    def compute_output_shape(self, input_shape):
+        if self._output_shape is None:
+            return super().compute_output_shape(input_shape)
+        if callable(self._output_shape):
+            out = self._output_shape(shape_list(input_shape) if not isinstance(input_shape, (list, tuple)) or
+                                     not input_shape or not isinstance(input_shape[0], (list, tuple, TensorShape))
+                                     else [shape_list(TensorShape(s)) for s in input_shape])
+            return TensorShape(out) if not (out and isinstance(out[0], (list, tuple))) else \
+                [TensorShape(s) for s in out]
+        first = input_shape[0] if isinstance(input_shape, list) and input_shape and \
+            isinstance(input_shape[0], (list, tuple, TensorShape)) else input_shape
+        batch = input_shape_of(first).as_list()[0] if input_shape_of(first).ndims else None
+        return TensorShape([batch] + list(self._output_shape))
+
+    def get_config(self):
+        config = super().get_config()
+        name, kind, module = _function_config(self.function, "function", self.name)
+        config.update({"function": name, "function_type": kind, "module": module})
+        if callable(self._output_shape):
+            name, kind, module = _function_config(self._output_shape, "output_shape", self.name)
+            config.update({"output_shape": name, "output_shape_type": kind, "output_shape_module": module})
+        else:
+            config.update({"output_shape": self._output_shape, "output_shape_type": "raw",
+                           "output_shape_module": None})
+        if self.mask is not None:
+            if not callable(self.mask):
+                raise ValueError(f"Lambda layer {self.name!r}: a tensor mask cannot be stored in a config")
+            name, kind, module = _function_config(self.mask, "mask", self.name)
+            config.update({"mask": name, "mask_type": kind, "mask_module": module})
+        config["arguments"] = self.arguments
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        function = _load_function(config.pop("function"), config.pop("module", None), custom_objects)
+        config.pop("function_type", None)
+        output_shape_type = config.pop("output_shape_type", "raw")
+        output_shape_module = config.pop("output_shape_module", None)
+        if output_shape_type == "function":
+            config["output_shape"] = _load_function(config["output_shape"], output_shape_module, custom_objects)
+        elif config.get("output_shape") is not None:
+            config["output_shape"] = tuple(config["output_shape"])
+        mask_module = config.pop("mask_module", None)
+        if config.pop("mask_type", None) == "function":
+            config["mask"] = _load_function(config["mask"], mask_module, custom_objects)
+        return cls(function, **config)
+
+
+class ActivityRegularization(Layer):
+    """The identity, adding l1·sum|x| + l2·sum(x²) (over the batch size) to the layer's losses."""
+
+    def __init__(self, l1=0.0, l2=0.0, **kwargs):
+        super().__init__(activity_regularizer=regularizers.L1L2(l1=l1, l2=l2), **kwargs)
+        self.supports_masking = True
+        self.l1, self.l2 = l1, l2
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"l1": self.l1, "l2": self.l2})
+        return config
+
+
+class _SpatialDropout(Dropout):
+    """Drops whole feature maps: one draw per (example, channel), shared along the spatial axes."""
+
+    _rank = 1
+
+    def __init__(self, rate, data_format=None, **kwargs):
+        super().__init__(rate, **kwargs)
+        self.data_format = data_format or "channels_last"
+        self.input_spec = InputSpec(ndim=self._rank + 2)
+
+    def call(self, inputs, training=None):
+        if training is None or self.rate == 0:
+            return inputs
+        ones = [1] * self._rank
+        self.noise_shape = [None, None] + ones if self.data_format == "channels_first" else [None] + ones + [None]
+        try:
+            return super().call(inputs, training=training)
+        finally:
+            self.noise_shape = None
+
+    def get_config(self):
+        config = super().get_config()
+        if self._rank > 1:
+            config["data_format"] = self.data_format
+        return config
+
+
+class SpatialDropout1D(_SpatialDropout):
+    """Dropout of whole channels of [batch, steps, channels]."""
+    _rank = 1
+
+    def __init__(self, rate, **kwargs):
+        super().__init__(rate, **kwargs)
+
+
+class SpatialDropout2D(_SpatialDropout):
+    """Dropout of whole feature maps of images."""
+    _rank = 2
+
+
+class SpatialDropout3D(_SpatialDropout):
+    """Dropout of whole feature maps of volumes."""
+    _rank = 3
+
+
+class GaussianNoise(Layer):
+    """Adds N(0, stddev²) noise while training; the identity otherwise."""
+
+    def __init__(self, stddev, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.stddev = stddev
+        self.seed = seed
+
+    def call(self, inputs, training=None):
+        if training is None:
+            return inputs
+
+        def noised():
+            return inputs + random_normal(shape(inputs), mean=0.0, stddev=self.stddev, dtype=inputs.dtype,
+                                          seed=self.seed)
+
+        return smart_cond(training, noised, lambda: identity(inputs))
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"stddev": self.stddev, "seed": self.seed})
+        return config
+
+
+class GaussianDropout(Layer):
+    """Multiplies by N(1, rate/(1 - rate)) noise while training; the identity otherwise."""
+
+    def __init__(self, rate, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.rate = rate
+        self.seed = seed
+
+    def call(self, inputs, training=None):
+        if training is None or not 0 < self.rate < 1:
+            return inputs
+        stddev = float(np.sqrt(self.rate / (1.0 - self.rate)))
+
+        def noised():
+            return inputs * random_normal(shape(inputs), mean=1.0, stddev=stddev, dtype=inputs.dtype,
+                                          seed=self.seed)
+
+        return smart_cond(training, noised, lambda: identity(inputs))
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"rate": self.rate, "seed": self.seed})
         return config
