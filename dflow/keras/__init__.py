@@ -5,6 +5,7 @@ from . import (
            backend,
            callbacks,
            constraints,
+           estimator,
            initializers,
            layers,
            models,

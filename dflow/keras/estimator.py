@@ -22,7 +22,7 @@ from ..kernels.state_ops import assign_add
 from ..metrics import mean as metric_mean
 from ..train.monitored_session import Scaffold
 from ..train.optimizer import Optimizer as TFOptimizerBase
-from ..train.training_util import get_global_step
+from ..train.schedules import get_global_step
 from . import models
 from .engine.training import _weighted_loss
 
