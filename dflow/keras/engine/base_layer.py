@@ -148,6 +148,10 @@ class Layer(tf_base.Layer):
                 if isinstance(item, tf_base.Layer) and item is not self and \
                         not any(item is t for t in self._tracked_layers):
                     self._tracked_layers.append(item)
+                elif isinstance(item, Variable) and "_trainable_weights" in self.__dict__ and not any(
+                        item is v for v in self._trainable_weights + self._non_trainable_weights):
+                    # a variable assigned as an attribute is the layer's (the TF 1.x eager guide's models)
+                    (self._trainable_weights if item.trainable else self._non_trainable_weights).append(item)
         super().__setattr__(name, value)
 
     # ---- weights, losses and updates (own, then tracked sublayers') ------------------------

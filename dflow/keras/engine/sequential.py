@@ -105,6 +105,17 @@ class Sequential(Model):
             self.build((None,) + tuple(first.shape[1:]))
         return super()._symbolic_io(sample)
 
+    def predict_proba(self, x, batch_size=32, verbose=0):
+        """`predict`, for a stack ending in probabilities."""
+        return self.predict(x, batch_size=batch_size, verbose=verbose)
+
+    def predict_classes(self, x, batch_size=32, verbose=0):
+        """The argmax class of each sample (the 0.5 threshold for a single output unit)."""
+        proba = self.predict(x, batch_size=batch_size, verbose=verbose)
+        if proba.shape[-1] > 1:
+            return proba.argmax(axis=-1)
+        return (proba > 0.5).astype("int32")
+
     def get_config(self):
         return {"name": self.name, "layers": [{"class_name": type(lay).__name__, "config": copy.deepcopy(lay.get_config())}
                                               for lay in self.layers]}
