@@ -574,7 +574,7 @@ def _check_array(value, tensor, what, like=None):
     value = np.asarray(value)
     shape = (like if like is not None else tensor).shape
     if shape.ndims is not None:
-        if value.ndim == shape.ndims - 1 and what == "target" and shape[-1].value == 1:
+        if value.ndim == 1 and shape.ndims == 2:  # Keras's rule: 1-D data is a column
             value = value.reshape(value.shape + (1,))
         if what == "target":  # sparse targets differ from the output in their last axis; the loss checks them
             return value.astype(tensor.dtype.as_numpy_dtype, copy=False)
