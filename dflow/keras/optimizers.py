@@ -11,6 +11,8 @@ class below gives its own `_create_slots`, `_prepare` and `_apply_dense`.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from ..eager.context import executing_eagerly
@@ -77,6 +79,8 @@ class Optimizer(tf_optimizer.Optimizer):
 
     def _in_scope(self):
         """The optimizer's own name scope (opened once per graph, then re-entered)."""
+        if self.__dict__.get("_applying"):
+            return contextlib.nullcontext()
         if executing_eagerly():
             return name_scope(self._name)
         scopes = self.__dict__.setdefault("_scopes", {})
@@ -166,7 +170,11 @@ class Optimizer(tf_optimizer.Optimizer):
             with control_dependencies(None):
                 for hyper in self._hyper:
                     self._get_hyper(hyper)
-            return super().apply_gradients(grads_and_vars, name=name)
+            self._applying = True
+            try:
+                return super().apply_gradients(grads_and_vars, name=name)
+            finally:
+                self._applying = False
 
     def minimize(self, loss, var_list, grad_loss=None, name=None):
         """`loss` (a tensor, or a callable in eager mode) minimized over `var_list` by one step."""
