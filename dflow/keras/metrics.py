@@ -19,14 +19,30 @@ from ..kernels.common import constant, convert_to_tensor
 from ..kernels.control_ops import group
 from ..kernels.gather_ops import one_hot, top_k
 from ..kernels.linalg_ops import matmul
-from ..kernels.state_ops import assign, assign_add
+from ..kernels.state_ops import assign_add
 from . import backend as K
 from . import losses as L
 from .engine.base_layer import Layer
-from .losses import (binary_crossentropy, categorical_crossentropy, categorical_hinge, hinge, kld, kullback_leibler_divergence,
-                     logcosh, mae, mape, mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
-                     mean_squared_logarithmic_error, mse, msle, poisson, sparse_categorical_crossentropy,
-                     squared_hinge)
+from .losses import (
+    binary_crossentropy,
+    categorical_crossentropy,
+    categorical_hinge,
+    hinge,
+    kld,
+    kullback_leibler_divergence,
+    logcosh,
+    mae,
+    mape,
+    mean_absolute_error,
+    mean_absolute_percentage_error,
+    mean_squared_error,
+    mean_squared_logarithmic_error,
+    mse,
+    msle,
+    poisson,
+    sparse_categorical_crossentropy,
+    squared_hinge,
+)
 from .utils.generic_utils import deserialize_keras_object, serialize_keras_object
 
 __all__ = [
