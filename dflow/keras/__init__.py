@@ -1,18 +1,24 @@
 """`tf.keras` as TensorFlow 1.x shipped it, on dflow's graph, eager mode and Dask."""
 
 from . import (
-           activations,
-           backend,
-           callbacks,
-           constraints,
-           estimator,
-           initializers,
-           layers,
-           models,
-           regularizers,
+    activations,
+    backend,
+    callbacks,
+    constraints,
+    estimator,
+    initializers,
+    layers,
+    losses,
+    metrics,
+    models,
+    optimizers,
+    preprocessing,
+    regularizers,
+    utils,
 )
 from .engine.input_layer import Input
 from .models import Model, Sequential
 
-__all__ = ["activations", "backend", "callbacks", "constraints", "estimator", "initializers", "layers", "models",
-           "regularizers", "Input", "Model", "Sequential"]
+__all__ = ["activations", "backend", "callbacks", "constraints", "estimator", "initializers", "layers", "losses",
+           "metrics", "models", "optimizers", "preprocessing", "regularizers", "utils", "Input", "Model",
+           "Sequential"]
