@@ -81,7 +81,7 @@ def test_eager_guide_subclassed_model():
             return tf.losses.sparse_softmax_cross_entropy(labels=y, logits=model(x))
 
         first = None
-        for epoch in range(5):
+        for _epoch in range(5):
             for xs, ys in dataset:
                 with tf.GradientTape() as tape:
                     value = loss(model, xs, ys)

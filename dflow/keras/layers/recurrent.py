@@ -36,6 +36,7 @@ from ...kernels.math_ops import add, cast, less, multiply, subtract, where
 from ...kernels.state_ops import assign
 from ...kernels.tensor_array_ops import TensorArray
 from ...nn.core import bias_add
+from ...state.variables import Variable
 from .. import activations, constraints, initializers, regularizers
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
@@ -64,6 +65,13 @@ def _sizes(state_size):
 
 
 # ---- the loop ------------------------------------------------------------------------------------
+def _state_variable(shape, dtype):
+    """A stateful RNN's carried state: a non-trainable, Keras-initialized zeros variable."""
+    v = Variable(np.zeros(shape, dtype=dtypes.as_dtype(dtype or K.floatx()).as_numpy_dtype), trainable=False)
+    K.track_variable(v)
+    return v
+
+
 def rnn(step, inputs, initial_states, output_size, go_backwards=False, mask=None, unroll=False):
     """Runs `step(x_t, states) -> (output, new_states)` over axis 1 of `inputs` ([batch, time, ...]).
 
@@ -410,7 +418,7 @@ class GRUCell(_DropoutCell, Layer):
 
 
 def _zero_states(state_size, batch_size, dtype):
-    dtype = dtypes.as_dtype(dtype or K.floatx())
+    dtype = dtypes.dtypes.as_dtype(dtype or K.floatx())
     out = []
     for size in _sizes(state_size):
         shape = stack([batch_size, size]) if isinstance(batch_size, Tensor) else [batch_size, size]
@@ -552,9 +560,7 @@ class RNN(Layer):
                                  "passing a `batch_input_shape` argument to your first layer.\n- If using the "
                                  "functional API, specify the batch size by passing a `batch_shape` argument to "
                                  "your Input layer.")
-            self.states = [K.zeros((batch, size), dtype=self._dtype) for size in _sizes(self.cell.state_size)]
-            for v in self.states:
-                self._non_trainable_weights.append(v)
+            self.states = [_state_variable((batch, size), self._dtype) for size in _sizes(self.cell.state_size)]
         self.built = True
 
     def get_initial_state(self, inputs):
