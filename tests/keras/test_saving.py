@@ -8,7 +8,6 @@ tf.keras's `model.save`/`save_weights` files and TF's predictions on the stored 
 import json
 import os
 import subprocess
-
 import textwrap
 from pathlib import Path
 
@@ -17,8 +16,7 @@ import numpy as np
 import pytest
 
 import dflow as tf
-from dflow import errors
-from dflow import keras
+from dflow import errors, keras
 from dflow.keras import models
 from dflow.keras.saving import hdf5_format
 
