@@ -7,8 +7,9 @@ import json
 from .engine.base_layer import deserialize_layer
 from .engine.sequential import Sequential
 from .engine.training import Model
+from .saving import load_model, save_model
 
-__all__ = ["Model", "Sequential", "model_from_config", "model_from_json", "clone_model"]
+__all__ = ["Model", "Sequential", "model_from_config", "model_from_json", "clone_model", "save_model", "load_model"]
 
 
 def model_from_config(config, custom_objects=None):

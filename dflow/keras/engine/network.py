@@ -13,6 +13,7 @@ import json
 
 from ...graph.ops import Tensor
 from .. import backend as K
+from ..saving import save as saving
 from .base_layer import Layer, deserialize_layer, flatten, shape_list
 from .input_layer import InputLayer
 
@@ -253,6 +254,20 @@ class Network(Layer):
 
     def summary(self, line_length=None, positions=None, print_fn=None):
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
+
+    # ---- saving (dflow/keras/saving) --------------------------------------------------------------
+    def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
+        """Architecture, weights and training config in one HDF5 file (`models.load_model` reads it)."""
+        saving.save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer,
+                          save_format=save_format)
+
+    def save_weights(self, filepath, overwrite=True, save_format=None):
+        """HDF5 weights for `.h5`/`.keras` paths (or save_format='h5'), otherwise a TF checkpoint."""
+        saving.save_weights(self, filepath, overwrite=overwrite, save_format=save_format)
+
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False):
+        """Loads `save_weights`' HDF5 file (by layer order or by name) or TF checkpoint."""
+        return saving.load_weights(self, filepath, by_name=by_name, skip_mismatch=skip_mismatch)
 
 
 def _ref(tensor):
