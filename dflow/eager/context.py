@@ -258,6 +258,10 @@ class EagerGraph(Graph):
     compute_gradients = None  # set by dflow/eager/tape.py: (loss_fn, var_list, grad_loss) -> (loss, [(g, v)])
 
     # ---- what TF's eager context does with graph structure ----------------------------------
+    def reset_names(self):
+        """Variable names count from 0 again (`tf.keras.backend.clear_session` in eager mode)."""
+        self._var_names.clear()
+
     def unique_name(self, name, mark_as_used=True):
         return self._name_stack + "/" + name if self._name_stack else name  # eager ops have no unique names
 

@@ -124,6 +124,8 @@ def clear_session():
     _SESSION = None
     if not executing_eagerly():
         graph_mod.reset_default_graph()
+    else:  # eager variable names count from 0 again
+        graph.reset_names()
 
 
 def track_variable(v):

@@ -63,12 +63,10 @@ class Network(Layer):
         self.inputs, self.outputs = fixed, outputs
         self._is_graph_network = True
         self._nodes_in_order = self._walk(fixed, outputs)
-        layers = []
-        for x in fixed:
-            layers.append(K.keras_history(x)[0])
-        for node in self._nodes_in_order:
-            if not any(node.layer is lay for lay in layers):
-                layers.append(node.layer)
+        layers = _keras_layer_order(outputs)
+        for x in fixed:  # an input no output reads is still the model's
+            if not any(K.keras_history(x)[0] is lay for lay in layers):
+                layers.append(K.keras_history(x)[0])
         self._layers = layers
         self._tracked_layers = [lay for lay in layers]
         self.input_names = [K.keras_history(x)[0].name for x in fixed]
@@ -268,6 +266,43 @@ class Network(Layer):
     def load_weights(self, filepath, by_name=False, skip_mismatch=False):
         """Loads `save_weights`' HDF5 file (by layer order or by name) or TF checkpoint."""
         return saving.load_weights(self, filepath, by_name=by_name, skip_mismatch=skip_mismatch)
+
+
+def _keras_layer_order(outputs):
+    """Keras's order of a functional model's layers: by depth from the outputs, deepest (the
+    inputs) first, ties in the order the walk from the outputs first met them."""
+    indices, depth_of_node, order = {}, {}, []
+    finished = set()
+
+    def walk(tensor):
+        layer, node_index, _ = K.keras_history(tensor)
+        node = layer._inbound_nodes[node_index]
+        if id(node) in finished:
+            return
+        indices.setdefault(id(layer), (len(indices), layer))
+        for x in node.input_tensors:
+            walk(x)
+        finished.add(id(node))
+        order.append(node)
+
+    for x in outputs:
+        walk(x)
+    layer_depth = {}
+    for node in reversed(order):
+        depth = max(depth_of_node.setdefault(id(node), 0), layer_depth.get(id(node.layer), 0))
+        layer_depth[id(node.layer)] = depth
+        depth_of_node[id(node)] = depth
+        for x in node.input_tensors:
+            layer, node_index, _ = K.keras_history(x)
+            inbound = layer._inbound_nodes[node_index]
+            depth_of_node[id(inbound)] = max(depth + 1, depth_of_node.get(id(inbound), 0))
+    by_depth = {}
+    for key, depth in layer_depth.items():
+        by_depth.setdefault(depth, []).append(indices[key])
+    layers = []
+    for depth in sorted(by_depth, reverse=True):
+        layers.extend(layer for _, layer in sorted(by_depth[depth], key=lambda item: item[0]))
+    return layers
 
 
 def _ref(tensor):

@@ -140,7 +140,7 @@ class Model(Network):
                     fn = metrics_module.binary_accuracy
                 else:
                     fn = metrics_module.categorical_accuracy
-                out.append((m, fn))
+                out.append(("acc", fn))  # TF 1.x reports 'accuracy' as 'acc' too
             elif isinstance(m, str):
                 fn = metrics_module.get(m)
                 out.append((_METRIC_ALIASES.get(m, _fn_name(fn)), fn))
@@ -243,25 +243,25 @@ class Model(Network):
                     K.track_variable(v)
         return parts["train_op"]
 
-    def _feed(self, parts, x, y, sample_weight, training):
+    def _feed(self, inputs, outputs, x, y, sample_weight, training):
         feed = {}
-        xs = data_adapter.as_list(x, [K.keras_history(t)[0].name for t in parts["inputs"]]
+        xs = data_adapter.as_list(x, [K.keras_history(t)[0].name for t in inputs]
                                   if self._is_graph_network else None)
-        if len(xs) != len(parts["inputs"]):
+        if len(xs) != len(inputs):
             raise ValueError(f"Error when checking model input: the list of arrays passed to your model is not the "
-                             f"size the model expected. Expected to see {len(parts['inputs'])} array(s), but instead "
+                             f"size the model expected. Expected to see {len(inputs)} array(s), but instead "
                              f"got {len(xs)}")
-        for tensor, value in zip(parts["inputs"], xs):
+        for tensor, value in zip(inputs, xs):
             feed[tensor] = _check_array(value, tensor, "input")
         if y is not None:
-            ys = data_adapter.as_list(y, [o.name for o in parts["outputs"]])
-            if len(ys) != len(parts["outputs"]):
-                raise ValueError(f"Error when checking model target: expected {len(parts['outputs'])} arrays, got "
+            ys = data_adapter.as_list(y, [o.name for o in outputs])
+            if len(ys) != len(outputs):
+                raise ValueError(f"Error when checking model target: expected {len(outputs)} arrays, got "
                                  f"{len(ys)}")
-            for o, value in zip(parts["outputs"], ys):
+            for o, value in zip(outputs, ys):
                 feed[o.target] = _check_array(value, o.target, "target", o.tensor)
             sws = data_adapter.as_list(sample_weight) if sample_weight is not None else [None] * len(ys)
-            for o, value in zip(parts["outputs"], sws):
+            for o, value in zip(outputs, sws):
                 if value is not None:
                     feed[o.sample_weight] = np.asarray(value, dtype=o.tensor.dtype.as_numpy_dtype).reshape(-1)
         phase = K._phase_placeholder()
@@ -270,10 +270,11 @@ class Model(Network):
         return feed
 
     def _graph_batch(self, x, y, sample_weight, mode):
+        if mode == "predict":  # no loss needed: an uncompiled model predicts
+            inputs, outputs = self._symbolic_io(sample=x)
+            feed = self._feed(inputs, None, x, None, None, training=False)
+            return K.get_session().run(list(outputs), feed_dict=feed)
         parts = self._build_graph_parts(sample=x)
-        if mode == "predict":
-            feed = self._feed(parts, x, None, None, training=False)
-            return K.get_session().run([o.tensor for o in parts["outputs"]], feed_dict=feed)
         fetches = [parts["total_loss"]]
         if len(parts["outputs"]) > 1:
             fetches += [o.loss_value for o in parts["outputs"]]
@@ -282,10 +283,11 @@ class Model(Network):
             train_op = self._train_op()
             session = K.get_session()
             values = session.run(fetches + [train_op],
-                                 feed_dict=self._feed(parts, x, y, sample_weight, training=True))[:-1]
+                                 feed_dict=self._feed(parts["inputs"], parts["outputs"], x, y, sample_weight,
+                                                     training=True))[:-1]
             return values
         session = K.get_session()
-        feed = self._feed(parts, x, y, sample_weight, training=False)
+        feed = self._feed(parts["inputs"], parts["outputs"], x, y, sample_weight, training=False)
         if parts["metric_updates"]:
             session.run(group(*parts["metric_updates"]), feed_dict=feed)
         return session.run(fetches, feed_dict=feed)

@@ -418,7 +418,7 @@ class GRUCell(_DropoutCell, Layer):
 
 
 def _zero_states(state_size, batch_size, dtype):
-    dtype = dtypes.dtypes.as_dtype(dtype or K.floatx())
+    dtype = dtypes.as_dtype(dtype or K.floatx())
     out = []
     for size in _sizes(state_size):
         shape = stack([batch_size, size]) if isinstance(batch_size, Tensor) else [batch_size, size]

@@ -47,44 +47,8 @@ def _h5py():
 
 # ---- layer order and weights ------------------------------------------------------------------------
 def keras_layer_order(model):
-    """The model's layers in Keras's order (see the module docstring); `model.layers` for a
-    Sequential or subclassed model."""
-    if not getattr(model, "_is_graph_network", False) or type(model).__name__ == "Sequential":
-        return list(model.layers)
-    indices, depth_of_node, order = {}, {}, []
-    finished = set()
-
-    def walk(tensor):
-        layer, node_index, _ = K.keras_history(tensor)
-        node = layer._inbound_nodes[node_index]
-        if id(node) in finished:
-            return
-        indices.setdefault(id(layer), (len(indices), layer))
-        for x in node.input_tensors:
-            walk(x)
-        finished.add(id(node))
-        order.append(node)
-
-    for x in model.outputs:
-        walk(x)
-    layer_depth = {}
-    for node in reversed(order):
-        depth = max(depth_of_node.setdefault(id(node), 0), layer_depth.get(id(node.layer), 0))
-        layer_depth[id(node.layer)] = depth
-        depth_of_node[id(node)] = depth
-        for x in node.input_tensors:
-            layer, node_index, _ = K.keras_history(x)
-            inbound = layer._inbound_nodes[node_index]
-            depth_of_node[id(inbound)] = max(depth + 1, depth_of_node.get(id(inbound), 0))
-    by_depth = {}
-    for key, depth in layer_depth.items():
-        by_depth.setdefault(depth, []).append(indices[key])
-    known = {id(lay) for lay in model.layers}
-    layers = []
-    for depth in sorted(by_depth, reverse=True):
-        layers.extend(layer for _, layer in sorted(by_depth[depth], key=lambda item: item[0]))
-    layers = [lay for lay in layers if id(lay) in known]
-    return layers + [lay for lay in model.layers if not any(lay is x for x in layers)]
+    """The model's layers in Keras's order (a functional model keeps them so: engine/network.py)."""
+    return list(model.layers)
 
 
 def _weights_of(layer):
