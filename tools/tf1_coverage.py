@@ -45,6 +45,84 @@ BY_HAND = {
     "estimator.export": "ClassificationOutput PredictOutput RegressionOutput ServingInputReceiver "
                         "TensorServingInputReceiver build_parsing_serving_input_receiver_fn "
                         "build_raw_serving_input_receiver_fn",
+    "keras": "Input Model Sequential activations applications backend callbacks constraints datasets estimator "
+             "experimental initializers layers losses metrics mixed_precision models optimizers preprocessing "
+             "regularizers utils wrappers",
+    "keras.layers": "AbstractRNNCell Activation ActivityRegularization Add AdditiveAttention AlphaDropout Attention "
+                    "Average AveragePooling1D AveragePooling2D AveragePooling3D AvgPool1D AvgPool2D AvgPool3D "
+                    "BatchNormalization Bidirectional Concatenate Conv1D Conv2D Conv2DTranspose Conv3D "
+                    "Conv3DTranspose ConvLSTM2D Convolution1D Convolution2D Convolution2DTranspose Convolution3D "
+                    "Convolution3DTranspose Cropping1D Cropping2D Cropping3D CuDNNGRU CuDNNLSTM Dense DenseFeatures "
+                    "DepthwiseConv2D Dot Dropout ELU Embedding Flatten GRU GRUCell GaussianDropout GaussianNoise "
+                    "GlobalAveragePooling1D GlobalAveragePooling2D GlobalAveragePooling3D GlobalAvgPool1D "
+                    "GlobalAvgPool2D GlobalAvgPool3D GlobalMaxPool1D GlobalMaxPool2D GlobalMaxPool3D "
+                    "GlobalMaxPooling1D GlobalMaxPooling2D GlobalMaxPooling3D Input InputLayer InputSpec LSTM "
+                    "LSTMCell Lambda Layer LayerNormalization LeakyReLU LocallyConnected1D LocallyConnected2D "
+                    "Masking MaxPool1D MaxPool2D MaxPool3D MaxPooling1D MaxPooling2D MaxPooling3D Maximum Minimum "
+                    "Multiply PReLU Permute RNN ReLU RepeatVector Reshape SeparableConv1D SeparableConv2D "
+                    "SeparableConvolution1D SeparableConvolution2D SimpleRNN SimpleRNNCell Softmax SpatialDropout1D "
+                    "SpatialDropout2D SpatialDropout3D StackedRNNCells Subtract ThresholdedReLU TimeDistributed "
+                    "UpSampling1D UpSampling2D UpSampling3D Wrapper ZeroPadding1D ZeroPadding2D ZeroPadding3D add "
+                    "average concatenate deserialize dot maximum minimum multiply serialize subtract",
+    "keras.models": "Model Sequential clone_model load_model model_from_config model_from_json model_from_yaml "
+                    "save_model",
+    "keras.callbacks": "BaseLogger CSVLogger Callback EarlyStopping History LambdaCallback LearningRateScheduler "
+                       "ModelCheckpoint ProgbarLogger ReduceLROnPlateau RemoteMonitor TensorBoard TerminateOnNaN",
+    "keras.optimizers": "Adadelta Adagrad Adam Adamax Nadam Optimizer RMSprop SGD deserialize get serialize",
+    "keras.losses": "BinaryCrossentropy CategoricalCrossentropy CategoricalHinge CosineSimilarity Hinge Huber KLD "
+                    "KLDivergence LogCosh Loss MAE MAPE MSE MSLE MeanAbsoluteError MeanAbsolutePercentageError "
+                    "MeanSquaredError MeanSquaredLogarithmicError Poisson Reduction SparseCategoricalCrossentropy "
+                    "SquaredHinge binary_crossentropy categorical_crossentropy categorical_hinge cosine "
+                    "cosine_proximity cosine_similarity deserialize get hinge kld kullback_leibler_divergence logcosh "
+                    "mae mape mean_absolute_error mean_absolute_percentage_error mean_squared_error "
+                    "mean_squared_logarithmic_error mse msle poisson serialize sparse_categorical_crossentropy "
+                    "squared_hinge",
+    "keras.metrics": "AUC Accuracy BinaryAccuracy BinaryCrossentropy CategoricalAccuracy CategoricalCrossentropy "
+                     "CategoricalHinge CosineSimilarity FalseNegatives FalsePositives Hinge KLD KLDivergence "
+                     "LogCoshError MAE MAPE MSE MSLE Mean MeanAbsoluteError MeanAbsolutePercentageError MeanIoU "
+                     "MeanRelativeError MeanSquaredError MeanSquaredLogarithmicError MeanTensor Metric Poisson "
+                     "Precision Recall RootMeanSquaredError SensitivityAtSpecificity SparseCategoricalAccuracy "
+                     "SparseCategoricalCrossentropy SparseTopKCategoricalAccuracy SpecificityAtSensitivity "
+                     "SquaredHinge Sum TopKCategoricalAccuracy TrueNegatives TruePositives binary_accuracy "
+                     "binary_crossentropy categorical_accuracy categorical_crossentropy cosine cosine_proximity "
+                     "deserialize get hinge kld kullback_leibler_divergence mae mape mean_absolute_error "
+                     "mean_absolute_percentage_error mean_squared_error mean_squared_logarithmic_error mse msle "
+                     "poisson serialize sparse_categorical_accuracy sparse_categorical_crossentropy "
+                     "sparse_top_k_categorical_accuracy squared_hinge top_k_categorical_accuracy",
+    "keras.activations": "deserialize elu exponential get hard_sigmoid linear relu selu serialize sigmoid softmax "
+                         "softplus softsign tanh",
+    "keras.initializers": "Constant Identity Initializer Ones Orthogonal RandomNormal RandomUniform TruncatedNormal "
+                          "VarianceScaling Zeros constant deserialize get glorot_normal glorot_uniform he_normal "
+                          "he_uniform identity lecun_normal lecun_uniform ones orthogonal serialize zeros",
+    "keras.regularizers": "L1L2 Regularizer deserialize get l1 l1_l2 l2 serialize",
+    "keras.constraints": "Constraint MaxNorm MinMaxNorm NonNeg RadialConstraint UnitNorm deserialize get max_norm "
+                         "min_max_norm non_neg radial_constraint serialize unit_norm",
+    "keras.utils": "CustomObjectScope GeneratorEnqueuer HDF5Matrix OrderedEnqueuer Progbar Sequence SequenceEnqueuer "
+                   "convert_all_kernels_in_model custom_object_scope deserialize_keras_object get_custom_objects "
+                   "get_file get_source_inputs model_to_dot multi_gpu_model normalize plot_model "
+                   "serialize_keras_object to_categorical",
+    "keras.preprocessing.sequence": "TimeseriesGenerator make_sampling_table pad_sequences skipgrams",
+    "keras.preprocessing.text": "Tokenizer hashing_trick one_hot text_to_word_sequence tokenizer_from_json",
+    "keras.datasets": "boston_housing cifar10 cifar100 fashion_mnist imdb mnist reuters",
+    "keras.estimator": "model_to_estimator",
+    "keras.backend": "abs all any arange argmax argmin backend batch_dot batch_flatten batch_get_value "
+                     "batch_normalization batch_set_value bias_add binary_crossentropy cast cast_to_floatx "
+                     "categorical_crossentropy clear_session clip concatenate constant conv1d conv2d "
+                     "conv2d_transpose conv3d cos count_params ctc_batch_cost ctc_decode ctc_label_dense_to_sparse "
+                     "cumprod cumsum depthwise_conv2d dot dropout dtype elu epsilon equal eval exp expand_dims eye "
+                     "flatten floatx foldl foldr function gather get_session get_uid get_value gradients greater "
+                     "greater_equal hard_sigmoid identity image_data_format in_test_phase in_top_k in_train_phase "
+                     "int_shape is_keras_tensor is_sparse l2_normalize learning_phase learning_phase_scope less "
+                     "less_equal local_conv1d local_conv2d log manual_variable_initialization map_fn max maximum "
+                     "mean min minimum moving_average_update name_scope ndim normalize_batch_in_training not_equal "
+                     "one_hot ones ones_like permute_dimensions placeholder pool2d pool3d pow print_tensor prod "
+                     "random_binomial random_normal random_normal_variable random_uniform random_uniform_variable "
+                     "relu repeat repeat_elements reset_uids reshape resize_images resize_volumes reverse rnn round "
+                     "separable_conv2d set_epsilon set_floatx set_image_data_format set_learning_phase set_session "
+                     "set_value shape sigmoid sign sin softmax softplus softsign sparse_categorical_crossentropy "
+                     "spatial_2d_padding spatial_3d_padding sqrt square squeeze stack std stop_gradient sum switch "
+                     "tanh temporal_padding tile to_dense transpose truncated_normal update update_add update_sub "
+                     "var variable zeros zeros_like",
     "contrib": "all_reduce autograph bayesflow checkpoint cloud cluster_resolver compiler "
                "constrained_optimization copy_graph crf cudnn_rnn data deprecated distribute distributions eager "
                "estimator factorization feature_column ffmpeg framework gan graph_editor grid_rnn image "

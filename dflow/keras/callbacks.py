@@ -243,7 +243,7 @@ def configure_callbacks(callbacks, model, do_validation=False, epochs=1, steps=N
 
 
 # ---- the callbacks users pass to `fit` (TF 1.15's arguments, defaults and messages) ---------------------
-_log = logging.getLogger("dflow.keras")
+_log = logging.getLogger("tensorflow")  # TF1 Keras logs through tf.logging
 
 
 def _monitor_op(mode, monitor, who):

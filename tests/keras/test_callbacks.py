@@ -1,6 +1,7 @@
 """tf.keras callbacks through real `fit` runs on a tiny model (graph mode); messages as TF 1.15's."""
 
 import csv
+import logging
 import os
 
 import numpy as np
@@ -155,6 +156,7 @@ def test_terminate_on_nan(capsys):
 
 
 def test_lambda_callback_and_remote_monitor(caplog):
+    caplog.set_level(logging.WARNING, logger="tensorflow")
     events = []
     cb = callbacks.LambdaCallback(on_train_begin=lambda logs: events.append("begin"),
                                   on_epoch_end=lambda epoch, logs: events.append(epoch),

@@ -30,7 +30,7 @@ __all__ = ["save_model_to_hdf5", "load_model_from_hdf5", "save_weights_to_hdf5",
 
 KERAS_VERSION = "2.2.4-tf"
 _HEADER_LIMIT = 64512  # HDF5_OBJECT_HEADER_LIMIT in Keras: an attribute above it is split
-_log = logging.getLogger("dflow.keras")
+_log = logging.getLogger("tensorflow")  # TF1 Keras logs through tf.logging
 
 
 def is_hdf5_filepath(filepath):
