@@ -171,6 +171,7 @@ class Optimizer(tf_optimizer.Optimizer):
                 for hyper in self._hyper:
                     self._get_hyper(hyper)
             self._applying = True
+            self._step_cache = {}
             try:
                 return super().apply_gradients(grads_and_vars, name=name)
             finally:
@@ -406,17 +407,25 @@ class Adam(_AdamBase):
             for v in var_list:
                 self.add_slot(v, slot)
 
+    def _coefficients(self, dt):
+        """(β1, 1-β1, β2, 1-β2, lr_t, ε) in dtype `dt`: scalars shared by every variable of one step
+        (made once per apply_gradients and dtype, as TF's _prepare_local)."""
+        cache = self._step_cache
+        if dt not in cache:
+            b1, b2, t = self._get_hyper("beta_1", dt), self._get_hyper("beta_2", dt), self._local_step(dt)
+            lr_t = self._decayed_lr(dt) * m.sqrt(1.0 - m.pow(b2, t)) / (1.0 - m.pow(b1, t))
+            cache[dt] = (b1, 1.0 - b1, b2, 1.0 - b2, lr_t, m.cast(self.epsilon, dt))
+        return cache[dt]
+
     def _apply_dense(self, grad, var):
-        dt = var.dtype.base_dtype
-        b1, b2, t = self._get_hyper("beta_1", dt), self._get_hyper("beta_2", dt), self._local_step(dt)
-        lr_t = self._decayed_lr(dt) * m.sqrt(1.0 - m.pow(b2, t)) / (1.0 - m.pow(b1, t))
+        b1, one_minus_b1, b2, one_minus_b2, lr_t, eps = self._coefficients(var.dtype.base_dtype)
         ms, vs = self.get_slot(var, "m"), self.get_slot(var, "v")
-        m_t = state_ops.assign(ms, b1 * ms + (1.0 - b1) * grad)
-        v_t = state_ops.assign(vs, b2 * vs + (1.0 - b2) * m.square(grad))
+        m_t = state_ops.assign(ms, b1 * ms + one_minus_b1 * grad)
+        v_t = state_ops.assign(vs, b2 * vs + one_minus_b2 * m.square(grad))
         if self.amsgrad:
             vhat = self.get_slot(var, "vhat")
             v_t = state_ops.assign(vhat, m.maximum(vhat, v_t))
-        return state_ops.assign_sub(var, lr_t * m_t / (m.sqrt(v_t) + m.cast(self.epsilon, dt))).op
+        return state_ops.assign_sub(var, lr_t * m_t / (m.sqrt(v_t) + eps)).op
 
     def get_config(self):
         return {**super().get_config(), "amsgrad": self.amsgrad}
