@@ -125,13 +125,47 @@ _MEAN_ACC = {"f": None, "c": None, "i": np.int64, "u": np.uint64}
 _add_reduce = np.add.reduce  # ndarray.sum without its Python wrapper (numpy arrays' kernels)
 
 
+def _sum_but_last(x, axes, keepdims):
+    """The sum over every axis but the last of a C-contiguous float numpy array (a bias gradient,
+    batch-norm moments), or None for any other case. numpy adds such rows one at a time, each only
+    c floats wide (the bias gradient of a 128x26x26x16 activation: 1.3 ms); viewed as rows of
+    k*c floats each add is k times wider and the k partial sums add at the end (0.1 ms, with a
+    smaller rounding error: each partial sum adds k times fewer terms)."""
+    nd = x.ndim
+    if type(x) is not np.ndarray or nd < 2 or x.dtype.kind != "f" or not x.flags.c_contiguous:
+        return None
+    if len(axes) != nd - 1 or sorted(a % nd for a in axes) != list(range(nd - 1)):
+        return None
+    c = x.shape[-1]
+    m = x.size // c if c else 0
+    if m < 1024 or not 0 < c <= 512:
+        return None
+    k = 64
+    while m % k:
+        k //= 2
+    if k < 4:
+        return None
+    s = _add_reduce(_add_reduce(x.reshape(m // k, k * c), axis=0).reshape(k, c), axis=0)
+    return s.reshape((1,) * (nd - 1) + (c,)) if keepdims else s
+
+
+def _sum(xp, x, axes, keepdims):
+    fast = _sum_but_last(x, axes, keepdims)
+    if fast is not None:
+        return fast
+    if type(x) is np.ndarray:
+        return _add_reduce(x, axis=axes, dtype=x.dtype, keepdims=keepdims)
+    return xp.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
+
+
 def _mean(xp, x, axes, keepdims):
     """Sum then divide; integers divide truncating toward zero, as TF1 (-3 // 2 is -1 there)."""
     dims = [x.shape[a] for a in axes]
     n = math.prod(dims) if all(type(d) is int for d in dims) else int(np.prod(dims, dtype=np.int64))
     dt = x.dtype
     if type(x) is np.ndarray and dt.kind == "f" and dt.itemsize >= 4 and n:
-        s = _add_reduce(x, axis=axes, dtype=dt, keepdims=keepdims)
+        s = _sum_but_last(x, axes, keepdims)
+        s = _add_reduce(x, axis=axes, dtype=dt, keepdims=keepdims) if s is None else s
         return s / dt.type(n) if type(s) is np.ndarray else dt.type(s / dt.type(n))
     kind = np.dtype(dt).kind
     if kind in "iu":
@@ -187,8 +221,7 @@ def _logsumexp(xp, x, axes, keepdims):
 
 
 _KERNELS = {
-    "Sum": lambda xp, x, axes, keepdims: _add_reduce(x, axis=axes, dtype=x.dtype, keepdims=keepdims)
-    if type(x) is np.ndarray else xp.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
+    "Sum": _sum,
     "Prod": lambda xp, x, axes, keepdims: xp.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype),
     "Mean": _mean,
     "Max": _extreme("max", _lowest),
