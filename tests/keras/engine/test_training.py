@@ -216,8 +216,8 @@ def test_keras_model_inside_a_user_session_program():
         assert sess.run(loss, {inp: x, target: y}) < first
 
 
-@pytest.mark.parametrize("scheduler", ["sync", "threads", "processes"])
-def test_same_weights_on_every_scheduler(scheduler):
+@pytest.mark.parametrize("scheduler", ["sync", "threads", "processes", "distributed"])
+def test_same_weights_on_every_scheduler(scheduler, request):
     x, y = _data()
 
     def train(session):
@@ -234,7 +234,8 @@ def test_same_weights_on_every_scheduler(scheduler):
         return out
 
     default = train(None)
-    forced = train(lambda graph: tf.Session(graph=graph, scheduler=scheduler, small_plan_bytes=0))
+    target = request.getfixturevalue("dask_client") if scheduler == "distributed" else scheduler
+    forced = train(lambda graph: tf.Session(graph=graph, scheduler=target, small_plan_bytes=0))
     for a, b in zip(default, forced):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
