@@ -13,8 +13,6 @@ import csv
 import json
 import logging
 import os
-import sys
-import time
 import urllib.parse
 import urllib.request
 
@@ -25,6 +23,7 @@ from ..eager.context import executing_eagerly
 from ..summary.histogram import histogram as histogram_summary
 from ..summary.writer import FileWriter
 from . import backend as K
+from .utils.progbar import Progbar
 
 __all__ = ["Callback", "CallbackList", "History", "BaseLogger", "ProgbarLogger", "configure_callbacks",
            "ModelCheckpoint", "EarlyStopping", "TensorBoard", "ReduceLROnPlateau", "LearningRateScheduler",
@@ -149,18 +148,15 @@ class History(Callback):
             self.history.setdefault(key, []).append(value)
 
 
-def _format_value(value):
-    return f" - {value:.4f}" if abs(value) >= 1e-3 or value == 0 else f" - {value:.4e}"
-
-
 class ProgbarLogger(Callback):
-    """Keras's progress output: per epoch `Epoch 3/10` and a bar (verbose=1) or one line (verbose=2).
-
-    count_mode: 'samples' (arrays) or 'steps' (datasets, generators).
-    """
+    """Keras's progress output: `Epoch 3/10` then a `utils.Progbar` over the epoch's samples
+    (count_mode 'samples', arrays) or steps ('steps': datasets, generators); verbose=2 prints only
+    each epoch's final line. The bar shows running averages; the final line the epoch's logs."""
 
     def __init__(self, count_mode="samples", stateful_metrics=None):
         super().__init__()
+        if count_mode not in ("samples", "steps"):
+            raise ValueError(f"Unknown `count_mode`: {count_mode}")
         self.count_mode = count_mode
         self.stateful_metrics = set(stateful_metrics or [])
 
@@ -173,58 +169,24 @@ class ProgbarLogger(Callback):
             return
         print(f"Epoch {epoch + 1}/{self.epochs}")
         self.target = self.params.get("samples") if self.count_mode == "samples" else self.params.get("steps")
+        self.progbar = Progbar(self.target, verbose=self.verbose, stateful_metrics=self.stateful_metrics,
+                               unit_name="sample" if self.count_mode == "samples" else "step")
         self.seen = 0
-        self.start = time.time()
-        self._last_draw = 0.0
 
     def on_train_batch_end(self, batch, logs=None):
         if not self.verbose:
             return
         logs = logs or {}
         self.seen += logs.get("size", 1) if self.count_mode == "samples" else 1
-        self._values = {k: v for k, v in logs.items() if k not in ("batch", "size")}
-        if self.verbose == 1 and sys.stdout.isatty() and time.time() - self._last_draw > 0.05:
-            self._last_draw = time.time()
-            sys.stdout.write("\r" + self._bar(final=False))
-            sys.stdout.flush()
-
-    def _bar(self, final, logs=None):
-        target = self.target
-        width = 30
-        elapsed = time.time() - self.start
-        if target:
-            digits = len(str(target))
-            done = int(width * self.seen / target)
-            bar = "=" * max(done - 1, 0) + (">" if self.seen < target else "=") * (1 if done > 0 else 0)
-            text = f"{self.seen:{digits}d}/{target} [{bar}{'.' * (width - len(bar))}]"
-        else:
-            text = f"{self.seen:7d}/Unknown"
-        if final:
-            per = elapsed / max(self.seen, 1)
-            unit = "sample" if self.count_mode == "samples" else "step"
-            rate = f"{per * 1e6:.0f}us" if per < 1e-3 else (f"{per * 1e3:.0f}ms" if per < 1 else f"{per:.0f}s")
-            text += f" - {elapsed:.0f}s {rate}/{unit}"
-        else:
-            remaining = elapsed / max(self.seen, 1) * ((target or self.seen) - self.seen)
-            text += f" - ETA: {remaining:.0f}s"
-        for key, value in (logs if logs is not None else getattr(self, "_values", {})).items():
-            text += f" - {key}:" + _format_value(float(np.mean(value)))[2:]
-        return text
+        if self.target is None or self.seen < self.target:
+            self.progbar.update(self.seen, [(k, v) for k, v in logs.items() if k not in ("batch", "size")])
 
     def on_epoch_end(self, epoch, logs=None):
         if not self.verbose:
             return
-        if self.verbose == 2:
-            elapsed = time.time() - self.start
-            text = f" - {elapsed:.0f}s"
-            for key, value in (logs or {}).items():
-                text += f" - {key}:" + _format_value(float(value))[2:]
-            print(text)
-            return
-        line = self._bar(final=True, logs=logs or {})
-        if sys.stdout.isatty():
-            line = "\r" + line
-        print(line)
+        if self.target is None:  # a stream's length is known at its end
+            self.progbar.target = self.seen
+        self.progbar.update(self.seen, [(k, float(v)) for k, v in (logs or {}).items()])
 
 
 def configure_callbacks(callbacks, model, do_validation=False, epochs=1, steps=None, samples=None, verbose=1,
