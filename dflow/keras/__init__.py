@@ -5,6 +5,7 @@ from . import (
     backend,
     callbacks,
     constraints,
+    datasets,
     estimator,
     initializers,
     layers,
@@ -19,6 +20,6 @@ from . import (
 from .engine.input_layer import Input
 from .models import Model, Sequential
 
-__all__ = ["activations", "backend", "callbacks", "constraints", "estimator", "initializers", "layers", "losses",
+__all__ = ["activations", "backend", "callbacks", "constraints", "datasets", "estimator", "initializers", "layers", "losses",
            "metrics", "models", "optimizers", "preprocessing", "regularizers", "utils", "Input", "Model",
            "Sequential"]
