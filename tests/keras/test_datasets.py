@@ -15,7 +15,15 @@ import pytest
 
 from dflow import errors
 from dflow.keras import backend as K
-from dflow.keras.datasets import boston_housing, cifar10, cifar100, fashion_mnist, imdb, mnist, reuters
+from dflow.keras.datasets import (
+    boston_housing,
+    cifar10,
+    cifar100,
+    fashion_mnist,
+    imdb,
+    mnist,
+    reuters,
+)
 
 
 @pytest.fixture
