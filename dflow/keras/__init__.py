@@ -5,6 +5,7 @@ from . import (
     backend,
     callbacks,
     constraints,
+    datasets,
     estimator,
     initializers,
     layers,
@@ -15,10 +16,11 @@ from . import (
     preprocessing,
     regularizers,
     utils,
+    wrappers,
 )
 from .engine.input_layer import Input
 from .models import Model, Sequential
 
-__all__ = ["activations", "backend", "callbacks", "constraints", "estimator", "initializers", "layers", "losses",
-           "metrics", "models", "optimizers", "preprocessing", "regularizers", "utils", "Input", "Model",
+__all__ = ["activations", "backend", "callbacks", "constraints", "datasets", "estimator", "initializers", "layers", "losses",
+           "metrics", "models", "optimizers", "preprocessing", "regularizers", "utils", "wrappers", "Input", "Model",
            "Sequential"]

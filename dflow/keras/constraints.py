@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
-from ..kernels import math_ops, reduction_ops
+import numpy as np
+
+from ..kernels import array_ops, math_ops, reduction_ops
+from ..kernels.common import convert_to_tensor
+from ..kernels.gather_ops import gather
 from . import backend as K
 from .utils.generic_utils import deserialize_keras_object, serialize_keras_object
 
 __all__ = ["Constraint", "MaxNorm", "NonNeg", "UnitNorm", "MinMaxNorm", "max_norm", "non_neg", "unit_norm",
-           "min_max_norm", "get", "serialize", "deserialize"]
+           "min_max_norm", "RadialConstraint", "radial_constraint", "get", "serialize", "deserialize"]
 
 
 class Constraint:
@@ -71,8 +75,35 @@ class MinMaxNorm(Constraint):
         return {"min_value": self.min_value, "max_value": self.max_value, "rate": self.rate, "axis": self.axis}
 
 
-max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNorm
-_TABLE = {"MaxNorm": MaxNorm, "NonNeg": NonNeg, "UnitNorm": UnitNorm, "MinMaxNorm": MinMaxNorm,
+class RadialConstraint(Constraint):
+    """Makes each [height, width] slice of a square Conv2D kernel constant on each ring around its
+    center, with TF 1.15's choice of values: working outward from the center block (1x1 for odd
+    sizes, 2x2 for even) of value kernel[s-1, s-1] (s = size // 2), ring i takes kernel[s+i-1, s+i-1]
+    (odd sizes) or kernel[s+i, s+i] (even). The kernel's spatial shape must be static."""
+
+    def __call__(self, w):
+        w = convert_to_tensor(w)
+        if w.shape.ndims is None or w.shape.ndims != 4:
+            raise ValueError(f"The weight tensor must be of rank 4, but is of shape: {w.shape}")
+        height, width = w.shape[0].value, w.shape[1].value
+        if height is None or width is None or height != width:
+            raise ValueError(f"RadialConstraint needs a square kernel of static height and width, got {w.shape}")
+        n, s = height, height // 2
+        if n < 2:
+            return w
+        source = np.empty((n, n), dtype=np.int64)
+        for i in range(n):
+            for j in range(n):
+                ring = max(abs(2 * i - (n - 1)), abs(2 * j - (n - 1))) // 2  # 0 at the center block
+                k = s - 1 if ring == 0 else (s + ring - 1 if n % 2 else s + ring)
+                source[i, j] = k * n + k
+        flat = array_ops.reshape(w, array_ops.stack([n * n, -1]))
+        picked = gather(flat, source.reshape(-1))
+        return array_ops.reshape(picked, array_ops.shape(w))
+
+
+max_norm, non_neg, unit_norm, min_max_norm, radial_constraint = MaxNorm, NonNeg, UnitNorm, MinMaxNorm, RadialConstraint
+_TABLE = {"RadialConstraint": RadialConstraint, "radial_constraint": RadialConstraint, "MaxNorm": MaxNorm, "NonNeg": NonNeg, "UnitNorm": UnitNorm, "MinMaxNorm": MinMaxNorm,
           "max_norm": MaxNorm, "non_neg": NonNeg, "unit_norm": UnitNorm, "min_max_norm": MinMaxNorm}
 
 

@@ -59,7 +59,8 @@ __all__ = [
     "mean_squared_error", "mse", "mean_absolute_error", "mae", "mean_absolute_percentage_error", "mape",
     "mean_squared_logarithmic_error", "msle", "squared_hinge", "hinge", "categorical_hinge", "logcosh",
     "categorical_crossentropy", "sparse_categorical_crossentropy", "binary_crossentropy",
-    "kullback_leibler_divergence", "kld", "poisson",
+    "kullback_leibler_divergence", "kld", "poisson", "MSE", "MAE", "MAPE", "MSLE", "KLD", "MeanRelativeError",
+    "MeanTensor", "SensitivityAtSpecificity", "SpecificityAtSensitivity",
 ]
 
 
@@ -516,6 +517,139 @@ class MeanIoU(Metric):
 
 
 # ---- lookup ------------------------------------------------------------------------------------------
+# ---- the rest of TF 1.15's metrics ------------------------------------------------------------------
+class MeanRelativeError(Mean):
+    """The weighted mean of |y_true - y_pred| / normalizer (elementwise; 0 where it is 0)."""
+
+    def __init__(self, normalizer, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.normalizer = math_ops.cast(normalizer, self.dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_pred = math_ops.cast(y_pred, self.dtype)
+        y_true = math_ops.cast(y_true, self.dtype)
+        relative = math_ops.divide_no_nan(math_ops.abs(y_true - y_pred), self.normalizer)
+        return super().update_state(relative, sample_weight=sample_weight)
+
+    def get_config(self):
+        normalizer = self.normalizer
+        value = normalizer.numpy() if executing_eagerly() else K.get_session().run(normalizer)
+        return {"normalizer": np.asarray(value).tolist(), **super().get_config()}
+
+
+class MeanTensor(Metric):
+    """The elementwise weighted mean of the values' tensors (state shaped as the first values)."""
+
+    def __init__(self, name="mean_tensor", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self._shape = None
+        self._total = self._count = None
+
+    def _build(self, shape):
+        self._shape = shape
+        self._total = self.add_weight("total", shape=shape.as_list(), initializer="zeros")
+        self._count = self.add_weight("count", shape=shape.as_list(), initializer="zeros")
+
+    @property
+    def total(self):
+        return self._total
+
+    @property
+    def count(self):
+        return self._count
+
+    def update_state(self, values, sample_weight=None):
+        values = math_ops.cast(values, self.dtype)
+        if self._shape is None:
+            if not values.shape.is_fully_defined():
+                raise ValueError(f"MeanTensor needs values of a static shape, got {values.shape}")
+            self._build(values.shape)
+        elif values.shape != self._shape:
+            raise ValueError("MeanTensor input values must always have the same shape. Expected shape (set during "
+                             f"the first call): {self._shape}. Got: {values.shape}")
+        counts = manip_ops.ones_like(values)
+        if sample_weight is not None:
+            weights = _weights_like(values, sample_weight)
+            values, counts = values * weights, weights
+        return group(assign_add(self._total, values).op, assign_add(self._count, counts).op)
+
+    def result(self):
+        if self._shape is None:
+            raise ValueError("MeanTensor does not have any result yet. Please call the MeanTensor instance or use "
+                             "`.update_state(value)` before retrieving the result.")
+        return math_ops.divide_no_nan(self._total, self._count)
+
+    def reset_states(self):
+        if self._shape is not None:
+            super().reset_states()
+
+
+class _SensitivitySpecificityBase(Metric):
+    """tp/tn/fp/fn at `num_thresholds` thresholds evenly over [0, 1] (as AUC's)."""
+
+    def __init__(self, value, num_thresholds=200, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        if num_thresholds <= 0:
+            raise ValueError("`num_thresholds` must be > 0.")
+        self.value = value
+        self.num_thresholds = num_thresholds
+        inner = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+        self.thresholds = [0.0 - K.epsilon()] + inner + [1.0 + K.epsilon()] if num_thresholds > 1 else [0.5]
+        n = len(self.thresholds)
+        self.true_positives = self.add_weight("true_positives", shape=(n,), initializer="zeros")
+        self.true_negatives = self.add_weight("true_negatives", shape=(n,), initializer="zeros")
+        self.false_positives = self.add_weight("false_positives", shape=(n,), initializer="zeros")
+        self.false_negatives = self.add_weight("false_negatives", shape=(n,), initializer="zeros")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        return _update_confusion({"tp": self.true_positives, "tn": self.true_negatives, "fp": self.false_positives,
+                                  "fn": self.false_negatives}, y_true, y_pred, self.thresholds,
+                                 sample_weight=sample_weight)
+
+    def _at_closest(self, rate_num, rate_other, num, other):
+        """num/(num+other) at the threshold whose rate_num/(rate_num+rate_other) is closest to value."""
+        rates = math_ops.divide_no_nan(rate_num, rate_num + rate_other)
+        index = math_ops.cast(reduction_ops.argmin(math_ops.abs(rates - self.value), 0), "int32")
+        return math_ops.divide_no_nan(num[index], num[index] + other[index])
+
+
+class SensitivityAtSpecificity(_SensitivitySpecificityBase):
+    """The sensitivity (tp / (tp + fn)) at the threshold whose specificity is closest to `specificity`."""
+
+    def __init__(self, specificity, num_thresholds=200, name=None, dtype=None):
+        if specificity < 0 or specificity > 1:
+            raise ValueError("`specificity` must be in the range [0, 1].")
+        self.specificity = specificity
+        super().__init__(specificity, num_thresholds=num_thresholds, name=name, dtype=dtype)
+
+    def result(self):
+        return self._at_closest(self.true_negatives, self.false_positives, self.true_positives,
+                                self.false_negatives)
+
+    def get_config(self):
+        return {"num_thresholds": self.num_thresholds, "specificity": self.specificity, **super().get_config()}
+
+
+class SpecificityAtSensitivity(_SensitivitySpecificityBase):
+    """The specificity (tn / (tn + fp)) at the threshold whose sensitivity is closest to `sensitivity`."""
+
+    def __init__(self, sensitivity, num_thresholds=200, name=None, dtype=None):
+        if sensitivity < 0 or sensitivity > 1:
+            raise ValueError("`sensitivity` must be in the range [0, 1].")
+        self.sensitivity = sensitivity
+        super().__init__(sensitivity, num_thresholds=num_thresholds, name=name, dtype=dtype)
+
+    def result(self):
+        return self._at_closest(self.true_positives, self.false_negatives, self.true_negatives,
+                                self.false_positives)
+
+    def get_config(self):
+        return {"num_thresholds": self.num_thresholds, "sensitivity": self.sensitivity, **super().get_config()}
+
+
+MSE, MAE, MAPE, MSLE, KLD = L.MSE, L.MAE, L.MAPE, L.MSLE, L.KLD
+
+
 _FUNCTIONS = {f.__name__: f for f in (accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy,
                                        top_k_categorical_accuracy, sparse_top_k_categorical_accuracy,
                                        cosine_proximity)}

@@ -1,4 +1,4 @@
-"""`tf.keras.models`: Model, Sequential, and building models from configs and JSON."""
+"""`tf.keras.models`: Model, Sequential, and building models from configs, JSON and YAML."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from .engine.sequential import Sequential
 from .engine.training import Model
 from .saving import load_model, save_model
 
-__all__ = ["Model", "Sequential", "model_from_config", "model_from_json", "clone_model", "save_model", "load_model"]
+__all__ = ["Model", "Sequential", "model_from_config", "model_from_json", "model_from_yaml", "clone_model", "save_model", "load_model"]
 
 
 def model_from_config(config, custom_objects=None):
@@ -23,6 +23,30 @@ def model_from_config(config, custom_objects=None):
 def model_from_json(json_string, custom_objects=None):
     """The model of `model.to_json()`'s string (new, untrained weights)."""
     return model_from_config(json.loads(json_string), custom_objects=custom_objects)
+
+
+_NO_YAML = "Requires yaml module installed (`pip install pyyaml`)."
+
+
+def _yaml():
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError(_NO_YAML) from None
+    return yaml
+
+
+def model_to_yaml(model, **kwargs):
+    """`model.to_yaml()`: the same document as `to_json`, as YAML (tuples written as lists, so
+    `model_from_yaml` reads it with yaml's safe loader)."""
+    yaml = _yaml()
+    return yaml.safe_dump(json.loads(model.to_json()), **kwargs)
+
+
+def model_from_yaml(yaml_string, custom_objects=None):
+    """The model of `model.to_yaml()`'s string (new, untrained weights); ImportError without PyYAML."""
+    yaml = _yaml()
+    return model_from_config(yaml.safe_load(yaml_string), custom_objects=custom_objects)
 
 
 def clone_model(model, input_tensors=None, clone_function=None):
