@@ -250,6 +250,14 @@ class Network(Layer):
         return json.dumps({"class_name": type(self).__name__, "config": self.get_config(),
                            "keras_version": "2.2.4-tf", "backend": "tensorflow"}, default=_json_default, **kwargs)
 
+    def to_yaml(self, **kwargs):
+        """Keras's YAML: `to_json`'s document through yaml.safe_dump (ImportError without PyYAML)."""
+        try:
+            import yaml  # noqa: PLC0415 - optional dependency
+        except ImportError:
+            raise ImportError("Requires yaml module installed (`pip install pyyaml`).") from None
+        return yaml.safe_dump(json.loads(self.to_json()), **kwargs)
+
     def summary(self, line_length=None, positions=None, print_fn=None):
         print_summary(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
