@@ -31,9 +31,9 @@ def test_fit_over_4gb_of_zarr_stays_under_512mb(tmp_path):
     import numpy as np
 
     cols, rows, chunk = 256, 4 * 2**30 // (256 * 4), 65536  # 4 GiB of float32 features
-    x = zarr.open(str(tmp_path / "d" / "x"), mode="w", shape=(rows, cols), chunks=(chunk, cols), dtype="f4",
-                  compressor=None)
-    y = zarr.open(str(tmp_path / "d" / "y"), mode="w", shape=(rows, 1), chunks=(chunk, 1), dtype="f4")
+    x = zarr.create_array(str(tmp_path / "d" / "x"), shape=(rows, cols), chunks=(chunk, cols), dtype="f4",
+                          compressors=None)
+    y = zarr.create_array(str(tmp_path / "d" / "y"), shape=(rows, 1), chunks=(chunk, 1), dtype="f4")
     rng = np.random.RandomState(0)
     w = rng.randn(cols, 1).astype(np.float32) / 16
     for start in range(0, rows, chunk):
