@@ -8,7 +8,10 @@ from .convolutional import *  # noqa: F403
 from .convolutional import __all__ as _convolutional
 from .core import *  # noqa: F403
 from .core import __all__ as _core
+from .cudnn_recurrent import CuDNNGRU, CuDNNLSTM
+from .dense_attention import AdditiveAttention, Attention
 from .embeddings import Embedding
+from .local import LocallyConnected1D, LocallyConnected2D
 from .masking import Masking
 from .merge import *  # noqa: F403
 from .merge import __all__ as _merge
@@ -16,17 +19,24 @@ from .normalization import *  # noqa: F403
 from .normalization import __all__ as _normalization
 from .pooling import *  # noqa: F403
 from .pooling import __all__ as _pooling
-from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells
-from .recurrent import AbstractRNNCell
-from .dense_attention import AdditiveAttention, Attention
-from .cudnn_recurrent import CuDNNGRU, CuDNNLSTM
+from .recurrent import (
+    GRU,
+    LSTM,
+    RNN,
+    AbstractRNNCell,
+    GRUCell,
+    LSTMCell,
+    SimpleRNN,
+    SimpleRNNCell,
+    StackedRNNCells,
+)
 from .wrappers import Bidirectional, TimeDistributed, Wrapper
 
 __all__ = (["Layer", "InputSpec", "Input", "InputLayer", "Embedding", "Masking", "RNN", "SimpleRNNCell", "LSTMCell",
             "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Wrapper", "TimeDistributed", "Bidirectional"]
            + _core + _convolutional + _advanced_activations + _merge + _normalization + _pooling)
 
-__all__ += ["AbstractRNNCell", "Attention", "AdditiveAttention", "CuDNNLSTM", "CuDNNGRU", "serialize", "deserialize"]
+__all__ += ["LocallyConnected1D", "LocallyConnected2D", "AbstractRNNCell", "Attention", "AdditiveAttention", "CuDNNLSTM", "CuDNNGRU", "serialize", "deserialize"]
 
 
 def serialize(layer):

@@ -17,8 +17,8 @@ import numpy as np
 from ...graph.shape import TensorShape
 from ...kernels.array_ops import identity, reshape, shape, stack
 from ...kernels.manip_ops import expand_dims, transpose
-from ...kernels.pad_ops import tile
 from ...kernels.math_ops import cast, greater_equal
+from ...kernels.pad_ops import tile
 from ...kernels.random_ops import random_normal, random_uniform
 from ...layers import core as tf_core
 from ...layers.base import input_shape_of

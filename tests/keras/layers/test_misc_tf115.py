@@ -58,7 +58,7 @@ def test_abstract_rnn_cell_runs_in_rnn(rng):
     (out,), _ = run([y], {x: xv})
     np.testing.assert_allclose(out, np.repeat(xv.sum(axis=(1, 2))[:, None], 2, 1), rtol=1e-5)
     with pytest.raises(NotImplementedError):
-        L.AbstractRNNCell().state_size
+        _ = L.AbstractRNNCell().state_size
 
 
 def test_serialize_deserialize():
