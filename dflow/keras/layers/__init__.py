@@ -10,6 +10,7 @@ from .core import *  # noqa: F403
 from .core import __all__ as _core
 from .cudnn_recurrent import CuDNNGRU, CuDNNLSTM
 from .dense_attention import AdditiveAttention, Attention
+from .dense_features import DenseFeatures
 from .embeddings import Embedding
 from .local import LocallyConnected1D, LocallyConnected2D
 from .masking import Masking
@@ -36,7 +37,7 @@ __all__ = (["Layer", "InputSpec", "Input", "InputLayer", "Embedding", "Masking",
             "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Wrapper", "TimeDistributed", "Bidirectional"]
            + _core + _convolutional + _advanced_activations + _merge + _normalization + _pooling)
 
-__all__ += ["LocallyConnected1D", "LocallyConnected2D", "AbstractRNNCell", "Attention", "AdditiveAttention", "CuDNNLSTM", "CuDNNGRU", "serialize", "deserialize"]
+__all__ += ["DenseFeatures", "LocallyConnected1D", "LocallyConnected2D", "AbstractRNNCell", "Attention", "AdditiveAttention", "CuDNNLSTM", "CuDNNGRU", "serialize", "deserialize"]
 
 
 def serialize(layer):
