@@ -6,6 +6,7 @@ from .advanced_activations import *  # noqa: F403
 from .advanced_activations import __all__ as _advanced_activations
 from .convolutional import *  # noqa: F403
 from .convolutional import __all__ as _convolutional
+from .convolutional_recurrent import ConvLSTM2D
 from .core import *  # noqa: F403
 from .core import __all__ as _core
 from .cudnn_recurrent import CuDNNGRU, CuDNNLSTM
@@ -37,7 +38,7 @@ __all__ = (["Layer", "InputSpec", "Input", "InputLayer", "Embedding", "Masking",
             "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU", "Wrapper", "TimeDistributed", "Bidirectional"]
            + _core + _convolutional + _advanced_activations + _merge + _normalization + _pooling)
 
-__all__ += ["DenseFeatures", "LocallyConnected1D", "LocallyConnected2D", "AbstractRNNCell", "Attention", "AdditiveAttention", "CuDNNLSTM", "CuDNNGRU", "serialize", "deserialize"]
+__all__ += ["ConvLSTM2D", "DenseFeatures", "LocallyConnected1D", "LocallyConnected2D", "AbstractRNNCell", "Attention", "AdditiveAttention", "CuDNNLSTM", "CuDNNGRU", "serialize", "deserialize"]
 
 
 def serialize(layer):
