@@ -25,7 +25,7 @@ from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
 from .core import _ser
 
-__all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "SeparableConv1D", "SeparableConv2D",
+__all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "Convolution3DTranspose", "SeparableConv1D", "SeparableConv2D",
            "DepthwiseConv2D", "Convolution1D", "Convolution2D", "Convolution3D", "Convolution2DTranspose",
            "Deconvolution2D", "SeparableConvolution1D", "SeparableConvolution2D", "ZeroPadding1D",
            "ZeroPadding2D", "ZeroPadding3D", "UpSampling1D", "UpSampling2D", "UpSampling3D", "Cropping1D",
@@ -187,6 +187,39 @@ class Conv3D(_ConvConfig, tf_conv._Conv, Layer):
         return outputs
 
 
+def _output_padding(value, rank, strides):
+    """None, or `rank` ints each below its stride (Keras's check and wording)."""
+    if value is None:
+        return None
+    value = normalize_tuple(value, rank, "output_padding")
+    for stride, extra in zip(strides, value):
+        if extra >= stride:
+            raise ValueError(f"Stride {strides} must be greater than output padding {value}")
+    return value
+
+
+def transpose_output_length(input_length, filter_size, padding, output_padding=None, stride=1, dilation=1):
+    """Keras's `deconv_output_length`: one axis of a transposed convolution's output (None stays None)."""
+    if input_length is None:
+        return None
+    filter_size = filter_size + (filter_size - 1) * (dilation - 1)
+    if output_padding is None:
+        if padding == "valid":
+            return input_length * stride + max(filter_size - stride, 0)
+        return input_length * stride
+    pad = filter_size // 2 if padding == "same" else 0
+    return (input_length - 1) * stride + filter_size - 2 * pad + output_padding
+
+
+def _dynamic_length(n, filter_size, padding, output_padding, stride, dilation):
+    """transpose_output_length of a scalar tensor `n`."""
+    filter_size = filter_size + (filter_size - 1) * (dilation - 1)
+    if output_padding is not None:
+        pad = filter_size // 2 if padding == "same" else 0
+        return (n - 1) * stride + (filter_size - 2 * pad + output_padding)
+    return n * stride + (max(filter_size - stride, 0) if padding == "valid" else 0)
+
+
 class Conv2DTranspose(_ConvConfig, tf_conv.Conv2DTranspose, Layer):
     """The transpose of a 2-D convolution; kernel [kh, kw, filters, in_channels]."""
 
@@ -194,19 +227,120 @@ class Conv2DTranspose(_ConvConfig, tf_conv.Conv2DTranspose, Layer):
                  dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, **kwargs):
-        if output_padding is not None:
-            raise NotImplementedError("Conv2DTranspose: dflow does not support `output_padding` yet")
-        if normalize_tuple(dilation_rate, 2, "dilation_rate") != (1, 1):
-            raise NotImplementedError("Conv2DTranspose: dflow does not support a `dilation_rate` above 1 yet")
         super().__init__(filters, kernel_size, strides=strides, padding=padding,
                          data_format=_data_format(data_format),
                          **_conv_kwargs(activation, use_bias, kernel_initializer, bias_initializer,
                                         kernel_regularizer, bias_regularizer, activity_regularizer,
                                         kernel_constraint, bias_constraint), **kwargs)
-        self.output_padding = None
+        self.dilation_rate = normalize_tuple(dilation_rate, 2, "dilation_rate")
+        self.output_padding = _output_padding(output_padding, 2, self.strides)
+        if self.dilation_rate != (1, 1) and self.strides != (1, 1):
+            raise ValueError(f"Conv2DTranspose: strides > 1 not supported in conjunction with dilation_rate > 1 "
+                             f"(strides {self.strides}, dilation_rate {self.dilation_rate})")
+
+    def _out_lengths(self, spatial):
+        pads = self.output_padding or (None,) * len(spatial)
+        return [transpose_output_length(n, k, self.padding, p, s, d) for n, k, p, s, d in
+                zip(spatial, self.kernel_size, pads, self.strides, self.dilation_rate)]
+
+    def _convolve(self, inputs):
+        first = self.data_format == "channels_first"
+        axes = (2, 3) if first else (1, 2)
+        dyn = shape(inputs)
+        static = self._out_lengths([inputs.shape[a].value for a in axes])
+        pads = self.output_padding or (None, None)
+        sizes = [n if n is not None else _dynamic_length(dyn[a], k, self.padding, p, s, d)
+                 for n, a, k, p, s, d in zip(static, axes, self.kernel_size, pads, self.strides, self.dilation_rate)]
+        dims = [dyn[0], self.filters] + sizes if first else [dyn[0]] + sizes + [self.filters]
+        out = nn.conv2d_transpose(inputs, self.kernel, stack(dims), strides=tf_conv._op_list(self.strides,
+                                                                                              self.data_format),
+                                  padding=self.padding.upper(), data_format=tf_conv._nd_format(self.data_format, 2),
+                                  dilations=tf_conv._op_list(self.dilation_rate, self.data_format))
+        batch = inputs.shape[0].value
+        out.set_shape(TensorShape([batch, self.filters] + static if first else [batch] + static + [self.filters]))
+        return out
+
+    def compute_output_shape(self, input_shape):
+        dims = input_shape_of(input_shape).as_list()
+        first = self.data_format == "channels_first"
+        out = self._out_lengths(dims[2:] if first else dims[1:-1])
+        return TensorShape([dims[0], self.filters] + out if first else [dims[0]] + out + [self.filters])
 
     def get_config(self):
         config = self._base_config()
+        config["output_padding"] = self.output_padding
+        return config
+
+
+class Conv3DTranspose(Conv3D):
+    """The transpose of a 3-D convolution; kernel [kd, kh, kw, filters, in_channels]. Built from
+    2-D transposed convolutions of the depth slices (one per kernel depth, over all slices at
+    once), placed at depth i·stride + j and cropped as TF's conv3d_transpose pads; the input's
+    depth must be static."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid", output_padding=None,
+                 data_format=None, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         activation=activation, use_bias=use_bias, kernel_initializer=kernel_initializer,
+                         bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                         bias_regularizer=bias_regularizer, activity_regularizer=activity_regularizer,
+                         kernel_constraint=kernel_constraint, bias_constraint=bias_constraint, **kwargs)
+        self.output_padding = _output_padding(output_padding, 3, self.strides)
+
+    def _kernel_shape(self, input_dim):
+        return list(self.kernel_size) + [self.filters, input_dim]
+
+    def _out_lengths(self, spatial):
+        pads = self.output_padding or (None,) * 3
+        return [transpose_output_length(n, k, self.padding, p, s) for n, k, p, s in
+                zip(spatial, self.kernel_size, pads, self.strides)]
+
+    def _convolve(self, inputs):
+        first = self.data_format == "channels_first"
+        x = transpose(inputs, [0, 2, 3, 4, 1]) if first else inputs
+        depth, channels = x.shape[1].value, x.shape[4].value
+        if depth is None:
+            raise ValueError(f"Layer {self.name}: dflow's Conv3DTranspose needs a static depth (axis "
+                             f"{2 if first else 1}); got inputs of shape {inputs.shape}")
+        kd, kh, kw = self.kernel_size
+        sd, sh, sw = self.strides
+        pads = self.output_padding or (None,) * 3
+        od, oh, ow = self._out_lengths(x.shape.as_list()[1:4])
+        dyn = shape(x)
+        oh_t = oh if oh is not None else _dynamic_length(dyn[2], kh, self.padding, pads[1], sh, 1)
+        ow_t = ow if ow is not None else _dynamic_length(dyn[3], kw, self.padding, pads[2], sw, 1)
+        n = dyn[0]
+        flat = reshape(x, stack([n * depth, dyn[2], dyn[3], channels]))
+        # TF's padding of the equivalent forward convolution along depth
+        before = max((depth - 1) * sd + kd - od, 0) // 2 if self.padding == "same" else 0
+        full = max((depth - 1) * sd + kd, od + before)
+        span = (depth - 1) * sd + 1
+        terms = []
+        for j in range(kd):
+            y = nn.conv2d_transpose(flat, self.kernel[j], stack([n * depth, oh_t, ow_t, self.filters]),
+                                    strides=[1, sh, sw, 1], padding=self.padding.upper(), data_format="NHWC")
+            y = reshape(y, stack([n, depth, oh_t, ow_t, self.filters]))
+            if sd > 1:  # slice i at depth i·sd: interleave zeros
+                y = stack([y] + [y * 0.0] * (sd - 1), axis=2)
+                y = reshape(y, stack([n, depth * sd, oh_t, ow_t, self.filters]))[:, :span]
+            terms.append(pad(y, [[0, 0], [j, full - j - span], [0, 0], [0, 0], [0, 0]]))
+        out = (terms[0] if kd == 1 else add_n(terms))[:, before:before + od]
+        out.set_shape(TensorShape([x.shape[0].value, od, oh, ow, self.filters]))
+        if self.use_bias:
+            out = out + self.bias
+        return transpose(out, [0, 4, 1, 2, 3]) if first else out
+
+    def compute_output_shape(self, input_shape):
+        dims = input_shape_of(input_shape).as_list()
+        first = self.data_format == "channels_first"
+        out = self._out_lengths(dims[2:] if first else dims[1:-1])
+        return TensorShape([dims[0], self.filters] + out if first else [dims[0]] + out + [self.filters])
+
+    def get_config(self):
+        config = self._base_config()
+        config.pop("dilation_rate")
         config["output_padding"] = self.output_padding
         return config
 
@@ -335,6 +469,7 @@ class DepthwiseConv2D(_ConvConfig, tf_conv.Conv2D, Layer):
 
 Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D
 Convolution2DTranspose = Deconvolution2D = Conv2DTranspose
+Convolution3DTranspose = Conv3DTranspose
 SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
 
 

@@ -17,8 +17,9 @@ import numpy as np
 from ...graph.shape import TensorShape
 from ...kernels.array_ops import identity, reshape, shape, stack
 from ...kernels.manip_ops import expand_dims, transpose
+from ...kernels.math_ops import cast, greater_equal
 from ...kernels.pad_ops import tile
-from ...kernels.random_ops import random_normal
+from ...kernels.random_ops import random_normal, random_uniform
 from ...layers import core as tf_core
 from ...layers.base import input_shape_of
 from ...layers.utils import smart_cond
@@ -28,7 +29,7 @@ from ..utils.generic_utils import _lookup
 
 __all__ = ["Dense", "Dropout", "Flatten", "Activation", "Reshape", "Permute", "RepeatVector", "Lambda",
            "ActivityRegularization", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise",
-           "GaussianDropout"]
+           "GaussianDropout", "AlphaDropout"]
 
 
 def _ser(module, value):
@@ -422,6 +423,45 @@ class GaussianDropout(Layer):
                                           seed=self.seed)
 
         return smart_cond(training, noised, lambda: identity(inputs))
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"rate": self.rate, "seed": self.seed})
+        return config
+
+
+class AlphaDropout(Layer):
+    """Dropout that keeps a SELU network's mean and variance: while training a dropped input
+    becomes -alpha·scale, then a·x + b restores the moments (TF 1.15's math); the identity
+    otherwise."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = rate
+        self.noise_shape = noise_shape
+        self.seed = seed
+        self.supports_masking = True
+
+    def call(self, inputs, training=None):
+        if training is None or not 0.0 < self.rate < 1.0:
+            return inputs
+        rate = float(self.rate)
+        noise_shape = self.noise_shape if self.noise_shape else shape(inputs)
+
+        def dropped():
+            alpha = 1.6732632423543772848170429916717
+            scale = 1.0507009873554804934193349852946
+            alpha_p = -alpha * scale
+            kept = cast(greater_equal(random_uniform(noise_shape, dtype=inputs.dtype, seed=self.seed), rate),
+                        inputs.dtype)
+            a = ((1 - rate) * (1 + rate * alpha_p ** 2)) ** -0.5
+            b = -a * alpha_p * rate
+            return a * (inputs * kept + alpha_p * (1 - kept)) + b
+
+        return smart_cond(training, dropped, lambda: identity(inputs))
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -42,7 +42,8 @@ from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
 from ..utils.generic_utils import deserialize_keras_object, serialize_keras_object
 
-__all__ = ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU"]
+__all__ = ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU",
+           "AbstractRNNCell"]
 
 
 def _ser(module, value):
@@ -428,6 +429,30 @@ def _zero_states(state_size, batch_size, dtype):
     return out
 
 
+class AbstractRNNCell(Layer):
+    """Base of a user's RNN cell: subclasses define `call(inputs, states) -> (output, new_states)`,
+    `state_size` and `output_size`; `get_initial_state` gives zeros of the state sizes."""
+
+    def call(self, inputs, states):
+        raise NotImplementedError("Abstract method")
+
+    @property
+    def state_size(self):
+        raise NotImplementedError("Abstract method")
+
+    @property
+    def output_size(self):
+        raise NotImplementedError("Abstract method")
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        if inputs is not None:
+            batch_size = inputs.shape[0].value
+            if batch_size is None:
+                batch_size = shape_op(inputs)[0]
+            dtype = dtype or inputs.dtype
+        return _zero_states(self.state_size, batch_size, dtype)
+
+
 class StackedRNNCells(Layer):
     """Cells applied one after the other at each step; the states are the cells' in order."""
 
@@ -609,7 +634,11 @@ class RNN(Layer):
         cell = self.cell
 
         def step(x_t, states):
-            states = states if self._num_states > 1 or isinstance(cell, StackedRNNCells) else states[0]
+            # Keras passes a list of states (a user cell's `states[0]` is its first state); a
+            # tf.nn.rnn_cell cell (and dflow's own one-state cells, which take either) the tensor
+            single = self._num_states == 1 and not isinstance(cell, StackedRNNCells) and (
+                getattr(cell, "_is_tf_rnn_cell", False) or type(cell).__module__ == __name__)
+            states = states[0] if single else states
             kwargs = {"training": training} if "training" in _call_args(cell) else {}
             out, new_states = cell.call(x_t, states, **kwargs)
             return out, _as_list(new_states)
