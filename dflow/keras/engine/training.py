@@ -149,19 +149,23 @@ class Model(Network):
         return out
 
     def _all_metric_fns(self, outputs):
-        metrics = self._compile_metrics
-        names = [o.name for o in outputs]
-        if isinstance(metrics, dict):
-            per = [metrics.get(n, []) for n in names]
-            per = [p if isinstance(p, (list, tuple)) else [p] for p in per]
-        elif metrics and isinstance(metrics[0], (list, tuple)):
-            per = list(metrics)
-        else:
-            per = [list(metrics)] * len(outputs)
+        """[(output, display name, fn or Metric)]: `metrics`, then `weighted_metrics` (averaged with
+        the sample weights, named `weighted_<name>`)."""
         result = []
-        for output, ms in zip(outputs, per):
-            for name, fn in self._metric_fns(output, ms):
-                result.append((output, f"{output.name}_{name}" if len(outputs) > 1 else name, fn))
+        for metrics, weighted in ((self._compile_metrics, False), (self._compile_weighted_metrics, True)):
+            names = [o.name for o in outputs]
+            if isinstance(metrics, dict):
+                per = [metrics.get(n, []) for n in names]
+                per = [p if isinstance(p, (list, tuple)) else [p] for p in per]
+            elif metrics and isinstance(metrics[0], (list, tuple)):
+                per = list(metrics)
+            else:
+                per = [list(metrics)] * len(outputs)
+            for output, ms in zip(outputs, per):
+                for name, fn in self._metric_fns(output, ms):
+                    name = f"weighted_{name}" if weighted else name
+                    fn = _SampleWeighted(fn) if weighted and not hasattr(fn, "update_state") else fn
+                    result.append((output, f"{output.name}_{name}" if len(outputs) > 1 else name, fn))
         return result
 
     @property
@@ -218,6 +222,8 @@ class Model(Network):
                 if hasattr(fn, "update_state"):
                     metric_updates.append(fn.update_state(output.target, output.tensor))
                     metric_values.append(fn.result())
+                elif isinstance(fn, _SampleWeighted):
+                    metric_values.append(fn.value(output.target, output.tensor, output.sample_weight))
                 else:
                     metric_values.append(reduction_ops.reduce_mean(
                         math_ops.cast(fn(output.target, output.tensor), total_loss.dtype)))
@@ -314,7 +320,7 @@ class Model(Network):
                 sw = np.ones([len(target)], tensor.dtype.as_numpy_dtype) if sw is None else \
                     np.asarray(sw, tensor.dtype.as_numpy_dtype).reshape(-1)
                 o.loss_value = _weighted_loss(o.loss, target, tensor, sw)
-                o.target = target
+                o.target, o.sample_weight = target, sw
                 values.append(o.loss_value * o.loss_weight if o.loss_weight != 1.0 else o.loss_value)
             total = add_n(values + [math_ops.cast(v, values[0].dtype) for v in self.losses]) \
                 if len(values) + len(self.losses) > 1 else values[0]
@@ -329,6 +335,8 @@ class Model(Network):
             if hasattr(fn, "update_state"):
                 fn.update_state(output.target, output.tensor)
                 result.append(np.asarray(fn.result()))
+            elif isinstance(fn, _SampleWeighted):
+                result.append(np.asarray(fn.value(output.target, output.tensor, output.sample_weight)))
             else:
                 result.append(np.mean(np.asarray(fn(output.target, output.tensor))))
         return result
@@ -546,6 +554,24 @@ class Model(Network):
     def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10, workers=1,
                           use_multiprocessing=False, verbose=0):
         return self.predict(generator, steps=steps, callbacks=callbacks, verbose=verbose)
+
+
+class _SampleWeighted:
+    """A `weighted_metrics` function: its per-sample values averaged with the sample weights."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.__name__ = _fn_name(fn)
+
+    def __call__(self, target, output):
+        return self.fn(target, output)
+
+    def value(self, target, output, sample_weight):
+        values = math_ops.cast(self.fn(target, output), output.dtype.base_dtype)
+        if values.shape.ndims and values.shape.ndims > 1:
+            values = reduction_ops.reduce_mean(values, axis=list(range(1, values.shape.ndims)))
+        weight = math_ops.cast(sample_weight, values.dtype)
+        return reduction_ops.reduce_sum(values * weight) / reduction_ops.reduce_sum(weight)
 
 
 # ---- helpers ---------------------------------------------------------------------------------------------

@@ -305,3 +305,15 @@ def test_user_errors():
         model.fit(np.zeros((3, 4)), np.zeros((2, 1)), verbose=0)
     with pytest.raises(TypeError, match="must be an instance of class Layer"):
         keras.Sequential([object()])
+
+
+def test_weighted_metrics_average_with_the_sample_weights():
+    x, y = _data(n=8)
+    model = _mlp()
+    model.compile(tf.train.GradientDescentOptimizer(0.0), _mse, metrics=["mae"], weighted_metrics=["mae"])
+    w = K.batch_get_value(model.weights)
+    err = np.abs(np.maximum(x @ w[0] + w[1], 0) @ w[2] + w[3] - y)[:, 0]
+    sw = np.arange(1, 9, dtype=np.float32)
+    loss, mae, weighted = model.test_on_batch(x, y, sample_weight=sw)
+    assert model.metrics_names == ["loss", "mean_absolute_error", "weighted_mean_absolute_error"]
+    np.testing.assert_allclose([mae, weighted], [err.mean(), (err * sw).sum() / sw.sum()], rtol=1e-5)
