@@ -180,3 +180,16 @@ def test_the_allocator_is_set_only_where_a_trim_threshold_turned_its_own_off(env
     out = subprocess.run([sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == str(want and sys.platform.startswith("linux"))
+
+
+@pytest.mark.parametrize("env,want", [({}, True), ({"MALLOC_MMAP_THRESHOLD_": "131072"}, False)])
+def test_an_in_process_run_keeps_kernel_memory_unless_the_user_set_the_allocator(env, want):
+    code = ("import numpy as np, dflow as tf\n"
+            "from dflow.kernels import cores\n"
+            "assert not cores._memory_kept\n"
+            "with tf.Session() as s: s.run(tf.reduce_sum(tf.constant(np.ones(4))))\n"
+            "print(cores._memory_kept, cores.keep_kernel_memory(in_process=True))\n")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["True", str(want and sys.platform.startswith("linux"))]
