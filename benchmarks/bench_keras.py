@@ -1,6 +1,7 @@
 """The issue-31 benchmark: tf.keras `fit` in dflow against tf.keras in TensorFlow (TF_PYTHON).
 
-    python benchmarks/bench_keras.py [--epochs 3] [--zarr-mb 512] [--record]    # TF_PYTHON=... adds TF
+    python benchmarks/bench_keras.py [--epochs 3] [--zarr-mb 512] [--keep-blas-env] [--record]
+                                                                # TF_PYTHON=... adds TF
 
 a) `fit` on numpy arrays, per epoch (the median of `--epochs` epochs after a warm-up epoch):
    an MLP (784-128 relu-10 softmax, Adam, sparse categorical cross-entropy, 60,000 samples,
@@ -144,6 +145,10 @@ def main(argv):
     epochs = int(argv[argv.index("--epochs") + 1]) if "--epochs" in argv else 3
     zarr_mb = int(argv[argv.index("--zarr-mb") + 1]) if "--zarr-mb" in argv else 512
     os.environ["BENCH_EPOCHS"] = str(epochs)
+    # as bench_interop: an OPENBLAS_CORETYPE older than the CPU (set on some machines here) runs
+    # numpy's Haswell kernels; TF's oneDNN ignores it. Unset for every peer unless --keep-blas-env.
+    dropped = [] if "--keep-blas-env" in argv else [v for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+                                                    if os.environ.pop(v, None) is not None]
     tf_py = find_tf_python()
     script = Path(__file__).resolve()
     report = Report()
@@ -173,7 +178,8 @@ def main(argv):
         shutil.rmtree(tmp, ignore_errors=True)
     report(table(["fit", "dflow samples/s", "TF samples/s", "dflow / TF", "target", "peak RSS MiB dflow / TF"],
                  rows))
-    report(f"(median of {epochs} epochs after a warm-up; batch 128 on numpy, {ZARR_BATCH} over Zarr)")
+    report(f"(median of {epochs} epochs after a warm-up; batch 128 on numpy, {ZARR_BATCH} over Zarr"
+           + (f"; unset for every peer: {', '.join(dropped)})" if dropped else ")"))
     if "--record" in argv:
         record_run("tf.keras fit (issue 31)", "bench_keras.py", argv[1:], report.text)
 
