@@ -7,6 +7,10 @@ message. This module imports nothing else of dflow, so every layer may raise the
 
 from __future__ import annotations
 
+import linecache
+import os
+import sys
+
 OK = 0
 CANCELLED = 1
 UNKNOWN = 2
@@ -97,7 +101,7 @@ def kernel_failure(op, exc, op_type=None, op_name=None, where="", shapes=None):
             exc.args = (exc.message,)
         if exc.op is None and op is not None:
             exc.op = op
-        return exc
+        return with_origin(exc)
     if isinstance(exc, MemoryError):  # an allocation that cannot succeed (TF1: OOM)
         err = ResourceExhaustedError({"name": op_name, "op": op_type}, op, f"{op_type} op {op_name!r} failed{where}: "
                                      f"{exc}")
@@ -106,8 +110,49 @@ def kernel_failure(op, exc, op_type=None, op_name=None, where="", shapes=None):
     got = ""
     if shapes is not None:
         got = " with input shapes: " + ", ".join(_shape_text(s) for s in shapes)
-    return InvalidArgumentError({"name": op_name, "op": op_type}, op,
-                                f"{op_type} op {op_name!r} failed{where}{got}: {type(exc).__name__}: {exc}")
+    return with_origin(InvalidArgumentError({"name": op_name, "op": op_type}, op,
+                                            f"{op_type} op {op_name!r} failed{where}{got}: {type(exc).__name__}: {exc}"))
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_ORIGIN_FRAMES = 8  # the innermost user frames an op keeps
+
+
+def user_frames(limit=_ORIGIN_FRAMES):
+    """Where the caller is in the user's code: (file, line, function) of the innermost `limit`
+    frames outside dflow's package, innermost first (what an op keeps of its creation)."""
+    out = []
+    frame = sys._getframe(1)
+    while frame is not None and len(out) < limit:
+        code = frame.f_code
+        if not code.co_filename.startswith(_PACKAGE_DIR):
+            out.append((code.co_filename, frame.f_lineno, code.co_name))
+        frame = frame.f_back
+    return tuple(out)
+
+
+def origin_text(op_name, frames):
+    """TF1's "Original stack trace for 'name':" block: the frames outermost first, each with its
+    line's text (read when the error is worded, not when the op was made)."""
+    lines = [f"Original stack trace for {op_name!r}:"]
+    for filename, lineno, name in reversed(frames):
+        lines.append(f'  File "{filename}", line {lineno}, in {name}')
+        text = linecache.getline(filename, lineno).strip()
+        if text:
+            lines.append(f"    {text}")
+    return "\n".join(lines)
+
+
+def with_origin(exc):
+    """`exc` with the creation trace of its op appended (once), when the op kept one."""
+    op = getattr(exc, "op", None)
+    frames = getattr(op, "_origin", None) if op is not None else None
+    if not isinstance(exc, OpError) or not frames or getattr(exc, "_origin_added", False):
+        return exc
+    exc.message = f"{exc.message}\n\n{origin_text(op.name, frames)}"
+    exc.args = (exc.message,)
+    exc._origin_added = True
+    return exc
 
 
 def _shape_text(shape):
@@ -130,7 +175,7 @@ def attach_op(exc, graph):
             exc.op = graph.get_operation_by_name(exc.node_def.get("name"))
         except (KeyError, ValueError, TypeError):
             pass
-    return exc
+    return with_origin(exc)
 
 
 def raise_kernel_failure(op, exc, **kwargs):

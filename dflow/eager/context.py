@@ -27,7 +27,7 @@ import array_api_compat
 import array_api_compat.numpy as np_xp
 import numpy as np
 
-from ..errors import InvalidArgumentError, OpError, UnimplementedError, kernel_failure
+from ..errors import InvalidArgumentError, OpError, UnimplementedError, kernel_failure, user_frames
 from ..graph import graph as graph_mod
 from ..graph.dtypes import DType, as_dtype
 from ..graph.graph import Graph
@@ -307,6 +307,8 @@ def _not_eager(t, op_type):
 def _failure(op, exc, values):
     from ..schedule.steps import input_failure, value_shape
 
+    if op is not None and op._origin is None:
+        op._origin = user_frames()  # an eager op was made where it failed: the message says where
     if isinstance(exc, OpError):
         return kernel_failure(op, exc)
     try:

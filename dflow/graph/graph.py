@@ -7,6 +7,7 @@ import contextlib
 import re
 import threading
 
+from ..errors import user_frames
 from .dtypes import as_dtype
 from .ops import (  # noqa: F401 - the default-session stack lives with Tensor.eval/Operation.run
     Operation,
@@ -74,6 +75,7 @@ class Graph:
             controls = self._current_control_inputs(inputs)
             device = self._current_device()
             op = Operation(self, op_name, op_type, inputs, attrs, controls, device, opdef, len(self._ops))
+            op._origin = user_frames()  # for a run-time failure's "Original stack trace"
             try:
                 outs = opdef.infer(list(inputs), attrs)
             except (ValueError, TypeError) as e:

@@ -16,7 +16,7 @@ class Operation:
     """A node of a graph: an op type applied to input tensors, producing output tensors."""
 
     __slots__ = ("_graph", "_name", "_type", "_inputs", "_outputs", "_control_inputs", "_attrs",
-                 "_device", "_id", "_opdef", "_gradient_override", "__weakref__")
+                 "_device", "_id", "_opdef", "_gradient_override", "_origin", "__weakref__")
 
     def __init__(self, graph, name, op_type, inputs, attrs, control_inputs, device, opdef, op_id):
         self._graph = graph
@@ -30,6 +30,7 @@ class Operation:
         self._id = op_id
         self._outputs = ()
         self._gradient_override = None
+        self._origin = None  # where the user's code made it (errors.user_frames), graph ops only
 
     @property
     def graph(self):
