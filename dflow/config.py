@@ -17,13 +17,15 @@ _memory_growth = {}
 _session_settings = {}  # process-wide Session settings (set by `dflow run`)
 
 
-def set_default_session_settings(scheduler=None, memory_budget=None, num_workers=None):
+def set_default_session_settings(scheduler=None, memory_budget=None, num_workers=None, small_plan_bytes=None):
     """dflow's own: process-wide settings for every Session created afterwards that does not give
     them itself (`scheduler` only where it gives neither `scheduler` nor `target`). This is how
-    `dflow run SCRIPT --scheduler ... --workers ... --memory-budget ...` runs an unchanged TF1 script
-    on a cluster. None leaves a setting unset; calling with no arguments clears them all."""
+    `dflow run SCRIPT --scheduler ... --workers ... --memory-budget ... [--always-dask]` runs an
+    unchanged TF1 script on a cluster (`--always-dask`: small_plan_bytes=0, every plan through Dask).
+    None leaves a setting unset; calling with no arguments clears them all."""
     _session_settings.clear()
-    given = {"scheduler": scheduler, "memory_budget": memory_budget, "num_workers": num_workers}
+    given = {"scheduler": scheduler, "memory_budget": memory_budget, "num_workers": num_workers,
+             "small_plan_bytes": small_plan_bytes}
     _session_settings.update({k: v for k, v in given.items() if v is not None})
 
 

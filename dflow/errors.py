@@ -10,6 +10,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import sysconfig
 
 OK = 0
 CANCELLED = 1
@@ -115,18 +116,24 @@ def kernel_failure(op, exc, op_type=None, op_name=None, where="", shapes=None):
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# not the user's code: dflow, the standard library and installed packages (pytest, runpy, dask...)
+_LIBRARY_DIRS = tuple(sorted({_PACKAGE_DIR} | {os.path.join(p, "") for p in (
+    sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib"),
+    sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib")) if p}))
 _ORIGIN_FRAMES = 8  # the innermost user frames an op keeps
 
 
 def user_frames(limit=_ORIGIN_FRAMES):
     """Where the caller is in the user's code: (file, line, function) of the innermost `limit`
-    frames outside dflow's package, innermost first (what an op keeps of its creation)."""
+    frames outside dflow, the standard library and installed packages, innermost first (what an op
+    keeps of its creation); frames of `<string>` code (python -c, exec) count as the user's."""
     out = []
     frame = sys._getframe(1)
     while frame is not None and len(out) < limit:
         code = frame.f_code
-        if not code.co_filename.startswith(_PACKAGE_DIR):
-            out.append((code.co_filename, frame.f_lineno, code.co_name))
+        filename = code.co_filename
+        if not filename.startswith(_LIBRARY_DIRS) and not filename.startswith("<frozen"):
+            out.append((filename, frame.f_lineno, code.co_name))
         frame = frame.f_back
     return tuple(out)
 

@@ -125,7 +125,7 @@ def make_session(mode, graph=None, chunks="auto", client=None):
         return tf.Session(graph=graph, chunks=chunks, small_plan_bytes=1 << 30)
     if mode == "distributed":
         return tf.Session(graph=graph, scheduler=client, chunks=chunks)
-    return tf.Session(graph=graph, scheduler=mode, chunks=chunks)
+    return tf.Session(graph=graph, scheduler=mode, chunks=chunks, small_plan_bytes=0)  # "threads" too: Dask
 
 
 @pytest.fixture(autouse=True)

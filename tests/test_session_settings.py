@@ -21,7 +21,7 @@ def test_sessions_without_their_own_settings_take_them(settings):
     with tf.Session() as sess:
         assert sess.scheduler == "sync" and sess.memory_budget == 10**9
         np.testing.assert_allclose(sess.run(tf.reduce_sum(x * 2.0), {x: [1, 2, 3]}), 12.0)
-    with tf.Session(scheduler="threads", memory_budget="2GB") as sess:  # the program's own settings win
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="2GB") as sess:  # the program's own settings win
         assert sess.scheduler == "threads" and sess.memory_budget == 2 * 10**9
 
 

@@ -35,7 +35,7 @@ def needs_grad(*op_types):
 
 # every PROGRAM_MODES run, plus explicit chunked sessions (the test's `session_kwargs`)
 chunked = pytest.mark.program(extra={"chunked-sync": dict(scheduler="sync", chunks=3),
-                                     "chunked-threads": dict(scheduler="threads", chunks=3)})
+                                     "chunked-threads": dict(scheduler="threads", small_plan_bytes=0, chunks=3)})
 
 
 # ---- programs using the core ops ----------------------------------------------------------------

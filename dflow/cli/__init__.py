@@ -27,7 +27,7 @@ __all__ = ["main"]
 
 # dflow run's own options: name -> takes a value
 RUN_OPTIONS = {"--scheduler": True, "--workers": True, "--memory-budget": True, "--as-tensorflow": False,
-               "--progress": False, "--no-progress": False}
+               "--progress": False, "--no-progress": False, "--always-dask": False}
 
 
 def _bytes(text):
@@ -75,6 +75,9 @@ def _add_run_options(parser):
                         help="worker threads or processes (for distributed: the local cluster's worker processes)")
     parser.add_argument("--memory-budget", type=_bytes, default=None, metavar="SIZE",
                         help="each Session's memory budget, e.g. 2GB: plans whose tasks cannot fit are refused")
+    parser.add_argument("--always-dask", action="store_true",
+                        help="send every plan through Dask (by default the default scheduler runs small in-memory "
+                        "plans in this process, as a Session(scheduler='threads') does)")
     parser.add_argument("--as-tensorflow", action="store_true",
                         help="make `import tensorflow as tf` and `import tensorflow.compat.v1 as tf` give dflow")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -91,16 +94,16 @@ def _parser():
         "run", allow_abbrev=False, help="run a TF1 script with every Session on the given scheduler",
         description="Run SCRIPT as __main__ with ARGS as its sys.argv[1:]. dflow's options below may come "
         "before or after SCRIPT; use -- to pass an option of the same name to the script.",
-        usage="dflow run [-h] [--scheduler SCHEDULER] [--workers N] [--memory-budget SIZE] [--as-tensorflow] "
-        "[--[no-]progress] SCRIPT [ARGS...] [-- ARGS...]")
+        usage="dflow run [-h] [--scheduler SCHEDULER] [--workers N] [--memory-budget SIZE] [--always-dask] "
+        "[--as-tensorflow] [--[no-]progress] SCRIPT [ARGS...] [-- ARGS...]")
     _add_run_options(run)
     explain = sub.add_parser(
         "explain", allow_abbrev=False, help="run a TF1 script, printing each distinct Session.run's plan",
         description="Run SCRIPT as `dflow run` does, printing on stderr, before each distinct Session.run "
         "(by fetch and feed names) is first run, its plan: stages, each task's projected memory and the "
         "projected peak (Session.explain).",
-        usage="dflow explain [-h] [--scheduler SCHEDULER] [--workers N] [--memory-budget SIZE] [--as-tensorflow] "
-        "[--[no-]progress] SCRIPT [ARGS...] [-- ARGS...]")
+        usage="dflow explain [-h] [--scheduler SCHEDULER] [--workers N] [--memory-budget SIZE] [--always-dask] "
+        "[--as-tensorflow] [--[no-]progress] SCRIPT [ARGS...] [-- ARGS...]")
     _add_run_options(explain)
     inspect = sub.add_parser("inspect-checkpoint", help="list a checkpoint's variables (dtypes, shapes, checksums)",
                              description="List the variables of a checkpoint (a prefix written by Saver.save, "
@@ -196,7 +199,7 @@ def main(argv=None):
 
         return run_script(args.script, script_args, scheduler=args.scheduler, workers=args.workers,
                           memory_budget=args.memory_budget, as_tensorflow=args.as_tensorflow,
-                          progress=args.progress, explain=argv[0] == "explain")
+                          progress=args.progress, explain=argv[0] == "explain", always_dask=args.always_dask)
     args = parser.parse_args(argv)
     if args.command == "inspect-checkpoint":
         from .inspect import inspect_checkpoint

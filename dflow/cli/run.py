@@ -91,10 +91,11 @@ def _script_context(script, path, script_args):
 
 
 def run_script(script, script_args=(), scheduler=None, workers=None, memory_budget=None, as_tensorflow=False,
-               progress=None, explain=False):
+               progress=None, explain=False, always_dask=False):
     """Runs `script` as `__main__` with `script_args`; returns 0, or raises the script's SystemExit.
     `progress`: show a bar for scheduler calls over 2 s (None: when stderr is a terminal).
-    `explain`: print the plan of each distinct Session.run on stderr the first time (dflow explain)."""
+    `explain`: print the plan of each distinct Session.run on stderr the first time (dflow explain).
+    `always_dask`: every Session sends every plan through Dask (small_plan_bytes=0)."""
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         _say(f"no such script: {script}")
@@ -104,7 +105,8 @@ def run_script(script, script_args=(), scheduler=None, workers=None, memory_budg
             scheduler = stack.enter_context(_local_cluster(workers, memory_budget))
         elif scheduler is not None and "://" in scheduler:
             _announce_cluster(scheduler)
-        config.set_default_session_settings(scheduler=scheduler, memory_budget=memory_budget, num_workers=workers)
+        config.set_default_session_settings(scheduler=scheduler, memory_budget=memory_budget, num_workers=workers,
+                                            small_plan_bytes=0 if always_dask else None)
         stack.callback(config.set_default_session_settings)
         if as_tensorflow:
             stack.enter_context(tensorflow_aliases())

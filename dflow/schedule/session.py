@@ -86,18 +86,22 @@ def session_defaults(scheduler=None, small_plan_bytes=None):
         _FORCED.pop()
 
 
+_DEFAULT_SCHEDULER_NAMES = ("threads", "threading")
+
+
 class Session:
     """Runs a graph's ops (TF1's `tf.Session`) on a Dask scheduler.
 
-    `scheduler`: "threads" (default), "sync", "processes", "distributed" (a LocalCluster on
+    `scheduler`: "threads" (the default, named or not), "sync", "processes", "distributed" (a LocalCluster on
     loopback owned by the session, one worker process per core, each limited to its share of
     `memory_budget`), a `distributed.Client` or an address "tcp://host:port" (also accepted as
     TF1's `target`). `chunks`: how in-memory feeds are chunked (dask's `chunks=`, default "auto").
     `memory_budget` (bytes or "512MB"): plans whose tasks cannot fit are refused, concurrency and
-    "auto" chunks are capped to fit, and large variables live on local disk between runs. With the default scheduler, plans whose feeds are in memory
-    and whose tensors are all below `small_plan_bytes` (64 MiB, or a 16th of `memory_budget`; a
-    Zarr read above 1 MiB stays on Dask, lazy) run in this process through the ops'
-    eager kernels, with no Dask round trip; pass `small_plan_bytes=0` to always go through Dask.
+    "auto" chunks are capped to fit, and large variables live on local disk between runs. With the
+    default scheduler (None or "threads"), plans whose feeds are in memory and whose tensors are all
+    below `small_plan_bytes` (64 MiB, or a 16th of `memory_budget`; a Zarr read above 1 MiB stays on
+    Dask, lazy) run in this process through the ops' eager kernels, with no Dask round trip;
+    `small_plan_bytes=0` sends every plan through Dask (`dflow run --always-dask` for a script).
     """
 
     variables = None
@@ -129,7 +133,12 @@ class Session:
         if num_workers is not None and hasattr(self._executor, "num_workers"):
             self._executor.num_workers = num_workers
         if small_plan_bytes is None:
-            small_plan_bytes = _DEFAULT_SMALL_PLAN_BYTES if (scheduler is None and not target) else 0
+            small_plan_bytes = process.get("small_plan_bytes")
+        if small_plan_bytes is None:
+            # the default scheduler, named or not, runs small in-memory plans in process; naming another
+            # one (or a cluster) sends every plan there; small_plan_bytes=0 forces Dask on any
+            default = scheduler is None or (isinstance(scheduler, str) and scheduler in _DEFAULT_SCHEDULER_NAMES)
+            small_plan_bytes = _DEFAULT_SMALL_PLAN_BYTES if (default and not target) else 0
             if budget is not None:
                 small_plan_bytes = min(small_plan_bytes, budget // 16)
         stage_bytes = Options.stage_bytes if budget is None else min(Options.stage_bytes, max(1, budget // 4))

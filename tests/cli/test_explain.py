@@ -33,7 +33,7 @@ with tf.Session() as sess:
 def test_explain_prints_each_distinct_plan_once_and_runs_the_script(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(SCRIPT)
-    out = dflow_cli("explain", str(path), "3", "--scheduler", "threads", "--memory-budget", "1GB", cwd=tmp_path)
+    out = dflow_cli("explain", str(path), "3", "--scheduler", "threads", "--always-dask", "--memory-budget", "1GB", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
     w = np.ones((2, 1), np.float32)

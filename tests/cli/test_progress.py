@@ -17,7 +17,7 @@ def test_bar_counts_the_calls_tasks(scheduler):
     x = tf.placeholder(tf.float32, [8, 8])
     y = tf.reduce_sum(tf.matmul(x, x) + 1.0)
     out = io.StringIO()
-    with TaskProgress(delay=0, file=out), tf.Session(scheduler=scheduler) as sess:
+    with TaskProgress(delay=0, file=out), tf.Session(scheduler=scheduler, small_plan_bytes=0) as sess:
         assert sess.run(y, {x: np.ones((8, 8))}) == pytest.approx(8 * 8 * 9)
     totals = {int(t) for t in re.findall(r"\d+/(\d+) ?\[", out.getvalue())}
     assert len(totals) == 1 and totals.pop() > 0, out.getvalue()  # one bar, its total fixed from the start

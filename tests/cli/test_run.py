@@ -36,7 +36,7 @@ def main(argv):
             sess.run(train, {x: [[1.0, 2.0], [3.0, 4.0]]})
         print("session", sess.scheduler, sess.memory_budget)
         print("w", sess.run(w).ravel().round(5).tolist())
-    with tf.Session(scheduler="threads") as own:  # a Session naming its scheduler keeps it
+    with tf.Session(scheduler="threads", small_plan_bytes=0) as own:  # a Session naming its scheduler keeps it
         print("own", own.scheduler)
     print("argv", argv, __name__)
     return 3
@@ -114,7 +114,7 @@ def test_as_tensorflow(tmp_path):
         "except ModuleNotFoundError as e:\n"
         "    print('missing', e.name)\n"
         "    print(e)\n")
-    out = dflow_cli("run", "--as-tensorflow", "--scheduler", "threads", "--workers", "2", "tf1.py", cwd=tmp_path)
+    out = dflow_cli("run", "--as-tensorflow", "--scheduler", "threads", "--always-dask", "--workers", "2", "tf1.py", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert lines(out, "sum") == ["sum 3.0 threads"]
     assert lines(out, "keras") == ["keras True True"]

@@ -147,7 +147,7 @@ def zarr_program(tmp_path, device):
         total = tf.reduce_sum(Z * Z, axis=0)
         probe = gpu_probe(Z)
     write = tf.io.write_zarr(Z, os.fspath(tmp_path / "z.zarr"), overwrite=True)
-    with tf.Session(scheduler="threads", memory_budget="1MB", config=SOFT) as sess:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="1MB", config=SOFT) as sess:
         got_total, _, got_probe = sess.run([total, write, probe])
     want = (data - data.mean(0)) / data.std(0)
     return got_total, zarr.open_array(os.fspath(tmp_path / "z.zarr"))[:], want, got_probe

@@ -117,7 +117,7 @@ def test_what_overwrite_may_replace(tmp_path):
     g = zarr.open_group(str(tmp_path / "grp"), mode="w")
     g.create_array("inner", shape=(2,), dtype="f8")
     _array(tmp_path / "arr", 1.0)
-    with tf.Session(scheduler="threads") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0) as s:
         s.run(tf.io.write_zarr(tf.constant(X), str(tmp_path / "empty")))  # an empty directory holds nothing
         with pytest.raises(tf.errors.FailedPreconditionError, match="already exists.*overwrite=True"):
             s.run(tf.io.write_zarr(tf.constant(X), str(tmp_path / "grp")))
@@ -138,7 +138,7 @@ def test_a_graph_file_whose_sink_names_a_directory(tmp_path):
     before = snapshot(tmp_path)
     with tf.Graph().as_default():
         graph_io.import_graph_def(graph_io.read_graph_def(path), name="")
-        with tf.Session(scheduler="threads") as s:
+        with tf.Session(scheduler="threads", small_plan_bytes=0) as s:
             with pytest.raises(tf.errors.FailedPreconditionError, match=f"{out} is a directory"):
                 s.run("sink:0")
     assert snapshot(tmp_path) == before
@@ -289,7 +289,7 @@ def test_killed_between_two_outputs_the_publication_is_finished(tmp_path, finish
     if finisher == "read_zarr":
         assert _readers(tmp_path / "o2") == 2.0
     elif finisher == "next_write":
-        with tf.Session(scheduler="threads") as s:
+        with tf.Session(scheduler="threads", small_plan_bytes=0) as s:
             s.run(tf.io.write_zarr(tf.constant(X), str(tmp_path), "other"))
     else:
         tf.io.cleanup(str(tmp_path))

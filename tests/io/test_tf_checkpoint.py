@@ -357,7 +357,7 @@ def test_a_large_variable_streams_into_a_stored_value_in_pieces(tmp_path, monkey
     real = tfc._pread
     monkeypatch.setattr(tfc, "_pread", lambda fd, view, offset: reads.append(len(view)) or real(fd, view, offset))
     v = tf.Variable(np.zeros(value.shape, np.float32), name="big")
-    with tf.Session(scheduler="threads", memory_budget="16MB") as sess:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="16MB") as sess:
         sess.run(v.initializer)
         tf.train.Saver([v]).restore(sess, str(tmp_path / "big"))
         assert isinstance(sess.variables.values["big"], StoredValue)
@@ -368,7 +368,7 @@ def test_a_large_variable_streams_into_a_stored_value_in_pieces(tmp_path, monkey
     with open(data, "r+b") as f:
         f.seek(os.path.getsize(data) - 5)
         f.write(b"\x00\x01\x02")
-    with tf.Session(scheduler="threads", memory_budget="16MB") as sess:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="16MB") as sess:
         sess.run(v.initializer)
         with pytest.raises(DataLossError, match="tensor 'big'"):
             tf.train.Saver([v]).restore(sess, str(tmp_path / "big"))
@@ -378,7 +378,7 @@ def test_a_large_variable_streams_into_a_stored_value_in_pieces(tmp_path, monkey
 def test_a_stored_value_is_written_chunk_by_chunk(tmp_path):
     value = np.arange(3000 * 500, dtype=np.float32).reshape(3000, 500)
     v = tf.Variable(value, name="big")
-    with tf.Session(scheduler="threads", memory_budget="16MB") as sess:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="16MB") as sess:
         sess.run(v.initializer)
         assert isinstance(sess.variables.values["big"], StoredValue)
         prefix = tf.train.Saver([v], format="tensorflow").save(sess, str(tmp_path / "m"), write_meta_graph=False)

@@ -205,7 +205,7 @@ def test_write_summary_values_and_default_chunks(tmp_path):
     _make(str(tmp_path), "a", x)
     w = tf.io.write_zarr(tf.io.read_zarr(str(tmp_path), "a") * 2.0, str(tmp_path), "out")
     assert w.op.name == "write_zarr" and w.dtype == tf.string and w.shape.as_list() == []
-    with tf.Session(scheduler="threads") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0) as s:
         summary = s.run(w)
     assert summary == {"path": os.path.join(tmp_path, "out"), "shape": (8, 10), "dtype": "float32",
                        "bytes": x.nbytes}
@@ -251,7 +251,7 @@ def test_existing_target_without_overwrite_is_failed_precondition(tmp_path):
     _make(str(tmp_path), "out", old)
     p = tf.placeholder(tf.float32, [8, 10])
     w = tf.io.write_zarr(p, str(tmp_path), "out")
-    with tf.Session(scheduler="threads") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0) as s:
         with pytest.raises(tf.errors.FailedPreconditionError, match="out.*overwrite=True"):
             s.run(w, {p: _data()})
     np.testing.assert_array_equal(zarr.open_array(os.path.join(tmp_path, "out"))[...], old)
@@ -264,7 +264,7 @@ def test_overwrite_replaces_and_the_op_reruns(tmp_path):
     p = tf.placeholder(tf.float32, [8, 10])
     w = tf.io.write_zarr(p, str(tmp_path), "out", overwrite=True)
     once = tf.io.write_zarr(p, str(tmp_path), "once")
-    with tf.Session(scheduler="threads", chunks=(2, 5)) as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, chunks=(2, 5)) as s:
         s.run(w, {p: x})
         np.testing.assert_array_equal(zarr.open_array(os.path.join(tmp_path, "out"))[...], x)
         s.run(w, {p: x + 1})
@@ -281,7 +281,7 @@ def test_update_in_place_reads_then_replaces(tmp_path):
     x = _data()
     _make(str(tmp_path), "a", x)
     w = tf.io.write_zarr(tf.io.read_zarr(str(tmp_path), "a") + 1.0, str(tmp_path), "a", overwrite=True)
-    with tf.Session(scheduler="threads") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0) as s:
         s.run(w)
     np.testing.assert_array_equal(zarr.open_array(os.path.join(tmp_path, "a"))[...], x + 1)
     assert sorted(os.listdir(tmp_path)) == ["a", "zarr.json"]
@@ -381,7 +381,7 @@ def test_retry_after_a_failed_write_to_a_store_object():
 def test_write_to_memory_store_and_group_paths(tmp_path):
     x = _data()
     m = MemoryStore()
-    with tf.Session(scheduler="threads", chunks=(4, 5)) as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, chunks=(4, 5)) as s:
         summary = s.run(tf.io.write_zarr(tf.constant(x), m, "g/h/out"))
         s.run(tf.io.write_zarr(tf.constant(x), str(tmp_path), "a/b"))
         s.run(tf.io.write_zarr(tf.constant(x), zarr.open_group(str(tmp_path), mode="a")["a"], "c"))
@@ -421,7 +421,7 @@ def test_write_and_fetch_values_in_one_run(tmp_path):
     x = _data()
     p = tf.placeholder(tf.float32, [8, 10])
     y = p * 3.0
-    with tf.Session(scheduler="threads", chunks=(2, 5)) as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, chunks=(2, 5)) as s:
         summary, total = s.run([tf.io.write_zarr(y, str(tmp_path), "y"), tf.reduce_sum(y)], {p: x})
     assert summary["bytes"] == x.nbytes
     np.testing.assert_allclose(total, (x * 3).sum(), rtol=1e-5)

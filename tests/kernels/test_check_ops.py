@@ -7,6 +7,7 @@ depends on them, on every scheduler. Message formats are TF1's (checked against 
 
 from __future__ import annotations
 
+import re
 import sys
 
 import numpy as np
@@ -29,9 +30,13 @@ def _each_mode(fetch, feed=None, modes=LOCAL_MODES):
 
 
 def _raises(fetch, feed, match, modes=LOCAL_MODES):
+    """The error's TF1 message (before the op's "Original stack trace") matches `match`."""
     for m in modes:
-        with make_session(m, chunks=2) as s, pytest.raises(IAE, match=match):
+        with make_session(m, chunks=2) as s, pytest.raises(IAE) as caught:
             s.run(fetch, feed)
+        head, _, origin = str(caught.value).partition("\n\nOriginal stack trace for ")
+        assert re.search(match, head), f"{match!r} does not match {head!r}"
+        assert "test_check_ops.py" in origin
 
 
 # ---- Assert guarding an add, on every scheduler --------------------------------------------------
@@ -61,7 +66,9 @@ def test_assert_guarding_an_add_and_print_passing_through(any_mode, sess_factory
     expected = ("assertion failed: [x must stay below y] [Condition x < y did not hold element-wise:] "
                 "[x (Placeholder:0) = ] [0 1 2 3...] [y (Placeholder_1:0) = ] [0 1 2 3...]")
     # TF1 names the node, and the error's op is it (a cluster's too: executors note the failing task)
-    assert str(err.value) == expected + "\n\t [[node assert_less/Assert]]"
+    message, origin = str(err.value).split("\n\nOriginal stack trace for 'assert_less/Assert':\n")
+    assert message == expected + "\n\t [[node assert_less/Assert]]"
+    assert "test_check_ops.py" in origin  # where the user made the assert
     assert err.value.op is not None and err.value.op.name == "assert_less/Assert"
 
 

@@ -103,7 +103,7 @@ def test_while_loop_maximum_iterations_and_captured_large_input():
 
     _, v = tf.while_loop(lambda k, v: k < 1000, step, [tf.constant(0), tf.ones([60], tf.float64)],
                          maximum_iterations=200)
-    with tf.Session(scheduler="threads", chunks=20) as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, chunks=20) as s:
         got = s.run(v, {a: A})
     top = np.linalg.eigh(A)[1][:, -1]
     assert abs(abs(float(got @ top)) - 1) < 1e-6
@@ -128,7 +128,7 @@ def test_gradients_through_cond_and_while():
     num_gx = [(f(xv + eps * e, 1.1) - f(xv - eps * e, 1.1)) / (2 * eps) for e in np.eye(3)]
     num_gw = (f(xv, 1.1 + eps) - f(xv, 1.1 - eps)) / (2 * eps)
     for sched in (None, "threads"):
-        with tf.Session(scheduler=sched) as s:
+        with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
             np.testing.assert_allclose(s.run(g, {x: xv, p: True}), np.cos(xv))
             np.testing.assert_allclose(s.run(g, {x: xv, p: False}), 2 * xv)
             np.testing.assert_allclose(s.run(gx, {x: xv, w: 1.1}), num_gx, rtol=1e-5)

@@ -123,7 +123,7 @@ def test_dask_task_threads_share_the_cores_with_blas():
         assert cores.blas_threads() == 4
         with tf.Graph().as_default():
             seen = tf.py_func(lambda: np.int64(cores.blas_threads() or 0), [], tf.int64)
-            with tf.Session(scheduler="threads") as sess:  # a pool of one thread per core
+            with tf.Session(scheduler="threads", small_plan_bytes=0) as sess:  # a pool of one thread per core
                 assert sess.run(seen) == 1
         assert cores.blas_threads() == 4
         cores.share_process_cores(2)  # as a worker process of two does when it starts

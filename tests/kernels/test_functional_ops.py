@@ -34,7 +34,7 @@ def test_map_fn_of_an_elementwise_fn_runs_vectorized_chunk_by_chunk():
     got = run_modes([y, z], {x: xv}, chunks=3)
     np.testing.assert_allclose(got[0], np.maximum(xv * [1, 2, 3, 4], 0) + 1, rtol=1e-6)
     np.testing.assert_allclose(got[1], np.maximum(xv * [1, 2, 3, 4], 0) + xv.mean(1, keepdims=True), rtol=1e-6)
-    with tf.Session(scheduler="threads", chunks=(2, 4)) as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, chunks=(2, 4)) as s:
         import dask.array as da
 
         np.testing.assert_allclose(s.run(y, {x: da.from_array(xv, chunks=(2, 4))}),

@@ -341,7 +341,7 @@ def test_top_k_errors():
     t = tf.top_k(y, 3)
     assert t.values.shape.as_list() == [None, 3] and t.values.op.name == "TopKV2_3"
     for mode in ["eager", "sync"]:
-        sess = tf.Session(small_plan_bytes=1 << 30) if mode == "eager" else tf.Session(scheduler=mode)
+        sess = tf.Session(small_plan_bytes=1 << 30) if mode == "eager" else tf.Session(scheduler=mode, **({} if mode is None else {"small_plan_bytes": 0}))
         with pytest.raises(tf.errors.InvalidArgumentError, match="last dimension >= k = 3"):
             sess.run(t, {y: np.zeros((2, 2), np.float32)})
         sess.close()

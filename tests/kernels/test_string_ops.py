@@ -292,7 +292,7 @@ def test_dask_array_feeds_of_strings(scheduler):
 
     p = tf.placeholder(tf.string, [None])
     joined = tf.strings.join([p, "!"])
-    with tf.Session(scheduler=scheduler) as sess:
+    with tf.Session(scheduler=scheduler, **({} if scheduler is None else {"small_plan_bytes": 0})) as sess:
         for values in (np.array(["a", "b", "c", "d"]), np.array([b"a", b"b", b"c", b"d"]),
                        np.array(["a", "b", "c", "d"], dtype=object)):
             got = sess.run(joined, {p: da.from_array(values, chunks=2)})

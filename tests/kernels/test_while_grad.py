@@ -152,7 +152,7 @@ def test_variables_created_inside_the_body_get_gradients():
     unrolled = tf.reduce_sum(tf.square(tf.stack(outs) - 0.5))
     var_list = tf.trainable_variables()
     xv = np.random.default_rng(5).standard_normal((T_, B_, D_))
-    with tf.Session(scheduler="threads", chunks=2) as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, chunks=2) as s:
         s.run(tf.global_variables_initializer())
         got, want = s.run([tf.gradients(loss, var_list), tf.gradients(unrolled, var_list)], {x: xv})
     for g, u in zip(got, want):

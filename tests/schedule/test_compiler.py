@@ -129,7 +129,7 @@ def test_shared_intermediate_is_computed_once(counted, sched):
     shared = tf.tanh(x, name="shared")
     z = (shared * x + shared) - tf.square(shared)  # three consumers of `shared`
     t = tf.sqrt(tf.abs(shared))  # and another chain
-    with tf.Session(scheduler=sched, chunks=4) as s:
+    with tf.Session(scheduler=sched, chunks=4, small_plan_bytes=0) as s:
         got_z, got_t = s.run([z, t], {x: XV})
     sh = np.tanh(XV)
     np.testing.assert_allclose(got_z, sh * XV + sh - sh ** 2, rtol=1e-12)
@@ -174,7 +174,8 @@ def test_plan_kind_depends_on_size_scheduler_and_feed_kind():
     y = tf.exp(x) + x
     small = XV
     big = np.zeros((_DEFAULT_SMALL_PLAN_BYTES // 32 + 1, 4))  # just over the default (float64, 4 columns)
-    cases = [(dict(), small, "eager"), (dict(), big, "dask"), (dict(scheduler="threads"), small, "dask"),
+    cases = [(dict(), small, "eager"), (dict(), big, "dask"), (dict(scheduler="threads"), small, "eager"),
+             (dict(scheduler="threads", small_plan_bytes=0), small, "dask"),
              (dict(scheduler="sync"), small, "dask"), (dict(small_plan_bytes=0), small, "dask"),
              (dict(), da.from_array(small, chunks=4), "dask"),
              (dict(scheduler="sync", small_plan_bytes=1 << 30), small, "eager")]
@@ -227,7 +228,7 @@ def test_unneeded_ops_are_not_run(counted, sched):
     wanted = tf.exp(x)
     tf.cos(wanted, name="not_needed")
     tf.cos(x) + wanted  # another unneeded branch
-    with tf.Session(scheduler=sched, chunks=4) as s:
+    with tf.Session(scheduler=sched, chunks=4, small_plan_bytes=0) as s:
         np.testing.assert_allclose(s.run(wanted, {x: XV}), np.exp(XV), rtol=1e-12)
         plan = only_plan(s)
     assert calls == []
@@ -242,7 +243,7 @@ def test_control_dependency_ops_run(counted, sched):
     side = tf.cos(x, name="side")
     with tf.control_dependencies([side]):
         out = tf.identity(x * 2.0)
-    with tf.Session(scheduler=sched, chunks=4) as s:
+    with tf.Session(scheduler=sched, chunks=4, small_plan_bytes=0) as s:
         np.testing.assert_array_equal(s.run(out, {x: XV}), XV * 2)
     assert [c for c in calls if 0 not in c], "the control input was not run"
 
@@ -253,7 +254,7 @@ def test_fed_intermediate_cuts_upstream_ops(counted):
     y = tf.exp(x)
     z = y * 2.0
     for sched in [None, "sync"]:
-        with tf.Session(scheduler=sched, chunks=4) as s:
+        with tf.Session(scheduler=sched, chunks=4, small_plan_bytes=0) as s:
             np.testing.assert_array_equal(s.run(z, {y: XV}), XV * 2)
     assert calls == []
 
@@ -288,4 +289,5 @@ def test_a_model_with_megabyte_weights_trains_in_process():
 def test_a_budget_caps_the_in_process_size():
     assert tf.Session(memory_budget="64MB")._options.small_plan_bytes == (64 * 10**6) // 16
     assert tf.Session()._options.small_plan_bytes == _DEFAULT_SMALL_PLAN_BYTES
-    assert tf.Session(scheduler="threads")._options.small_plan_bytes == 0
+    assert tf.Session(scheduler="threads")._options.small_plan_bytes == _DEFAULT_SMALL_PLAN_BYTES  # the default, named
+    assert tf.Session(scheduler="processes")._options.small_plan_bytes == 0

@@ -124,7 +124,7 @@ def test_concurrent_zarr_writes_use_their_own_run_token(tmp_path):
     would leave the output unpublished (or publish the other run's temporary array)."""
     x = tf.placeholder(tf.float32, [8], name="x")
     outs = [tf.io.write_zarr(x * float(k), str(tmp_path / f"out{k}.zarr"), overwrite=True) for k in (1, 2)]
-    with tf.Session(scheduler="threads", chunks=4) as sess:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, chunks=4) as sess:
 
         def writes(k):
             def fn():
@@ -140,7 +140,7 @@ def test_concurrent_zarr_writes_use_their_own_run_token(tmp_path):
 
 def test_random_ops_draw_distinct_values_in_concurrent_runs():
     r = tf.random_uniform([3], seed=1)
-    with tf.Session(scheduler="threads") as sess:
+    with tf.Session(scheduler="threads", small_plan_bytes=0) as sess:
         draws = []
 
         def draw():
@@ -161,7 +161,7 @@ def test_a_stored_variable_replaced_while_another_run_reads_it():
     v = tf.Variable(tf.zeros([1200, 1000]), name="big")  # 4.8 MB: over a quarter of the budget
     bump = tf.assign_add(v, tf.ones([1200, 1000])).op
     mean = tf.reduce_mean(v)
-    with tf.Session(scheduler="threads", memory_budget="16MB") as sess:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="16MB") as sess:
         sess.run(v.initializer)
         assert sess.variables.stores((1200, 1000), np.float32)
         seen = []

@@ -130,7 +130,7 @@ def test_the_processes_scheduler_runs_a_chunks_tasks_together(tmp_path):
     total = tf.reduce_sum(tf.square(y), axis=[1, 2, 3])
     got = {}
     for sched in ("threads", "processes"):
-        with tf.Session(scheduler=sched) as s, Count() as count:
+        with tf.Session(scheduler=sched, small_plan_bytes=0) as s, Count() as count:
             got[sched] = (s.run(total), count.n)
     np.testing.assert_allclose(got["processes"][0], got["threads"][0], rtol=1e-6)
     assert got["processes"][1] < got["threads"][1], got

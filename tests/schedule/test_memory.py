@@ -34,7 +34,7 @@ def test_projection_matches_measured_chunks(data):
     X, path = data
     _, _, _, z = _standardize(path)
     out = tf.reduce_sum(z * 2.0, axis=1)
-    s = tf.Session(scheduler="threads", memory_budget="64MB")
+    s = tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="64MB")
     plan, _ = s._plan_for(out, None)
     sizes = []
 
@@ -60,13 +60,13 @@ def test_budget_refuses_a_plan_whose_task_cannot_fit(data):
     _, path = data
     _, _, _, z = _standardize(path)
     with pytest.raises(tf.errors.ResourceExhaustedError, match=r"op '.*' needs a projected .* budget .* chunks about"):
-        tf.Session(scheduler="threads", memory_budget="100kB").run(tf.reduce_sum(z))
+        tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="100kB").run(tf.reduce_sum(z))
 
 
 def test_budget_caps_concurrency_instead_of_refusing(data):
     X, path = data
     _, _, _, z = _standardize(path)
-    s = tf.Session(scheduler="threads", num_workers=2, memory_budget=int(1.5 * 3 * 500 * 50 * 4))
+    s = tf.Session(scheduler="threads", small_plan_bytes=0, num_workers=2, memory_budget=int(1.5 * 3 * 500 * 50 * 4))
     plan, _ = s._plan_for(tf.reduce_sum(z), None)
     assert plan.num_workers == 1
     assert s.run(tf.reduce_sum(z)) == pytest.approx(0.0, abs=1e-2)
@@ -75,7 +75,7 @@ def test_budget_caps_concurrency_instead_of_refusing(data):
 def test_explain_reports_stages_and_peak(data):
     _, path = data
     _, m, sd, z = _standardize(path)
-    s = tf.Session(scheduler="threads", memory_budget="2MB")
+    s = tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="2MB")
     text = s.explain(tf.io.write_zarr(z, os.path.join(os.path.dirname(path), "out.zarr")))
     assert "stage 0: computes Mean:0" in text and "projected peak" in text and "budget: 1.9 MiB" in text
     assert "mode: in-process" in tf.Session().explain(tf.constant(1.0) + 1.0)
@@ -88,7 +88,7 @@ def test_count_tasks_is_what_the_scheduler_runs(data):
 
     _, path = data
     _, m, sd, z = _standardize(path)
-    s = tf.Session(scheduler="threads", memory_budget="1MB")
+    s = tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="1MB")
     fetch = tf.reduce_sum(z)
     ran = []
     with Callback(posttask=lambda *a: ran.append(1)):
@@ -101,7 +101,7 @@ def test_staged_plan_equals_unbounded_and_numpy(data, any_mode, sess_factory):
     X, path = data
     _, m, sd, z = _standardize(path)
     fetches = [m, sd, tf.reduce_sum(z, axis=0)]
-    staged = tf.Session(scheduler="threads", memory_budget="1MB")
+    staged = tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="1MB")
     plan, _ = staged._plan_for(fetches, None)
     # one stage computes the mean and the std's partial moments (one read of X), the final one Z
     assert len(plan.stages) == 1 and len(plan.stages[0].slots) == 2
@@ -121,7 +121,7 @@ CHILD = textwrap.dedent("""
     m = tf.reduce_mean(x, 0)
     sd = tf.sqrt(tf.reduce_mean(tf.square(x - m), 0))
     w = tf.io.write_zarr((x - m) / sd, out, overwrite=True)
-    s = tf.Session(scheduler="threads", memory_budget=budget)
+    s = tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget=budget)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     summary = s.run(w) if run else None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

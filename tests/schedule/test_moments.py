@@ -15,7 +15,7 @@ def _zarr(tmp_path, value, chunks):
 
 
 def _staged(fetches, feed_dict=None):
-    s = tf.Session(scheduler="threads", memory_budget="1MB")  # stage_bytes = 256 KiB
+    s = tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="1MB")  # stage_bytes = 256 KiB
     plan, _ = s._plan_for(fetches, feed_dict)
     return s, plan
 
@@ -44,7 +44,7 @@ def test_sum_and_mean_over_axes_match_numpy(tmp_path, axes, keep_dims):
     m = tf.reduce_mean(x, axes, keepdims=True)
     fetches = [tf.reduce_sum(tf.square(x - m), axes, keepdims=keep_dims),
                tf.reduce_mean(tf.square(x - m), axes, keepdims=keep_dims)]
-    s = tf.Session(scheduler="threads", memory_budget="256KB")
+    s = tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="256KB")
     X64 = X.astype(np.float64)
     dev = (X64 - X64.mean(axes, keepdims=True)) ** 2
     got = s.run(fetches)
@@ -82,7 +82,7 @@ def test_gradients_of_a_variance_are_unchanged(tmp_path):
     xw = x * w
     var = tf.reduce_sum(tf.reduce_mean(tf.square(xw - tf.reduce_mean(xw, 0)), 0))
     (g,) = tf.gradients(var, [w])
-    s = tf.Session(scheduler="threads", memory_budget="1MB")
+    s = tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="1MB")
     s.run(w.initializer)
     X64 = X.astype(np.float64)
     np.testing.assert_allclose(s.run(var), X64.var(0).sum(), rtol=1e-4)

@@ -220,7 +220,7 @@ def test_scheduler_address_string(dask_client):
                                             ("threads", None)])
 def test_scheduler_names(name, scheduler):
     x = tf.placeholder(tf.float32, [4], name="x")
-    with tf.Session(scheduler=scheduler) as s:
+    with tf.Session(scheduler=scheduler, **({} if scheduler is None else {"small_plan_bytes": 0})) as s:
         assert s.scheduler == name
         if name == "processes":
             return  # runs on every mode are tested above; a process pool costs a second per run

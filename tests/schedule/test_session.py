@@ -154,7 +154,7 @@ def xy():
 def test_fetch_single_tensor_and_names(xy, sched):
     x, y, feed = xy
     xv = feed[x]
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         r = s.run(y, feed)
         assert isinstance(r, np.ndarray) and r.dtype == np.float32
         np.testing.assert_array_equal(r, xv * 2)
@@ -170,7 +170,7 @@ def test_fetch_nested_structures(xy, sched):
     xv = feed[x]
     z = tf.add(y, 1.0, name="z")
     fetches = {"a": [y, (z, "y:0")], "b": Pair(a=z, b={"op": y.op, "t": x}), "c": (y,)}
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         r = s.run(fetches, feed)
     assert set(r) == {"a", "b", "c"}
     assert isinstance(r["a"], list) and isinstance(r["a"][1], tuple)
@@ -196,7 +196,7 @@ def test_fetch_ordered_dict_and_empty_structures(xy):
 @pytest.mark.parametrize("sched", [None, "sync"])
 def test_fetch_duplicates(xy, sched):
     x, y, feed = xy
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         a, b, c = s.run([y, y, "y:0"], feed)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, c)
@@ -206,7 +206,7 @@ def test_fetch_duplicates(xy, sched):
 def test_zero_d_fetch_is_numpy_scalar(sched):
     x = tf.placeholder(tf.float32, [], name="x")
     v = tf.placeholder(tf.float32, [None, 2], name="v")
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         r = s.run(x * x, {x: 3.0})
         assert isinstance(r, np.float32) and r == 9.0
         n, k = s.run([tf.size(v), tf.rank(v)], {v: np.zeros((5, 2), np.float32)})
@@ -223,7 +223,7 @@ def test_feed_python_scalars_and_lists(sched):
     f = tf.placeholder(tf.float32, [], name="f")
     m = tf.placeholder(tf.float64, [2, 3], name="m")
     i = tf.placeholder(tf.int32, [None], name="i")
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         r = s.run([f + f, m * 2.0, i * 2], {f: 1.5, m: [[1, 2, 3], [4, 5, 6]], i: [1, 2, 3]})
     assert r[0] == np.float32(3.0) and isinstance(r[0], np.float32)
     assert r[1].dtype == np.float64 and r[1].tolist() == [[2, 4, 6], [8, 10, 12]]
@@ -259,7 +259,7 @@ def test_feed_dask_array_with_several_chunks(sched):
     x = tf.placeholder(tf.float64, [None, 4], name="x")
     xv = _xv((10, 4), seed=3, dtype=np.float64)
     xd = da.from_array(xv, chunks=(3, 2))
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         r = s.run(tf.tanh(x) * 2.0 + x, {x: xd})
         plan = only_plan(s)
     np.testing.assert_allclose(r, np.tanh(xv) * 2 + xv, rtol=1e-12)
@@ -288,7 +288,7 @@ def test_feed_zarr_array_read_lazily(tmp_path, sched):
     z = _zarr_array(tmp_path / "x.zarr", xv, chunks=(2, 3))
     x = tf.placeholder(tf.float32, [None, 3], name="x")
     y = x * 2.0
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         np.testing.assert_array_equal(s.run(y, {x: z}), xv * 2)
         spec = only_plan(s).slots[0].spec
         assert spec.kind == "dask" and spec.chunks == ((2, 2, 2, 2), (3,))
@@ -329,7 +329,7 @@ def test_feed_intermediate_tensor_replaces_it():
     z = y + 1.0
     yv = np.array([1.0, 2.0, 3.0], np.float32)
     for sched in [None, "sync"]:
-        with tf.Session(scheduler=sched) as s:
+        with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
             np.testing.assert_array_equal(s.run(z, {y: yv}), yv + 1)  # x need not be fed
             np.testing.assert_array_equal(s.run(y, {y: yv}), yv)
             np.testing.assert_allclose(s.run(z, {x: np.zeros(3, np.float32)}), [2, 2, 2])
@@ -348,7 +348,7 @@ def test_unneeded_placeholder_need_not_be_fed():
     b = tf.placeholder(tf.float32, [2], name="b")
     c = a + b  # noqa: F841 - never fetched
     for sched in [None, "sync"]:
-        with tf.Session(scheduler=sched) as s:
+        with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
             assert s.run(a * 3.0, {a: np.ones(2, np.float32)}).tolist() == [3, 3]
 
 
@@ -373,7 +373,7 @@ def test_unfed_placeholders_are_all_named(sched):
     a = tf.placeholder(tf.float32, [None, 2], name="alpha")
     b = tf.placeholder(tf.int32, [2], name="beta")
     out = a + tf.cast(b, tf.float32)
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         with pytest.raises(errors.InvalidArgumentError) as info:
             s.run(out)
         assert "alpha" in str(info.value) and "beta" in str(info.value)
@@ -386,7 +386,7 @@ def test_unfed_placeholders_are_all_named(sched):
 @pytest.mark.parametrize("sched", [None, "sync"])
 def test_feed_shape_mismatch(sched):
     x = tf.placeholder(tf.float32, [None, 3], name="x")
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         for bad in [np.zeros((2, 4), np.float32), np.zeros(3, np.float32), da.zeros((2, 2), chunks=1)]:
             with pytest.raises(errors.InvalidArgumentError, match="x:0") as info:
                 s.run(x + 1.0, {x: bad})
@@ -405,7 +405,7 @@ def test_feed_dtype_conversions_are_tf1s(sched):
     b = tf.placeholder(tf.bool, [2], name="flags")
     f = tf.placeholder(tf.float32, [2], name="floats")
     u = tf.placeholder(tf.uint8, [2], name="bytes")
-    with tf.Session(scheduler=sched) as s:
+    with tf.Session(scheduler=sched, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         assert s.run(i * 2, {i: np.array([1.5, -2.7])}).tolist() == [2, -4]
         assert s.run(i * 2, {i: [1.5, 2.5]}).tolist() == [2, 4]
         assert s.run(tf.logical_not(b), {b: np.array([1, 0])}).tolist() == [False, True]
@@ -484,7 +484,7 @@ def test_feeding_an_operation_is_an_error():
 def test_same_signature_reuses_plan(count_compiles, sched):
     x = tf.placeholder(tf.float32, [None, 3], name="x")
     y = tf.tanh(x) + 1.0
-    with tf.Session(scheduler=sched, chunks=2) as s:
+    with tf.Session(scheduler=sched, chunks=2, **({} if sched is None else {"small_plan_bytes": 0})) as s:
         for seed in range(3):
             xv = _xv((4, 3), seed=seed)
             np.testing.assert_allclose(s.run(y, {x: xv}), np.tanh(xv) + 1, rtol=1e-6)
@@ -570,6 +570,28 @@ def test_default_session_small_plans_are_eager_and_large_are_dask():
     with tf.Session(small_plan_bytes=0) as s:
         s.run(x * 2.0, {x: np.zeros(2, np.float32)})
         assert only_plan(s).kind == "dask"
+
+
+def test_naming_the_default_scheduler_behaves_as_the_default():
+    x = tf.placeholder(tf.float32, [None], name="x")
+    for named in ("threads", "threading"):
+        with tf.Session(scheduler=named) as s:
+            s.run(x * 2.0, {x: np.zeros(10, np.float32)})
+            assert only_plan(s).kind == "eager"
+    with tf.Session(scheduler="threads", small_plan_bytes=0) as s:  # forcing Dask is its own setting
+        s.run(x * 2.0, {x: np.zeros(10, np.float32)})
+        assert only_plan(s).kind == "dask"
+    for other in ("sync", "processes"):
+        with tf.Session(scheduler=other) as s:
+            s.run(x * 2.0, {x: np.zeros(10, np.float32)})
+            assert only_plan(s).kind == "dask"
+    tf.config.set_default_session_settings(scheduler="threads", small_plan_bytes=0)  # dflow run --always-dask
+    try:
+        with tf.Session() as s:
+            s.run(x * 2.0, {x: np.zeros(10, np.float32)})
+            assert only_plan(s).kind == "dask"
+    finally:
+        tf.config.set_default_session_settings()
 
 
 def test_closing_drops_plans():

@@ -57,7 +57,7 @@ def test_a_matmul_result_is_spilled_and_a_zarr_read_is_not(tmp_path):
     h = tf.matmul(x, W)
     out_h = tf.reduce_sum(h - tf.reduce_mean(h, 0), 0)
     out_x = tf.reduce_sum(x * 2.0 - tf.reduce_mean(x * 2.0, 0), 0)
-    with tf.Session(scheduler="threads", memory_budget="1MB") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="1MB") as s:
         plan_h, _ = s._plan_for(out_h, None)
         plan_x, _ = s._plan_for(out_x, None)
         assert [slot.tensor.tensor for slot in _spills(plan_h)] == [h]
@@ -74,7 +74,7 @@ def test_a_failed_run_deletes_its_spill(tmp_path):
     h = tf.matmul(x, W)
     p = tf.placeholder(tf.float32, [40])
     out = tf.reduce_sum(tf.debugging.check_numerics(tf.log(h - tf.reduce_mean(h, 0) + p), "log"), 0)
-    with tf.Session(scheduler="threads", memory_budget="1MB") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="1MB") as s:
         with pytest.raises(tf.errors.InvalidArgumentError):
             s.run(out, {p: np.full(40, -1e9, np.float32)})
         assert os.listdir(s.variables.directory) == []

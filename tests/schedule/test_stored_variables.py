@@ -50,10 +50,10 @@ def test_a_stored_variable_updates_like_numpy(scheduler):
 def test_small_variables_and_unbudgeted_sessions_stay_in_memory():
     v, _, _, _ = _graph(np.zeros(SHAPE, np.float32))
     w = tf.Variable(np.zeros(10, np.float32))
-    with tf.Session(scheduler="threads") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0) as s:
         s.run(tf.global_variables_initializer())
         assert isinstance(s.variables.values["big"], np.ndarray)
-    with tf.Session(scheduler="threads", memory_budget="16MB") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="16MB") as s:
         s.run(tf.global_variables_initializer())
         assert isinstance(s.variables.values[w.op.name], np.ndarray)
         assert isinstance(s.variables.values["big"], StoredValue)
@@ -64,7 +64,7 @@ def test_a_failed_run_keeps_the_old_value_and_leaves_no_array():
     v = tf.Variable(init, name="big")
     x = tf.placeholder(tf.float32, [SHAPE[1]])
     bad = v.assign(v + tf.debugging.check_numerics(tf.log(x), "log x")).op
-    with tf.Session(scheduler="threads", memory_budget="16MB") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="16MB") as s:
         s.run(v.initializer)
         with pytest.raises(InvalidArgumentError):
             s.run(bad, {x: -np.ones(SHAPE[1], np.float32)})
@@ -75,7 +75,7 @@ def test_a_failed_run_keeps_the_old_value_and_leaves_no_array():
 def test_load_writes_a_large_value_to_disk():
     v = tf.Variable(np.zeros(SHAPE, np.float32), name="big")
     value = np.arange(np.prod(SHAPE), dtype=np.float32).reshape(SHAPE)
-    with tf.Session(scheduler="threads", memory_budget="16MB") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="16MB") as s:
         v.load(value, s)
         assert isinstance(s.variables.values["big"], StoredValue)
         np.testing.assert_array_equal(s.run(v), value)
@@ -87,13 +87,13 @@ def test_saver_streams_stored_variables(tmp_path, save_budget, restore_budget):
     v = tf.Variable(init, name="big")
     b = tf.Variable(np.arange(3, dtype=np.float32), name="b")
     saver = tf.train.Saver()
-    with tf.Session(scheduler="threads", memory_budget=save_budget) as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget=save_budget) as s:
         s.run(tf.global_variables_initializer())
         s.run(v.assign(v * 2.0).op)
         prefix = saver.save(s, str(tmp_path / "model"), global_step=1)
     g = zarr.open_group(prefix, mode="r")  # plain Zarr: one array per variable
     np.testing.assert_array_equal(g["big"][...], init * 2)
-    with tf.Session(scheduler="threads", memory_budget=restore_budget) as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget=restore_budget) as s:
         saver.restore(s, prefix)
         assert isinstance(s.variables.values["big"], StoredValue) == (restore_budget is not None)
         np.testing.assert_array_equal(s.run(v), init * 2)
@@ -103,7 +103,7 @@ def test_saver_streams_stored_variables(tmp_path, save_budget, restore_budget):
 def test_restoring_a_corrupted_stored_variable_changes_nothing(tmp_path):
     v = tf.Variable(np.ones(SHAPE, np.float32), name="big")
     saver = tf.train.Saver()
-    with tf.Session(scheduler="threads", memory_budget="16MB") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="16MB") as s:
         s.run(v.initializer)
         prefix = saver.save(s, str(tmp_path / "model"))
         s.run(v.assign(v * 3.0).op)
@@ -129,11 +129,11 @@ CHILD = textwrap.dedent("""
     v = tf.get_variable("big", [rows, 1000], initializer=tf.random_uniform_initializer(seed=3))
     total = tf.reduce_sum(v)
     saver = tf.train.Saver()
-    with tf.Session(scheduler="threads", memory_budget="64MB") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="64MB") as s:
         s.run(v.initializer)
         before = float(s.run(total))
         prefix = saver.save(s, d + "/model")
-    with tf.Session(scheduler="threads", memory_budget="64MB") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="64MB") as s:
         saver.restore(s, prefix)
         after = float(s.run(total))
     print(json.dumps({"peak_mb": peak(), "before": before, "after": after}))

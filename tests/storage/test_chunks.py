@@ -130,7 +130,7 @@ def test_read_zarr_inside_a_group_streams_the_right_files(tmp_path):
     sub.create_array("x", shape=value.shape, chunks=(7, 6), dtype="float32")[...] = value
     assert os.path.isdir(chunk_io(g["inner/x"]).root)
     x = tf.io.read_zarr(g, "inner/x")
-    with tf.Session(scheduler="threads") as sess:
+    with tf.Session(scheduler="threads", small_plan_bytes=0) as sess:
         np.testing.assert_allclose(sess.run(tf.reduce_sum(x, 0)), value.sum(0), rtol=1e-5)
         np.testing.assert_array_equal(sess.run(x), value)
 
@@ -171,7 +171,7 @@ def test_a_fused_chain_is_written_by_slabs(tmp_path, scheduler):
     m = tf.placeholder(tf.float32, [d])
     w = tf.io.write_zarr((x - m) * 2.0, str(tmp_path / "z.zarr"))
     mv = np.linspace(-1, 1, d, dtype=np.float32)
-    with tf.Session(scheduler=scheduler) as s:
+    with tf.Session(scheduler=scheduler, **({} if scheduler is None else {"small_plan_bytes": 0})) as s:
         info = s.run(w, {m: mv})
     assert info["bytes"] == xv.nbytes
     np.testing.assert_allclose(zarr.open_array(str(tmp_path / "z.zarr"))[...], (xv - mv) * 2, rtol=1e-6)

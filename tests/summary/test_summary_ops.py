@@ -203,7 +203,7 @@ def test_histogram_of_a_chunked_zarr_array_streams(tmp_path):
     # a budget of half the array: a summary that holds the whole tensor in one task (as
     # tensor_summary must) is refused before it runs; the histogram goes chunk by chunk (a 200 KB
     # chunk's task projects ~1.4 MB: the chunk, its float64 copy, bucket indices)
-    with tf.Session(scheduler="threads", memory_budget="2MB") as s:
+    with tf.Session(scheduler="threads", small_plan_bytes=0, memory_budget="2MB") as s:
         with pytest.raises(tf.errors.ResourceExhaustedError, match="TensorSummaryV2"):
             s.run(tf.summary.tensor_summary("whole", x))
         histo = tf.Summary.FromString(s.run(h)).value[0].histo

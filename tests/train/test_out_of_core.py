@@ -71,7 +71,7 @@ logits = tf.squeeze(tf.matmul(x, w), 1)
 loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
 train = tf.train.GradientDescentOptimizer(lr).minimize(loss)
 # two workers: the bound below is then a few chunks in flight on any machine, not one per core
-sess = tf.Session(scheduler="threads", num_workers=2)
+sess = tf.Session(scheduler="threads", small_plan_bytes=0, num_workers=2)
 sess.run(tf.global_variables_initializer())
 small_x, small_y = feed_arrays(chunks * 64)
 sess.run([loss, train], {x: small_x, y: small_y})  # warm up: imports, thread pool, kernels
