@@ -5,6 +5,7 @@ program runs in memory, out of core and on a Dask cluster.
 """
 
 from . import (
+    bitwise,
     config,
     contrib,
     data,
@@ -111,6 +112,7 @@ from .kernels.index_ops import *  # noqa: F403
 from .kernels.linalg_ops import *  # noqa: F403
 from .kernels.lookup_ops import tables_initializer  # noqa: E402
 from .kernels.manip_ops import *  # noqa: F403
+from .kernels.math_composites import *  # noqa: F403 - is_non_decreasing, is_strictly_increasing
 from .kernels.math_ops import *  # noqa: F403
 from .kernels.matrix_ops import *  # noqa: F403
 from .kernels.pad_ops import *  # noqa: F403

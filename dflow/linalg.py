@@ -1,14 +1,20 @@
 """`dflow.linalg`: TF1's `tf.linalg` namespace, TF's `linalg.*` spellings of the matrix ops.
 
 Each name is the very function of the top level (`tf.linalg.inv is tf.matrix_inverse`), defined
-in dflow/kernels/matrix_ops.py (dense matrix ops) and dflow/kernels/linalg_ops.py (contractions).
+in dflow/kernels/matrix_ops.py (dense matrix ops) and dflow/kernels/linalg_ops.py (contractions);
+pinv, matrix_rank, matvec and normalize are composites (dflow/kernels/matrix_composites.py).
+The LinearOperator class family is not provided.
 Names dflow does not implement are absent (AttributeError naming docs/tf1_coverage.md).
 """
 
 from .kernels import cross_ops as _cross
 from .kernels import linalg_ops as _contractions
+from .kernels import matrix_composites as _mc
 from .kernels import matrix_ops as _m
 from .kernels.manip_ops import transpose
+from .kernels.rearrange_ops import diag as tensor_diag
+from .kernels.rearrange_ops import diag_part as tensor_diag_part
+from .nn import l2_normalize
 from .tf1_names import missing_attribute as _missing_attribute
 from .train.clip_ops import global_norm
 
@@ -39,9 +45,14 @@ svd = _m.svd
 tensordot = _contractions.tensordot
 trace = _m.trace
 triangular_solve = _m.matrix_triangular_solve
+matrix_rank = _mc.matrix_rank
+matvec = _mc.matvec
+normalize = _mc.normalize
+pinv = _mc.pinv
 
 __all__ = ["adjoint", "band_part", "cholesky", "cholesky_solve", "det", "diag", "diag_part", "eigh", "eigvalsh",
            "einsum", "expm", "eye", "global_norm", "inv", "logdet", "lstsq", "matmul", "matrix_transpose", "norm", "qr",
-           "set_diag", "slogdet", "solve", "svd", "tensordot", "trace", "transpose", "triangular_solve"]
+           "set_diag", "slogdet", "solve", "svd", "tensordot", "trace", "transpose", "triangular_solve", "l2_normalize", "matrix_rank", "matvec",
+           "normalize", "pinv", "tensor_diag", "tensor_diag_part"]
 
 __getattr__ = _missing_attribute(__name__)

@@ -9,6 +9,7 @@ from . import nn
 from .kernels import (
     array_composites,
     array_ops,
+    bessel_ndtri_ops,
     complex_ops,
     cumulative_ops,
     data_dependent_ops,
@@ -17,6 +18,7 @@ from .kernels import (
     index_ops,
     linalg_ops,
     manip_ops,
+    math_composites,
     math_ops,
     reduction_ops,
     scatter_ops,
@@ -26,7 +28,7 @@ from .kernels import (
 
 _SOURCES = (math_ops, reduction_ops, manip_ops, index_ops, gather_ops, scatter_ops, array_ops, linalg_ops,
             data_dependent_ops, segment_ops, nn, cumulative_ops, histogram_ops, special_ops, array_composites,
-            complex_ops)
+            complex_ops, bessel_ndtri_ops, math_composites)
 
 _NAMES = (
     "abs", "accumulate_n", "acos", "acosh", "add", "add_n", "angle", "argmax", "argmin", "asin", "asinh",
@@ -45,6 +47,8 @@ _NAMES = (
     "xdivy", "xlogy", "zero_fraction",
     "bincount", "confusion_matrix",
     "igamma", "igammac", "betainc", "zeta", "polygamma", "lbeta",
+    "bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "ndtri", "erfinv", "erfcinv", "nextafter",
+    "multiply_no_nan", "reciprocal_no_nan", "xlog1py", "cumulative_logsumexp", "approx_max_k", "approx_min_k",
 )
 
 for _name in _NAMES:

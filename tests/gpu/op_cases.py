@@ -555,3 +555,25 @@ for _t, _f, _k in [("IRFFT", tf.signal.irfft, 1), ("IRFFT2D", tf.signal.irfft2d,
                    ("IRFFT3D", tf.signal.irfft3d, 3)]:
     case(_t, lambda x, f=_f, k=_k: f(tf.complex(x, x * 0.5), [2, 3, 6][3 - k:]), lambda dt: [rand((2, 3, 4), dt, 1)],
          FLOATS, grad=True, rtol=1e-4)
+
+# ---- issue 28: tf.bitwise (kernels/bitwise_ops.py), Bessel/ndtri/erfinv (kernels/bessel_ndtri_ops.py),
+# CumulativeLogsumexp (kernels/cumulative_ops.py) ----
+_BITS = lambda dt: [rand((3, 4), "int32", 1, 0, 64), rand((1, 4), "int32", 2, 0, 8)]  # noqa: E731
+for _t, _f in [("BitwiseAnd", tf.bitwise.bitwise_and), ("BitwiseOr", tf.bitwise.bitwise_or),
+               ("BitwiseXor", tf.bitwise.bitwise_xor), ("LeftShift", tf.bitwise.left_shift),
+               ("RightShift", tf.bitwise.right_shift)]:
+    case(_t, lambda x, y, f=_f: f(x, y), _BITS, (I32,), exact=True)
+case("Invert", tf.bitwise.invert, lambda dt: [rand((3, 4), "int32", 1)], (I32,), exact=True)
+for _t, _f, _lo, _hi in [("BesselI0", tf.math.bessel_i0, -3.0, 3.0), ("BesselI0e", tf.math.bessel_i0e, -3.0, 3.0),
+                         ("BesselI1", tf.math.bessel_i1, -3.0, 3.0), ("BesselI1e", tf.math.bessel_i1e, -3.0, 3.0),
+                         ("Ndtri", tf.math.ndtri, 0.1, 0.9), ("Erfinv", tf.math.erfinv, -0.9, 0.9)]:
+    case(_t, lambda x, f=_f: f(x), lambda dt, lo=_lo, hi=_hi: [rand((3, 4), dt, 1, lo, hi)], grad=True)
+case("NextAfter", tf.math.nextafter, lambda dt: [rand((3, 4), dt, 1), rand((3, 4), dt, 2)], exact=True)
+case("CumulativeLogsumexp", lambda x: tf.math.cumulative_logsumexp(x, axis=1), lambda dt: [rand((3, 4), dt, 1)],
+     grad=True)
+LEAKS.update({n: "bessel_ndtri_ops.py: the kernel runs numpy in float64 on np.asarray(x) on the host (no special "
+                 "functions in the array API): breaks cupy"
+              for n in ("BesselI0", "BesselI0e", "BesselI1", "BesselI1e", "Ndtri", "Erfinv", "NextAfter")})
+LEAKS["CumulativeLogsumexp"] = ("cumulative_ops.py _logsumexp_along: np.logaddexp.accumulate on np.asarray(x) "
+                                "on the host (not in the array API): breaks cupy")
+BREAKS_CUPY.update({n: why for n, why in LEAKS.items() if "breaks cupy" in why})
