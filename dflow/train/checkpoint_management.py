@@ -10,8 +10,8 @@ import time
 from tensorboard.compat.proto.cluster_pb2 import ClusterDef, JobDef
 from tensorboard.compat.proto.saver_pb2 import SaverDef
 
-from ..graph.keys import GraphKeys
 from ..graph.graph import get_default_graph
+from ..graph.keys import GraphKeys
 from ..io.checkpoint import checkpoint_found, init_from_checkpoint, is_complete, latest_checkpoint
 from ..io.saver import _remove_checkpoint
 from ..state.variables import Variable
