@@ -43,5 +43,10 @@ __all__ = [
     "max_pooling1d", "max_pooling2d", "average_pooling1d", "average_pooling2d", "batch_normalization",
 ]
 
+from .convolutional import Conv3D, Conv3DTranspose, conv3d, conv3d_transpose  # noqa: E402
+from .pooling import AveragePooling3D, MaxPooling3D, average_pooling3d, max_pooling3d  # noqa: E402
+
+__all__ += ["Conv3D", "Conv3DTranspose", "conv3d", "conv3d_transpose", "MaxPooling3D", "AveragePooling3D",
+            "max_pooling3d", "average_pooling3d"]
 
 __getattr__ = missing_attribute(__name__)

@@ -31,7 +31,7 @@ __all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "SeparableConv2D", "Convolutio
 
 def _nd_format(data_format, rank):
     """'NWC'/'NHWC' or 'NCW'/'NCHW' for TF1's nn ops."""
-    spatial = "W" if rank == 1 else "HW"
+    spatial = {1: "W", 2: "HW", 3: "DHW"}[rank]
     return f"NC{spatial}" if data_format == "channels_first" else f"N{spatial}C"
 
 
@@ -104,6 +104,10 @@ class _Conv(Layer):
             out = nn.conv2d(x, kernel, strides=_op_list((1,) + self.strides, self.data_format), padding=self.padding.upper(),
                             data_format=fmt, dilations=_op_list((1,) + self.dilation_rate, self.data_format))
             return squeeze(out, [axis])
+        if self.rank == 3:  # a composite of 2-D convolutions (nn/conv3d.py): the depth must be static
+            return nn.conv3d(inputs, self.kernel, strides=_op_list(self.strides, self.data_format),
+                             padding=self.padding.upper(), data_format=_nd_format(self.data_format, 3),
+                             dilations=_op_list(self.dilation_rate, self.data_format))
         return nn.conv2d(inputs, self.kernel, strides=_op_list(self.strides, self.data_format),
                          padding=self.padding.upper(), data_format=fmt,
                          dilations=_op_list(self.dilation_rate, self.data_format))
@@ -290,3 +294,77 @@ def separable_conv2d(inputs, filters, kernel_size, strides=(1, 1), padding="vali
                            depthwise_regularizer, pointwise_regularizer, bias_regularizer, activity_regularizer,
                            depthwise_constraint, pointwise_constraint, bias_constraint, trainable, name,
                            _scope=name, _reuse=reuse).apply(inputs)
+
+
+class Conv3D(_Conv):
+    """3-D convolution over [batch, depth, height, width, channels] (or channels_first); kernel
+    [kd, kh, kw, in, filters]. The depth must be known when the graph is built."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+                 dilation_rate=(1, 1, 1), activation=None, use_bias=True, kernel_initializer=None,
+                 bias_initializer=zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True,
+                 name=None, **kwargs):
+        super().__init__(3, filters, kernel_size, strides, padding, data_format, dilation_rate, activation,
+                         use_bias, kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                         activity_regularizer, kernel_constraint, bias_constraint, trainable, name, **kwargs)
+
+
+class Conv3DTranspose(Conv3D):
+    """The transpose of a 3-D convolution; kernel [kd, kh, kw, filters, in_channels]. The input's
+    spatial sizes must be static (output per axis: n·s for 'same', n·s + max(k - s, 0) for 'valid')."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+                 activation=None, use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, trainable=True, name=None, **kwargs):
+        super().__init__(filters, kernel_size, strides, padding, data_format, (1, 1, 1), activation, use_bias,
+                         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                         activity_regularizer, kernel_constraint, bias_constraint, trainable, name, **kwargs)
+
+    def _kernel_shape(self, input_dim):
+        return list(self.kernel_size) + [self.filters, input_dim]
+
+    def _convolve(self, inputs):
+        out_shape = self.compute_output_shape(inputs.shape).as_list()
+        if any(d is None for d in out_shape[1:]):
+            raise ValueError(f"Layer {self.name}: dflow's Conv3DTranspose needs static spatial sizes; got inputs of "
+                             f"shape {inputs.shape}")
+        dims = stack([shape_op(inputs)[0]] + out_shape[1:])
+        out = nn.conv3d_transpose(inputs, self.kernel, dims, strides=_op_list(self.strides, self.data_format),
+                                  padding=self.padding.upper(), data_format=_nd_format(self.data_format, 3))
+        out.set_shape(TensorShape(out_shape))
+        return out
+
+    def compute_output_shape(self, input_shape):
+        dims = input_shape_of(input_shape).as_list()
+        first = self.data_format == "channels_first"
+        spatial = dims[2:] if first else dims[1:-1]
+        out = [deconv_output_length(n, k, self.padding, s) for n, k, s in zip(spatial, self.kernel_size, self.strides)]
+        return TensorShape([dims[0], self.filters] + out if first else [dims[0]] + out + [self.filters])
+
+
+Convolution3D, Convolution3DTranspose = Conv3D, Conv3DTranspose
+
+
+def conv3d(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+           dilation_rate=(1, 1, 1), activation=None, use_bias=True, kernel_initializer=None,
+           bias_initializer=zeros_initializer(), kernel_regularizer=None, bias_regularizer=None,
+           activity_regularizer=None, kernel_constraint=None, bias_constraint=None, trainable=True, name=None,
+           reuse=None):
+    return Conv3D(filters, kernel_size, strides, padding, data_format, dilation_rate, activation, use_bias,
+                  kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer, activity_regularizer,
+                  kernel_constraint, bias_constraint, trainable, name, _reuse=reuse, _scope=name).apply(inputs)
+
+
+def conv3d_transpose(inputs, filters, kernel_size, strides=(1, 1, 1), padding="valid", data_format="channels_last",
+                     activation=None, use_bias=True, kernel_initializer=None, bias_initializer=zeros_initializer(),
+                     kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                     bias_constraint=None, trainable=True, name=None, reuse=None):
+    return Conv3DTranspose(filters, kernel_size, strides, padding, data_format, activation, use_bias,
+                           kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
+                           activity_regularizer, kernel_constraint, bias_constraint, trainable, name,
+                           _reuse=reuse, _scope=name).apply(inputs)
+
+
+__all__ += ["Conv3D", "Conv3DTranspose", "Convolution3D", "Convolution3DTranspose", "conv3d", "conv3d_transpose"]

@@ -37,6 +37,11 @@ class _Pooling(Layer):
             axis = 2 if first else 1
             x = expand_dims(inputs, axis)
             pool_size, strides = (1,) + pool_size, (1,) + strides
+        if self._rank == 3:
+            pool3 = nn.max_pool3d if self._op == "max" else nn.avg_pool3d
+            if first:
+                return pool3(x, [1, 1, *pool_size], [1, 1, *strides], self.padding.upper(), data_format="NCDHW")
+            return pool3(x, [1, *pool_size, 1], [1, *strides, 1], self.padding.upper(), data_format="NDHWC")
         if first:
             ksize, stride_list, fmt = [1, 1, *pool_size], [1, 1, *strides], "NCHW"
         else:
@@ -88,8 +93,26 @@ class AveragePooling2D(_Pooling):
         super().__init__(pool_size, strides, padding, data_format, name, **kwargs)
 
 
-MaxPool1D, MaxPool2D = MaxPooling1D, MaxPooling2D
-AveragePool1D, AveragePool2D = AveragePooling1D, AveragePooling2D
+class MaxPooling3D(_Pooling):
+    """Max over [pd, ph, pw] windows of [batch, depth, height, width, channels]."""
+
+    _rank, _op = 3, "max"
+
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last", name=None, **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, name, **kwargs)
+
+
+class AveragePooling3D(_Pooling):
+    """Mean over [pd, ph, pw] windows of [batch, depth, height, width, channels]."""
+
+    _rank, _op = 3, "avg"
+
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last", name=None, **kwargs):
+        super().__init__(pool_size, strides, padding, data_format, name, **kwargs)
+
+
+MaxPool1D, MaxPool2D, MaxPool3D = MaxPooling1D, MaxPooling2D, MaxPooling3D
+AveragePool1D, AveragePool2D, AveragePool3D = AveragePooling1D, AveragePooling2D, AveragePooling3D
 
 
 def max_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
@@ -106,3 +129,14 @@ def max_pooling2d(inputs, pool_size, strides, padding="valid", data_format="chan
 
 def average_pooling2d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
     return AveragePooling2D(pool_size, strides, padding, data_format, name).apply(inputs)
+
+
+def max_pooling3d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    return MaxPooling3D(pool_size, strides, padding, data_format, name).apply(inputs)
+
+
+def average_pooling3d(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+    return AveragePooling3D(pool_size, strides, padding, data_format, name).apply(inputs)
+
+
+__all__ += ["MaxPooling3D", "AveragePooling3D", "MaxPool3D", "AveragePool3D", "max_pooling3d", "average_pooling3d"]

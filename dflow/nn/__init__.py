@@ -99,6 +99,23 @@ from ..kernels.space_ops import depth_to_space, space_to_batch, space_to_depth  
 
 __all__ += ["space_to_depth", "depth_to_space", "space_to_batch"]
 
+from .conv3d import conv1d_transpose, conv3d, conv3d_transpose, conv_transpose  # noqa: E402
+from .statistics import (  # noqa: E402
+    compute_average_loss,
+    log_poisson_loss,
+    normalize_moments,
+    relu_layer,
+    scale_regularization_loss,
+    silu,
+    sufficient_statistics,
+    swish,
+    weighted_moments,
+)
+
+__all__ += ["conv3d", "conv3d_transpose", "conv1d_transpose", "conv_transpose", "sufficient_statistics",
+            "normalize_moments", "weighted_moments", "log_poisson_loss", "swish", "silu", "relu_layer",
+            "compute_average_loss", "scale_regularization_loss"]
+
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)

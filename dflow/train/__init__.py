@@ -11,12 +11,14 @@ from ..io.saver import *  # noqa: F403,E402
 from ..summary import summary_iterator as summary_iterator  # noqa: E402
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 from .basic_hooks import *  # noqa: F403
+from .checkpoint_management import *  # noqa: F403
 from .clip_ops import *  # noqa: F403
 from .coordinator import *  # noqa: F403
 from .input import *  # noqa: F403
 from .monitored_session import *  # noqa: F403
 from .moving_averages import *  # noqa: F403
 from .optimizer import *  # noqa: F403
+from .proximal_optimizers import *  # noqa: F403
 from .queue_runner import *  # noqa: F403
 from .schedules import *  # noqa: F403
 from .session_run_hook import *  # noqa: F403

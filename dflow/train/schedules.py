@@ -9,6 +9,7 @@ from ..graph.graph import get_default_graph, name_scope
 from ..graph.keys import GraphKeys
 from ..kernels import math_ops as m
 from ..kernels.common import convert_to_tensor
+from ..kernels.random_ops import random_normal
 from ..state.variables import Variable
 
 __all__ = ["get_global_step", "get_or_create_global_step", "create_global_step", "global_step",
@@ -126,4 +127,62 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
     with name_scope(name, "CosineDecay", [learning_rate, global_step]) as scope:
         step = m.minimum(_float(global_step), _float(decay_steps))
         cosine = 0.5 * (1.0 + m.cos(math.pi * step / _float(decay_steps)))
+        return m.multiply(_float(learning_rate), (1.0 - alpha) * cosine + alpha, name=scope)
+
+
+__all__ += ["linear_cosine_decay", "noisy_linear_cosine_decay", "cosine_decay_restarts", "piecewise_constant_decay"]
+
+piecewise_constant_decay = piecewise_constant  # TF1's other name for it
+
+
+def _cosine_of_linear(learning_rate, step, decay_steps, num_periods, alpha, beta, noise):
+    """TF1's linear cosine decay: lr · ((α + linear + noise) · ½(1 + cos(2π·periods·t/T)) + β)."""
+    steps = _float(decay_steps)
+    step = m.minimum(_float(step), steps)
+    linear = (steps - step) / steps
+    if noise is not None:
+        linear = linear + noise(step)
+    cosine = 0.5 * (1.0 + m.cos(math.pi * 2.0 * num_periods * step / steps))
+    return _float(learning_rate) * ((alpha + linear) * cosine + beta)
+
+
+def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0, beta=0.001,
+                        name=None):
+    """lr · ((α + (T - t)/T) · ½(1 + cos(2π·num_periods·t/T)) + β), t = min(step, T)."""
+    _check_step(global_step)
+    with name_scope(name, "LinearCosineDecay", [learning_rate, global_step]) as scope:
+        out = _cosine_of_linear(learning_rate, global_step, decay_steps, num_periods, alpha, beta, None)
+        return m.multiply(out, 1.0, name=scope)
+
+
+def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps, initial_variance=1.0, variance_decay=0.55,
+                              num_periods=0.5, alpha=0.0, beta=0.001, name=None):
+    """linear_cosine_decay with N(0, initial_variance/(1 + t)^variance_decay) added to the linear
+    term (a fresh draw each run)."""
+    _check_step(global_step)
+
+    def noise(step):
+        variance = _float(initial_variance) / m.pow(1.0 + step, _float(variance_decay))
+        return random_normal([], stddev=m.sqrt(variance))
+
+    with name_scope(name, "NoisyLinearCosineDecay", [learning_rate, global_step]) as scope:
+        out = _cosine_of_linear(learning_rate, global_step, decay_steps, num_periods, alpha, beta, noise)
+        return m.multiply(out, 1.0, name=scope)
+
+
+def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2.0, m_mul=1.0, alpha=0.0,
+                          name=None):
+    """SGDR (Loshchilov & Hutter): cosine decay over periods T, T·t_mul, T·t_mul², …; period i
+    starts again at lr·m_mul^i."""
+    _check_step(global_step)
+    with name_scope(name, "SGDRDecay", [learning_rate, global_step]) as scope:
+        fraction = _float(global_step) / _float(first_decay_steps)
+        if t_mul == 1.0:
+            restart = m.floor(fraction)
+            fraction = fraction - restart
+        else:
+            restart = m.floor(m.log(1.0 - fraction * (1.0 - t_mul)) / math.log(t_mul))
+            done = (1.0 - m.pow(_float(t_mul), restart)) / (1.0 - t_mul)
+            fraction = (fraction - done) / m.pow(_float(t_mul), restart)
+        cosine = 0.5 * m.pow(_float(m_mul), restart) * (1.0 + m.cos(math.pi * fraction))
         return m.multiply(_float(learning_rate), (1.0 - alpha) * cosine + alpha, name=scope)
