@@ -34,7 +34,8 @@ LAYERS = [
      "dflow.linalg", "dflow.random", "dflow.initializers",
      "dflow.feature_column", "dflow.rnn",
      "dflow.lookup",
-     "dflow.signal", "dflow.spectral", "dflow.dtypes"],
+     "dflow.signal", "dflow.spectral", "dflow.dtypes",
+     "dflow.framework", "dflow.nest", "dflow.queue"],
     ["dflow.estimator", "dflow.contrib", "dflow.keras"],  # contrib.learn wraps the Estimator; Keras's
     # model_to_estimator too
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],
