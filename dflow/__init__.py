@@ -159,6 +159,7 @@ newaxis = None
 
 # TF1's framework helpers, the rest of its checks, tf.nest and tf.queue
 from . import nest, queue  # noqa: E402
+from . import rnn as _rnn  # noqa: E402
 from .debugging import (  # noqa: E402
     assert_near,
     assert_proper_iterable,
@@ -168,8 +169,6 @@ from .debugging import (  # noqa: E402
     is_strictly_increasing,
 )
 from .framework import *  # noqa: E402,F403
-
-from . import rnn as _rnn  # noqa: E402
 
 # tf.nn's recurrent names live in dflow/rnn (cells are layers, and dflow.layers uses dflow.nn, so
 # dflow.nn cannot import them): the public namespace binds them into nn, as TF assembles tf.nn

@@ -27,16 +27,16 @@ from .graph.registry import not_differentiable
 from .graph.shape import Dimension, TensorShape, as_shape, broadcast_static_shape, dimension_value
 from .kernels.array_ops import identity, reshape, size, stack
 from .kernels.array_ops import shape as _shape_op
-from .kernels.creation_ops import ones
-from .kernels.pad_ops import pad
 from .kernels.check_ops import Assert
 from .kernels.common import convert_to_tensor
 from .kernels.control_flow_ops import case
+from .kernels.creation_ops import ones
 from .kernels.custom_gradient import custom_gradient
+from .kernels.linalg_ops import matmul
 from .kernels.lookup_ops import tables_initializer
 from .kernels.manip_ops import concat
-from .kernels.linalg_ops import matmul
 from .kernels.math_ops import cast, equal, logical_and, logical_or, maximum, subtract, where
+from .kernels.pad_ops import pad
 from .kernels.reduction_ops import reduce_all
 from .kernels.sparse_ops import SparseTensor, SparseTensorValue
 
