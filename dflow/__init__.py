@@ -126,6 +126,7 @@ from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.serialization_ops import *  # noqa: F403
+from .kernels.set_ops import *  # noqa: F403
 from .kernels.sort_ops import *  # noqa: F403
 from .kernels.space_ops import *  # noqa: F403
 from .kernels.sparse_manip_ops import *  # noqa: F403
@@ -158,7 +159,7 @@ NotDifferentiable = not_differentiable
 newaxis = None
 
 # TF1's framework helpers, the rest of its checks, tf.nest and tf.queue
-from . import nest, queue  # noqa: E402
+from . import nest, queue, sets  # noqa: E402
 from . import rnn as _rnn  # noqa: E402
 from .debugging import (  # noqa: E402
     assert_near,

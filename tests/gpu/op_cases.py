@@ -517,6 +517,7 @@ LEAKS = {
                               "ExtractImagePatches", "ExtractImagePatchesGrad", "UnravelIndex", "RepeatIndices")},
     **{n: _NUMPY_OP for n in ("SparseIndexOrder", "SparseReshape", "SparseSliceSelect", "SparseFillEmptyRowsMap",
                               "SparseUnion")},
+    **{n: _NUMPY_OP for n in ("SparseSetOperation", "SparseSetSize", "EditDistance")},
     **{n: "special_ops.py: the kernel runs numpy in float64 on np.asarray(x) on the host (no special "
           "functions in the array API): breaks cupy"
        for n in ("Erf", "Erfc", "Lgamma", "Digamma", "Rint", "Igamma", "Igammac", "Zeta", "Polygamma", "Betainc",
@@ -555,3 +556,12 @@ for _t, _f, _k in [("IRFFT", tf.signal.irfft, 1), ("IRFFT2D", tf.signal.irfft2d,
                    ("IRFFT3D", tf.signal.irfft3d, 3)]:
     case(_t, lambda x, f=_f, k=_k: f(tf.complex(x, x * 0.5), [2, 3, 6][3 - k:]), lambda dt: [rand((2, 3, 4), dt, 1)],
          FLOATS, grad=True, rtol=1e-4)
+
+# tf.sets and tf.edit_distance (kernels/set_ops.py): integer sets, no gradient
+case("SparseSetOperation", lambda a, b: tf.sets.union(a, b).values,
+     lambda dt: [idx([[1, 2, 2], [3, 4, 5]], dt), idx([[2, 6, 6], [5, 5, 5]], dt)], (I32,), exact=True)
+case("SparseSetSize", lambda i, v: tf.sets.size(_sp(i, v)),
+     lambda dt: [idx([[0, 0], [0, 3], [1, 2], [2, 1]], np.int64), idx([1, 2, 2, 3], dt)],
+     (I32,), exact=True)
+case("EditDistance", lambda i, v: tf.edit_distance(_sp(i, v), _sp(i[:2], v[:2])),
+     lambda dt: [idx(_SP_IDX, np.int64), idx([1, 2, 2, 3], dt)], (I32,), exact=True)
