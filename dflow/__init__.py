@@ -128,6 +128,7 @@ from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
 from .kernels.serialization_ops import *  # noqa: F403
+from .kernels.set_ops import *  # noqa: F403
 from .kernels.sort_ops import *  # noqa: F403
 from .kernels.space_ops import *  # noqa: F403
 from .kernels.sparse_manip_ops import *  # noqa: F403
@@ -159,7 +160,18 @@ from .train.clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_n
 NotDifferentiable = not_differentiable
 newaxis = None
 
+# TF1's framework helpers, the rest of its checks, tf.nest and tf.queue
+from . import nest, queue, sets  # noqa: E402
 from . import rnn as _rnn  # noqa: E402
+from .debugging import (  # noqa: E402
+    assert_near,
+    assert_proper_iterable,
+    assert_rank_in,
+    assert_same_float_dtype,
+    is_non_decreasing,
+    is_strictly_increasing,
+)
+from .framework import *  # noqa: E402,F403
 
 # tf.nn's recurrent names live in dflow/rnn (cells are layers, and dflow.layers uses dflow.nn, so
 # dflow.nn cannot import them): the public namespace binds them into nn, as TF assembles tf.nn

@@ -81,6 +81,26 @@ UnavailableError = _subclass("UnavailableError", UNAVAILABLE, "A service (schedu
 DataLossError = _subclass("DataLossError", DATA_LOSS, "Unrecoverable data loss or corruption (checksum mismatch, malformed file).")
 UnauthenticatedError = _subclass("UnauthenticatedError", UNAUTHENTICATED, "Missing valid credentials.")
 
+_BY_CODE = {cls.error_code: cls for cls in (
+    CancelledError, UnknownError, InvalidArgumentError, DeadlineExceededError, NotFoundError, AlreadyExistsError,
+    PermissionDeniedError, ResourceExhaustedError, FailedPreconditionError, AbortedError, OutOfRangeError,
+    UnimplementedError, InternalError, UnavailableError, DataLossError, UnauthenticatedError)}
+
+
+def exception_type_from_error_code(error_code):
+    """The OpError subclass of a canonical error code (3 -> InvalidArgumentError); KeyError for an
+    unknown code, as TF."""
+    return _BY_CODE[error_code]
+
+
+def error_code_from_exception_type(cls):
+    """The canonical error code of an OpError subclass (NotFoundError -> 5); KeyError for anything
+    else, as TF."""
+    if isinstance(cls, type) and issubclass(cls, OpError):
+        return cls.error_code
+    raise KeyError(cls)
+
+
 
 
 def kernel_failure(op, exc, op_type=None, op_name=None, where="", shapes=None):
@@ -212,4 +232,6 @@ __all__ = [
     "UnavailableError",
     "DataLossError",
     "UnauthenticatedError",
+    "exception_type_from_error_code",
+    "error_code_from_exception_type",
 ]

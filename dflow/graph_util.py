@@ -8,13 +8,15 @@ import logging
 import numpy as np
 
 from .errors import InvalidArgumentError
+from .graph import dtypes
 from .graph.dtypes import as_dtype
+from .graph.ops import Operation
 from .graph.registry import get_opdef, is_registered
 from .graph.serialize import GraphDef, NodeDef, parse_input, tensor_refs
 from .io.graph_io import import_graph_def
 
 __all__ = ["convert_variables_to_constants", "extract_sub_graph", "remove_training_nodes",
-           "tensor_shape_from_node_def_name", "import_graph_def"]
+           "tensor_shape_from_node_def_name", "import_graph_def", "must_run_on_cpu"]
 
 _log = logging.getLogger(__name__)
 
@@ -146,3 +148,31 @@ def tensor_shape_from_node_def_name(graph, input_name):
     if ":" not in input_name:
         input_name += ":0"
     return graph.get_tensor_by_name(input_name).get_shape()
+
+
+_VARIABLE_OPS = {"Assign", "AssignAdd", "AssignSub", "Queue", "ScatterAdd", "ScatterSub", "ScatterUpdate",
+                 "TruncatedNormal", "Variable", "VariableV2"}
+
+
+def must_run_on_cpu(node, pin_variables_on_cpu=False):
+    """TF1's placement rule for an Operation or NodeDef: True for variable ops (when
+    `pin_variables_on_cpu`), string or int32 Consts, int32 DynamicStitch and Casts from int32."""
+    if isinstance(node, Operation):
+        op_type = node.type
+        out = node.outputs[0].dtype if node.outputs else None
+        src = node.inputs[0].dtype if node.inputs else None
+    elif isinstance(node, NodeDef):
+        op_type = node.op
+        out = as_dtype(node.output_dtypes[0]) if node.output_dtypes else None
+        src = as_dtype(node.attr["SrcT"]) if node.attr.get("SrcT") is not None else None
+    else:
+        raise TypeError(f"must_run_on_cpu: expected an Operation or a NodeDef, got {type(node).__name__}")
+    if pin_variables_on_cpu and op_type in _VARIABLE_OPS:
+        return True
+    if op_type == "Const":
+        return out in (dtypes.string, dtypes.int32)
+    if op_type in ("DynamicStitch", "ParallelDynamicStitch"):
+        return out == dtypes.int32
+    if op_type == "Cast":
+        return src == dtypes.int32
+    return False

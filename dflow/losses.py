@@ -17,8 +17,10 @@ from .graph import dtypes
 from .graph.graph import add_to_collection, get_collection, name_scope
 from .graph.keys import GraphKeys
 from .graph.ops import Tensor
-from .kernels.array_ops import shape, size, stop_gradient
+from .kernels.array_ops import rank, shape, size, stop_gradient
 from .kernels.common import constant, convert_to_tensor
+from .kernels.creation_ops import ones_like, zeros_like
+from .kernels.creation_ops import range as _range
 from .kernels.gather_ops import gather
 from .kernels.manip_ops import add_n, squeeze
 from .kernels.math_ops import (
@@ -26,11 +28,14 @@ from .kernels.math_ops import (
     add,
     cast,
     equal,
+    greater,
     log,
+    maximum,
     minimum,
     multiply,
     realdiv,
     relu,
+    square,
     squared_difference,
     subtract,
     where,
@@ -41,7 +46,7 @@ __all__ = [
     "Reduction", "compute_weighted_loss", "absolute_difference", "mean_squared_error", "log_loss",
     "huber_loss", "hinge_loss", "cosine_distance", "softmax_cross_entropy", "sparse_softmax_cross_entropy",
     "sigmoid_cross_entropy", "add_loss", "get_losses", "get_regularization_loss",
-    "get_regularization_losses", "get_total_loss",
+    "get_regularization_losses", "get_total_loss", "mean_pairwise_squared_error",
 ]
 
 
@@ -365,3 +370,27 @@ def sigmoid_cross_entropy(multi_class_labels, logits, weights=1.0, label_smoothi
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)
+
+
+def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None, loss_collection=GraphKeys.LOSSES):
+    """The mean over pairs of entries (i, j) within each batch row of ((p_i - p_j) - (l_i - l_j))^2,
+    weighted per row and summed (TF1's formula: 2 * sum(d^2) / (n - 1) - 2 * sum(d)^2 / (n (n - 1))
+    for the n present entries of the row's differences d); 0 when no entry is present. float32."""
+    _require(labels=labels, predictions=predictions)
+    with name_scope(scope, "mean_pairwise_squared_error", [predictions, labels, weights]) as scope:
+        weights = cast(convert_to_tensor(weights), dtypes.float32)
+        labels, predictions = _float_pair(labels, predictions)
+        diffs = subtract(predictions, labels)
+        axis = _range(1, rank(diffs))
+        sum_squares = reduce_sum(square(diffs), axis=axis, keepdims=True)
+        with name_scope(None, "num_present", [diffs, weights]):
+            present = where(equal(weights, 0.0), zeros_like(weights), ones_like(weights))
+            present = multiply(present, ones_like(diffs))  # broadcast to the differences
+            n = reduce_sum(present, axis=_range(1, rank(present)), keepdims=True)
+        term1 = multiply(2.0, _safe_div(sum_squares, maximum(n - 1.0, 0.0)))
+        sum_diff = reduce_sum(diffs, axis=axis, keepdims=True)
+        term2 = multiply(2.0, _safe_div(square(sum_diff), maximum(multiply(n, n - 1.0), 0.0)))
+        loss = reduce_sum(multiply(subtract(term1, term2), weights))
+        mean_loss = where(greater(reduce_sum(n), 0.0), loss, zeros_like(loss), name="value")
+        add_loss(mean_loss, loss_collection)
+        return mean_loss

@@ -7,6 +7,7 @@ The stateless ops (`stateless_*`) are dflow/kernels/stateless_random_ops.py's.
 
 from .graph.graph import get_seed, set_random_seed
 from .kernels.candidate_sampling_ops import (
+    all_candidate_sampler,
     fixed_unigram_candidate_sampler,
     log_uniform_candidate_sampler,
     uniform_candidate_sampler,
@@ -38,7 +39,7 @@ stateless_binomial = stateless_random_binomial
 stateless_gamma = stateless_random_gamma
 stateless_poisson = stateless_random_poisson
 
-__all__ = ["categorical", "fixed_unigram_candidate_sampler", "get_seed", "log_uniform_candidate_sampler",
+__all__ = ["all_candidate_sampler", "categorical", "fixed_unigram_candidate_sampler", "get_seed", "log_uniform_candidate_sampler",
            "multinomial", "normal", "set_random_seed", "shuffle", "truncated_normal", "uniform",
            "uniform_candidate_sampler", "gamma", "poisson", "stateless_uniform", "stateless_normal",
            "stateless_truncated_normal", "stateless_categorical", "stateless_multinomial", "stateless_binomial",

@@ -21,19 +21,24 @@ import numpy as np
 from .graph import dtypes
 from .graph.graph import name_scope
 from .kernels.array_ops import reshape as _reshape
+from .kernels.array_ops import shape as _shape
 from .kernels.array_ops import size, stack
-from .kernels.common import convert_to_tensor
-from .kernels.data_dependent_ops import boolean_mask, unique
+from .kernels.common import constant, convert_to_tensor
+from .kernels.creation_ops import ones, zeros, zeros_like
+from .kernels.creation_ops import range as _range
+from .kernels.data_dependent_ops import boolean_mask, gather_nd, unique
 from .kernels.gather_ops import gather, top_k
 from .kernels.manip_ops import concat as _concat
 from .kernels.manip_ops import transpose as _transpose
 from .kernels.math_ops import abs as tf_abs
 from .kernels.math_ops import add as tf_add
-from .kernels.math_ops import greater_equal, multiply, negative
+from .kernels.math_ops import cast, greater_equal, multiply, negative, not_equal, where
+from .kernels.math_ops import minimum as _dense_minimum
 from .kernels.reduction_ops import reduce_sum as dense_reduce_sum
 from .kernels.scatter_ops import unsorted_segment_sum
 from .kernels.sparse_manip_ops import *  # noqa: F403
 from .kernels.sparse_manip_ops import __all__ as _manip_all
+from .kernels.sparse_manip_ops import rank_of
 from .kernels.sparse_math_ops import *  # noqa: F403
 from .kernels.sparse_math_ops import __all__ as _math_all
 from .kernels.sparse_ops import (
@@ -43,7 +48,8 @@ from .kernels.sparse_ops import (
     sparse_tensor_to_dense,
 )
 
-__all__ = ["SparseTensor", "placeholder", "to_dense", "sparse_dense_matmul", "reduce_sum", "add", "matmul"]
+__all__ = ["SparseTensor", "placeholder", "to_dense", "sparse_dense_matmul", "reduce_sum", "add", "matmul",
+           "from_dense", "eye", "expand_dims"]
 # TF1's tf.sparse.X for each tf.sparse_X of kernels/sparse_manip_ops.py and sparse_math_ops.py
 __all__ += [n[len("sparse_"):] for n in _manip_all + _math_all]
 
@@ -181,3 +187,41 @@ def reduce_sum(sp_input, axis=None, keepdims=None, reduction_axes=None, keep_dim
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)
+
+
+def from_dense(tensor, name=None):
+    """The SparseTensor of a dense tensor's non-zero entries (non-empty strings), row-major."""
+    with name_scope(name, "dense_to_sparse", [tensor]):
+        tensor = convert_to_tensor(tensor, name="tensor")
+        indices = where(not_equal(tensor, zeros_like(tensor)))
+        return SparseTensor(indices, gather_nd(tensor, indices), _shape(tensor, out_type=dtypes.int64))
+
+
+def eye(num_rows, num_columns=None, dtype=dtypes.float32, name=None):
+    """The identity matrix [num_rows, num_columns] as a SparseTensor (ones on the diagonal)."""
+    with name_scope(name, "eye", [num_rows, num_columns]):
+        rows = cast(convert_to_tensor(num_rows, name="num_rows"), dtypes.int64)
+        cols = rows if num_columns is None else cast(convert_to_tensor(num_columns, name="num_columns"),
+                                                     dtypes.int64)
+        diag = _range(_dense_minimum(rows, cols))
+        return SparseTensor(stack([diag, diag], axis=1), ones(_reshape(_dense_minimum(rows, cols), [1]), dtype=dtype),
+                            stack([rows, cols]))
+
+
+def expand_dims(sp_input, axis=None, name=None):
+    """`sp_input` with a dimension of size 1 inserted at `axis` (an int in [-rank-1, rank]; None:
+    -1, the end, as TF)."""
+    sp = _as_sparse(sp_input, "sp_input")
+    rank = rank_of(sp, "expand_dims")
+    axis = -1 if axis is None else int(axis)
+    if not -rank - 1 <= axis <= rank:
+        raise ValueError(f"expand_dims: axis {axis} is out of range [{-rank - 1}, {rank}] for a rank {rank} "
+                         "SparseTensor")
+    if axis < 0:
+        axis += rank + 1
+    with name_scope(name, "ExpandDims", [sp.indices, sp.values, sp.dense_shape]):
+        n = size(sp.values, out_type=dtypes.int64)
+        column = zeros(stack([n, constant(1, dtypes.int64)]), dtype=dtypes.int64)
+        indices = _concat([sp.indices[:, :axis], column, sp.indices[:, axis:]], 1)
+        shape = _concat([sp.dense_shape[:axis], ones([1], dtype=dtypes.int64), sp.dense_shape[axis:]], 0)
+        return SparseTensor(indices, sp.values, shape)

@@ -35,7 +35,8 @@ LAYERS = [
      "dflow.feature_column", "dflow.rnn",
      "dflow.lookup",
      "dflow.signal", "dflow.spectral", "dflow.dtypes",
-     "dflow.bitwise"],
+     "dflow.bitwise",
+     "dflow.framework", "dflow.nest", "dflow.queue", "dflow.sets"],
     ["dflow.estimator", "dflow.contrib", "dflow.keras"],  # contrib.learn wraps the Estimator; Keras's
     # model_to_estimator too
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],

@@ -272,3 +272,26 @@ def test_apply_regularization():
 def test_nn_l2_loss_is_the_l2_regularizer_core():
     w = rand((3, 2), 5)
     np.testing.assert_allclose(run_modes(nn.l2_loss(w)), (w.astype(np.float64) ** 2).sum() / 2, rtol=1e-6)
+
+
+def test_mean_pairwise_squared_error_matches_tf1():
+    # inputs: numpy default_rng(0) standard normals; expected values printed by TF1 (tf.compat.v1 2.21)
+    rng = np.random.default_rng(0)
+    lab = rng.standard_normal((3, 4)).astype(np.float32)
+    pred = rng.standard_normal((3, 4)).astype(np.float32)
+    w = np.array([[1.0], [0.0], [2.0]], np.float32)
+    with tf.Graph().as_default():
+        plain = tf.losses.mean_pairwise_squared_error(lab, pred)
+        weighted = tf.losses.mean_pairwise_squared_error(lab, pred, weights=w)
+        single = tf.losses.mean_pairwise_squared_error(lab[:, :1], pred[:, :1])
+        assert plain in tf.losses.get_losses()
+        x = tf.placeholder(tf.float32, [3, 4])
+        (g,) = tf.gradients(tf.losses.mean_pairwise_squared_error(lab, x), x)
+        with tf.Session() as sess:
+            got = sess.run([plain, weighted, single])
+            gv = sess.run(g, {x: pred})
+    np.testing.assert_allclose(got, [5.6029983, 8.017146, 0.0], rtol=1e-5)
+    d = pred - lab  # d/dp of sum_rows 2 * sum(d^2)/(n-1) - 2 * sum(d)^2/(n(n-1)), n = 4
+    np.testing.assert_allclose(gv, 4 * d / 3 - 4 * d.sum(1, keepdims=True) / 12, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError):
+        tf.losses.mean_pairwise_squared_error(None, pred)

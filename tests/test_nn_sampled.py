@@ -288,3 +288,15 @@ def test_embedding_gradients_match_differences(what):
     with tf.Session():
         err = tf.test.compute_gradient_error(params, [6, 3], out, out.shape.as_list(), x_init_value=params0)
     assert err < 1e-6
+
+
+def test_all_candidate_sampler_matches_tf1():
+    # TF1 (tf.compat.v1 2.21): sampled [0 1 2 3 4], expected counts all 1.0, shapes (5,), (3, 2), (5,)
+    with tf.Graph().as_default():
+        tc = tf.constant([[1, 2], [3, 4], [0, 0]], tf.int64)
+        s, t, e = tf.random.all_candidate_sampler(tc, 2, 5, True)
+        assert s.dtype == tf.int64 and t.shape.as_list() == [3, 2] and e.shape.as_list() == [5]
+        sv, tv, ev = run_modes([s, t, e])
+    assert sv.tolist() == [0, 1, 2, 3, 4] and tv.tolist() == [[1.0, 1.0]] * 3 and ev.tolist() == [1.0] * 5
+    with pytest.raises(TypeError):
+        tf.random.all_candidate_sampler(tf.constant([[1]], tf.int32), 1, 2, True)

@@ -76,3 +76,23 @@ def test_sparse_placeholder_feeds_an_embedding_lookup(feed):
         value = tf.SparseTensorValue(*value)
     got = run_modes(out, {sp: value})
     np.testing.assert_array_equal(got, [params[1] + params[4], params[5]])
+
+
+def test_from_dense_eye_expand_dims_match_tf1():
+    # expected values printed by TF1 (tf.compat.v1 2.21) for the same calls
+    def parts(sp):
+        v = run_modes([sp.indices, sp.values, sp.dense_shape])
+        return [np.asarray(x).tolist() for x in v]
+
+    with tf.Graph().as_default():
+        sp = tf.SparseTensor([[0, 1], [2, 0]], [5.0, 6.0], [3, 2])
+        assert parts(tf.sparse.expand_dims(sp)) == [[[0, 1, 0], [2, 0, 0]], [5.0, 6.0], [3, 2, 1]]
+        assert parts(tf.sparse.expand_dims(sp, 0)) == [[[0, 0, 1], [0, 2, 0]], [5.0, 6.0], [1, 3, 2]]
+        assert parts(tf.sparse.expand_dims(sp, -2)) == [[[0, 0, 1], [2, 0, 0]], [5.0, 6.0], [3, 1, 2]]
+        assert parts(tf.sparse.eye(2, 3)) == [[[0, 0], [1, 1]], [1.0, 1.0], [2, 3]]
+        assert parts(tf.sparse.from_dense([[0, 3], [4, 0]])) == [[[0, 1], [1, 0]], [3, 4], [2, 2]]
+        assert parts(tf.sparse.from_dense([["", "a"]])) == [[[0, 1]], [b"a"], [1, 2]]
+        with pytest.raises(ValueError, match="out of range"):
+            tf.sparse.expand_dims(sp, 3)
+        with pytest.raises(TypeError):
+            tf.sparse.expand_dims(tf.constant([1]))

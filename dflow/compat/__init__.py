@@ -4,7 +4,7 @@
 today) gives the `dflow` module itself: `dflow.compat.v1.placeholder is dflow.placeholder`. This
 package imports nothing above it; dflow/__init__ calls `_install_v1(__name__)` once its namespace
 is complete. Also TF's bytes/text helpers (`as_bytes`, `as_text`, `as_str`, `as_str_any`,
-`path_to_str`) and type tuples.
+`path_to_str`), type tuples and the shape helpers `dimension_value`, `dimension_at_index`.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ import types
 
 import numpy as np
 
+from ..framework import dimension_at_index, dimension_value
 from ..tf1_names import missing_attribute
 
 __all__ = ["as_bytes", "as_text", "as_str", "as_str_any", "path_to_str", "bytes_or_text_types", "integral_types",
-           "real_types", "complex_types"]
+           "real_types", "complex_types", "dimension_value", "dimension_at_index"]
 
 bytes_or_text_types = (bytes, str)
 integral_types = (numbers.Integral, np.integer)

@@ -217,6 +217,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                     raise TypeError(f"Gradient rule of {op.type} returned an Operation for input {t.name!r}")
                 grads.setdefault(t, []).append(g)
         out = [_aggregate(graph, grads.get(x)) for x in xs]
+        unconnected_gradients = getattr(unconnected_gradients, "value", unconnected_gradients)  # the enum's
         if unconnected_gradients == "zero":
             out = [g if g is not None else _create(graph, "ZerosLike", [x], "zeros_like") for g, x in zip(out, xs)]
         elif unconnected_gradients != "none":

@@ -22,13 +22,17 @@ import math
 import numpy as np
 
 from ..graph import dtypes
-from ..graph.graph import get_seed
+from ..graph.graph import get_seed, name_scope
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
+from .array_ops import shape
 from .common import apply_op, convert_to_tensor, ints_in_range
+from .creation_ops import ones
+from .creation_ops import range as _range
 from .random_ops import _GAMMA, _hash_words, _material, _mix, _run_values, _unit
 
-__all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "fixed_unigram_candidate_sampler"]
+__all__ = ["log_uniform_candidate_sampler", "uniform_candidate_sampler", "fixed_unigram_candidate_sampler",
+           "all_candidate_sampler"]
 
 
 def _probabilities(kind, range_max, unigrams, distortion, num_reserved_ids):
@@ -281,3 +285,21 @@ def fixed_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique,
     return _sampler("unigram", true_classes, num_true, num_sampled, unique, range_max, seed, name,
                     "FixedUnigramCandidateSampler", unigrams=unigrams, distortion=float(distortion),
                     num_reserved_ids=int(num_reserved_ids))
+
+
+def all_candidate_sampler(true_classes, num_true, num_sampled, unique, seed=None, name=None):
+    """Every class of [0, num_sampled) as the sampled candidates, each with expected count 1 (TF1's
+    AllCandidateSampler, for testing sampled losses against the full softmax). Nothing is random."""
+    if num_sampled <= 0:
+        raise ValueError(f"all_candidate_sampler: num_sampled must be positive, got {num_sampled}")
+    with name_scope(name, "AllCandidateSampler", [true_classes]):
+        true = convert_to_tensor(true_classes, dtype=None if hasattr(true_classes, "dtype") else dtypes.int64)
+        if true.dtype != dtypes.int64:
+            raise TypeError(f"all_candidate_sampler: true_classes must be int64, got {true.dtype.name}")
+        if true.shape.ndims not in (None, 2) or (true.shape.ndims == 2 and true.shape[1].value not in (None, num_true)):
+            raise ValueError(f"all_candidate_sampler: true_classes must have shape [batch, {num_true}], got "
+                             f"{true.shape}")
+        sampled = _range(0, int(num_sampled), dtype=dtypes.int64)
+        true_expected = ones(shape(true), dtype=dtypes.float32)
+        true_expected.set_shape(true.shape)
+        return sampled, true_expected, ones([int(num_sampled)], dtype=dtypes.float32)

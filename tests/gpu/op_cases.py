@@ -517,6 +517,7 @@ LEAKS = {
                               "ExtractImagePatches", "ExtractImagePatchesGrad", "UnravelIndex", "RepeatIndices")},
     **{n: _NUMPY_OP for n in ("SparseIndexOrder", "SparseReshape", "SparseSliceSelect", "SparseFillEmptyRowsMap",
                               "SparseUnion")},
+    **{n: _NUMPY_OP for n in ("SparseSetOperation", "SparseSetSize", "EditDistance")},
     **{n: "special_ops.py: the kernel runs numpy in float64 on np.asarray(x) on the host (no special "
           "functions in the array API): breaks cupy"
        for n in ("Erf", "Erfc", "Lgamma", "Digamma", "Rint", "Igamma", "Igammac", "Zeta", "Polygamma", "Betainc",
@@ -577,3 +578,11 @@ LEAKS.update({n: "bessel_ndtri_ops.py: the kernel runs numpy in float64 on np.as
 LEAKS["CumulativeLogsumexp"] = ("cumulative_ops.py _logsumexp_along: np.logaddexp.accumulate on np.asarray(x) "
                                 "on the host (not in the array API): breaks cupy")
 BREAKS_CUPY.update({n: why for n, why in LEAKS.items() if "breaks cupy" in why})
+# tf.sets and tf.edit_distance (kernels/set_ops.py): integer sets, no gradient
+case("SparseSetOperation", lambda a, b: tf.sets.union(a, b).values,
+     lambda dt: [idx([[1, 2, 2], [3, 4, 5]], dt), idx([[2, 6, 6], [5, 5, 5]], dt)], (I32,), exact=True)
+case("SparseSetSize", lambda i, v: tf.sets.size(_sp(i, v)),
+     lambda dt: [idx([[0, 0], [0, 3], [1, 2], [2, 1]], np.int64), idx([1, 2, 2, 3], dt)],
+     (I32,), exact=True)
+case("EditDistance", lambda i, v: tf.edit_distance(_sp(i, v), _sp(i[:2], v[:2])),
+     lambda dt: [idx(_SP_IDX, np.int64), idx([1, 2, 2, 3], dt)], (I32,), exact=True)
