@@ -12,7 +12,7 @@ def test_demo_runs_and_checks(tmp_path):
     out_dir = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, "-m", "dflow.demo", "--gb", "0.004", "--d", "50", "--chunk-rows", "5000",
-         "--dir", str(tmp_path), "--out", str(out_dir), "--memory-budget", "64MB"],
+         "--dir", str(tmp_path), "--out", str(out_dir), "--memory-budget", "64MB", "--progress"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -55,6 +55,16 @@ def test_demo_without_budget_or_progress(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "memory budget: none" in proc.stdout and "task/s" not in proc.stdout
+
+
+def test_no_progress_bar_when_the_output_is_not_a_terminal(tmp_path):
+    proc = subprocess.run(  # stdout is a pipe here: no bar unless asked
+        [sys.executable, "-m", "dflow.demo", "--gb", "0.001", "--d", "20", "--chunk-rows", "4000",
+         "--dir", str(tmp_path), "--out", str(tmp_path), "--no-check"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "task/s" not in proc.stdout and "%|" not in proc.stdout and "step 3/3: loss" in proc.stdout
 
 
 def test_demo_refuses_a_budget_below_one_task(tmp_path):
