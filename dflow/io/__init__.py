@@ -3,7 +3,18 @@
 
 from ..kernels.csv_ops import decode_csv
 from ..kernels.file_ops import matching_files, read_file, write_file
-from ..kernels.image_codec_ops import decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png
+from ..kernels.image_codec_ops import (
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    encode_jpeg,
+    encode_png,
+    extract_jpeg_shape,
+    is_jpeg,
+)
 from ..kernels.parsing_ops import (
     FixedLenFeature,
     VarLenFeature,
@@ -25,6 +36,7 @@ __all__ = ["read_zarr", "write_zarr", "cleanup", "import_graph_def", "read_graph
            "parse_single_example", "decode_csv", "decode_raw", "read_file", "write_file", "matching_files", "decode_png",
            "decode_jpeg", "decode_image", "encode_png", "encode_jpeg",
            "serialize_tensor", "parse_tensor", "decode_json_example"]
+__all__ += ["decode_gif", "decode_bmp", "is_jpeg", "extract_jpeg_shape", "decode_and_crop_jpeg"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

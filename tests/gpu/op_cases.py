@@ -555,3 +555,21 @@ for _t, _f, _k in [("IRFFT", tf.signal.irfft, 1), ("IRFFT2D", tf.signal.irfft2d,
                    ("IRFFT3D", tf.signal.irfft3d, 3)]:
     case(_t, lambda x, f=_f, k=_k: f(tf.complex(x, x * 0.5), [2, 3, 6][3 - k:]), lambda dt: [rand((2, 3, 4), dt, 1)],
          FLOATS, grad=True, rtol=1e-4)
+
+# ---- issue 28's tf.image family: the NMS variants and the sampled crop (box_ops.py), host codecs ----
+_NMS_IN = lambda dt: [idx([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3]], dt), idx([0.9, 0.8, 0.7], dt)]
+case("NonMaxSuppressionV5", lambda b, s: tf.image.non_max_suppression_with_scores(b, s, 2, 0.5)[0], _NMS_IN,
+     (F32,), exact=True)
+case("NonMaxSuppressionWithOverlaps",
+     lambda o, s: tf.image.non_max_suppression_overlaps(o, s, 2, 0.5),
+     lambda dt: [idx([[1, 0.7, 0], [0.7, 1, 0], [0, 0, 1]], dt), idx([0.9, 0.8, 0.7], dt)], (F32,), exact=True)
+case("SampleDistortedBoundingBoxV2",
+     lambda b: tf.image.sample_distorted_bounding_box([8, 8, 3], b, seed=1, area_range=(1.0, 1.0))[1],
+     lambda dt: [idx([[[0.0, 0.0, 1.0, 1.0]]], dt)], (F32,), exact=True)
+LEAKS.update({n: _NUMPY_OP for n in ("NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+                                     "SampleDistortedBoundingBoxV2")})
+BREAKS_CUPY.update({n: _NUMPY_OP for n in ("NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+                                           "SampleDistortedBoundingBoxV2")})
+NUMPY_OP_CASES |= {"NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps", "SampleDistortedBoundingBoxV2"}
+NOT_ON_GPU.update({t: "image codecs (GIF/BMP/JPEG bytes) run on the host (Pillow)" for t in (
+    "DecodeGif", "DecodeBmp", "ExtractJpegShape", "DecodeAndCropJpeg", "AdjustJpegQuality")})
