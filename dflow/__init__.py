@@ -86,6 +86,7 @@ from .graph.ops import Operation, Tensor
 from .graph.registry import RegisterGradient, def_grad, not_differentiable
 from .graph.serialize import GraphDef
 from .graph.shape import Dimension, TensorShape
+from .graph.tensor_proto import make_ndarray, make_tensor_proto
 from .io.graph_io import import_graph_def
 from .kernels import matrix_grads  # noqa: E402, F401 - registers the matrix ops' gradients
 from .kernels.array_composites import *  # noqa: F403
@@ -101,6 +102,7 @@ from .kernels.csv_ops import *  # noqa: F403
 from .kernels.cumulative_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
 from .kernels.data_dependent_ops import *  # noqa: F403
+from .kernels.encode_ops import *  # noqa: F403
 from .kernels.fft_ops import *  # noqa: F403
 from .kernels.file_ops import *  # noqa: F403
 from .kernels.functional_ops import *  # noqa: F403

@@ -2,6 +2,14 @@
 (TF1's `tf.io` names for them); `cleanup` of killed runs' temporaries."""
 
 from ..kernels.csv_ops import decode_csv
+from ..kernels.encode_ops import (
+    decode_base64,
+    decode_compressed,
+    deserialize_many_sparse,
+    encode_base64,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from ..kernels.file_ops import matching_files, read_file, write_file
 from ..kernels.image_codec_ops import (
     decode_and_crop_jpeg,
@@ -36,6 +44,8 @@ __all__ = ["read_zarr", "write_zarr", "cleanup", "import_graph_def", "read_graph
            "parse_single_example", "decode_csv", "decode_raw", "read_file", "write_file", "matching_files", "decode_png",
            "decode_jpeg", "decode_image", "encode_png", "encode_jpeg",
            "serialize_tensor", "parse_tensor", "decode_json_example"]
+__all__ += ["decode_base64", "encode_base64", "decode_compressed", "serialize_sparse", "serialize_many_sparse",
+            "deserialize_many_sparse"]
 __all__ += ["decode_gif", "decode_bmp", "is_jpeg", "extract_jpeg_shape", "decode_and_crop_jpeg"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402

@@ -573,3 +573,7 @@ BREAKS_CUPY.update({n: _NUMPY_OP for n in ("NonMaxSuppressionV5", "NonMaxSuppres
 NUMPY_OP_CASES |= {"NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps", "SampleDistortedBoundingBoxV2"}
 NOT_ON_GPU.update({t: "image codecs (GIF/BMP/JPEG bytes) run on the host (Pillow)" for t in (
     "DecodeGif", "DecodeBmp", "ExtractJpegShape", "DecodeAndCropJpeg", "AdjustJpegQuality")})
+NOT_ON_GPU.update({t: _STRINGS for t in ("EncodeBase64", "DecodeBase64", "DecodeCompressed", "SerializeManySparse",
+                                         "DeserializeManySparse")})
+NOT_ON_GPU["Fingerprint"] = "FarmHash of each row's bytes on the host (kernels/fingerprint.py is Python)"
+NOT_ON_GPU["Timestamp"] = "the host's wall clock"
