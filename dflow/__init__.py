@@ -168,6 +168,15 @@ for _name in _rnn.__all__:
 nn.__all__ = list(nn.__all__) + [n for n in _rnn.__all__ if n not in nn.__all__]
 del _name
 
+# tf.io's queue names live in dflow/data (dflow.io is below it: dflow.data reads TFRecords through
+# it): bound into io here, as TF assembles tf.io
+from .data import queues as _queues  # noqa: E402
+
+for _name in ("QueueBase", "PaddingFIFOQueue", "PriorityQueue", "RandomShuffleQueue"):
+    setattr(io, _name, getattr(_queues, _name))
+io.__all__ = list(io.__all__) + ["QueueBase", "PaddingFIFOQueue", "PriorityQueue", "RandomShuffleQueue"]
+del _name
+
 # tf.compat.v1 is this namespace, completed above; a name it lacks raises an AttributeError that says so
 from . import compat  # noqa: E402
 from .compat.behavior import *  # noqa: E402,F403

@@ -109,3 +109,8 @@ def test_make_tensor_proto_and_make_ndarray():
         tf.make_tensor_proto([1, 2, 3], shape=[2])
     with pytest.raises(TypeError, match="int32"):
         tf.make_tensor_proto([1.5], dtype=tf.int32)
+
+
+def test_tf_io_binds_the_queues():
+    assert tf.io.PaddingFIFOQueue is tf.PaddingFIFOQueue and tf.io.RandomShuffleQueue is tf.RandomShuffleQueue
+    assert tf.io.PriorityQueue is tf.PriorityQueue and tf.io.QueueBase is tf.QueueBase
