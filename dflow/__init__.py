@@ -127,6 +127,7 @@ from .kernels.scatter_nd_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
+from .kernels.sequence_parsing_ops import *  # noqa: F403
 from .kernels.serialization_ops import *  # noqa: F403
 from .kernels.sort_ops import *  # noqa: F403
 from .kernels.space_ops import *  # noqa: F403

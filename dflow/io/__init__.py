@@ -29,6 +29,11 @@ from ..kernels.parsing_ops import (
     parse_example,
     parse_single_example,
 )
+from ..kernels.sequence_parsing_ops import (
+    FixedLenSequenceFeature,
+    parse_sequence_example,
+    parse_single_sequence_example,
+)
 from ..kernels.serialization_ops import decode_json_example, parse_tensor, serialize_tensor
 from ..kernels.text_ops import decode_raw
 from ..platform import io_gfile as gfile
@@ -46,6 +51,7 @@ __all__ = ["read_zarr", "write_zarr", "cleanup", "import_graph_def", "read_graph
            "serialize_tensor", "parse_tensor", "decode_json_example"]
 __all__ += ["decode_base64", "encode_base64", "decode_compressed", "serialize_sparse", "serialize_many_sparse",
             "deserialize_many_sparse"]
+__all__ += ["FixedLenSequenceFeature", "parse_sequence_example", "parse_single_sequence_example"]
 __all__ += ["decode_gif", "decode_bmp", "is_jpeg", "extract_jpeg_shape", "decode_and_crop_jpeg"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402

@@ -98,7 +98,8 @@ def compile_plan(fetch_elements, feeds, options, decisions=None):
     try:
         plan = lower_dask(program, feeds, constants, options)
     except NeedValues as need:
-        return HostDecision(tensors=_with_siblings(need.tensors), constant=need.constant, why=need.why)
+        return HostDecision(tensors=_with_siblings(need.tensors, set(feeds) | set(constants)), constant=need.constant,
+                            why=need.why)
     if plan.kind == "dask":  # on a cluster, a plan this small runs as one task (one scheduler hop)
         budget = options.memory_budget
         limit = ONE_TASK_BYTES if budget is None else min(ONE_TASK_BYTES, budget // 16)
@@ -106,14 +107,15 @@ def compile_plan(fetch_elements, feeds, options, decisions=None):
     return plan
 
 
-def _with_siblings(tensors):
+def _with_siblings(tensors, settled):
     """The tensors computed first, with the other small outputs of their ops: the run that follows
     gets them all from that one execution, so one op's outputs agree even when it draws random
     numbers (a sampled crop's begin, size and box)."""
     out = list(tensors)
     for t in tensors:
         for o in t.op.outputs:
-            if o not in out and o.shape.is_fully_defined() and o.shape.num_elements() <= FOLD_MAX_ELEMENTS:
+            if o not in out and o not in settled and o.shape.is_fully_defined() and \
+                    o.shape.num_elements() <= FOLD_MAX_ELEMENTS:
                 out.append(o)
     return out
 

@@ -578,3 +578,4 @@ NOT_ON_GPU.update({t: _STRINGS for t in ("EncodeBase64", "DecodeBase64", "Decode
 NOT_ON_GPU["Fingerprint"] = "FarmHash of each row's bytes on the host (kernels/fingerprint.py is Python)"
 NOT_ON_GPU["Timestamp"] = "the host's wall clock"
 NOT_ON_GPU.update({t: _STRINGS for t in ("StringNGrams", "UnsortedSegmentJoin", "StringFormat", "UnicodeTranscode")})
+NOT_ON_GPU["ParseSequenceExample"] = _STRINGS
