@@ -92,6 +92,7 @@ from .kernels.math_ops import pow as pow_
 from .kernels.pad_ops import pad, tile
 from .kernels.random_ops import random_uniform
 from .kernels.reduction_ops import reduce_mean, reduce_prod, reduce_sum
+from .kernels.resize_matrix_ops import resize_area, resize_bicubic
 from .kernels.sampling_ops import random_crop
 
 __all__ = [
@@ -107,7 +108,7 @@ __all__ += ["rot90", "transpose_image", "random_crop", "central_crop", "adjust_g
 
 
 class ResizeMethod(enum.IntEnum):
-    """TF1's resize methods (dflow implements BILINEAR and NEAREST_NEIGHBOR)."""
+    """TF1's resize methods."""
 
     BILINEAR = 0
     NEAREST_NEIGHBOR = 1
@@ -150,7 +151,8 @@ def _size(size, fn):
 
 
 def _resize(method, images, size, align_corners):
-    op = _resize_bilinear_op if method == ResizeMethod.BILINEAR else _resize_nearest_op
+    op = {ResizeMethod.BILINEAR: _resize_bilinear_op, ResizeMethod.NEAREST_NEIGHBOR: _resize_nearest_op,
+          ResizeMethod.BICUBIC: resize_bicubic, ResizeMethod.AREA: resize_area}[method]
     return op(images, list(size), align_corners=align_corners)
 
 
@@ -165,17 +167,15 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
                   name=None):
     """images ([batch,] h, w, c) resized to `size` = [new_h, new_w] (TF1's legacy resize).
 
-    BILINEAR returns float32; NEAREST_NEIGHBOR keeps the dtype. When the size is already the
-    image's (known when building), the images are returned unchanged (TF1). With
+    BILINEAR, BICUBIC and AREA return float32; NEAREST_NEIGHBOR keeps the dtype. When the size is
+    already the image's (known when building), the images are returned unchanged (TF1). With
     `preserve_aspect_ratio`, the largest size within `size` keeping h/w (static sizes only).
-    BICUBIC and AREA are not provided (ValueError). Gradient w.r.t. images for both methods.
+    BICUBIC and AREA need a size known when building. Gradient w.r.t. images for every method.
     """
     try:
         method = ResizeMethod(method)
     except ValueError:
         raise ValueError(f"Resize method is not implemented: {method}") from None
-    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
-        raise ValueError(f"dflow's resize_images provides BILINEAR and NEAREST_NEIGHBOR, not {method.name}")
     with name_scope(name, "resize_images", [images, size]):
         x, is_batch = _batched(images, "resize_images")
         h, w = x.shape[1].value, x.shape[2].value
@@ -606,7 +606,7 @@ def resize_image_with_pad(image, target_height, target_width, method=ResizeMetho
 
 resize = resize_images  # TF 1.15's tf.compat.v1.image.resize is resize_images
 
-__all__ += ["is_jpeg", "adjust_jpeg_quality", "random_jpeg_quality", "resize_image_with_pad", "resize",
+__all__ += ["resize_bicubic", "resize_area", "is_jpeg", "adjust_jpeg_quality", "random_jpeg_quality", "resize_image_with_pad", "resize",
             "decode_gif", "decode_bmp", "extract_jpeg_shape", "decode_and_crop_jpeg", "rgb_to_yiq", "yiq_to_rgb",
             "rgb_to_yuv", "yuv_to_rgb", "psnr", "ssim", "ssim_multiscale", "sobel_edges", "crop_and_resize",
             "non_max_suppression_with_scores", "non_max_suppression_padded", "non_max_suppression_overlaps",

@@ -61,6 +61,11 @@ def main():
             "crops_nearest": tf.image.crop_and_resize(img, boxes, x["box_ind"], [5, 2], method="nearest",
                                                       extrapolation_value=-1.0),
             "crops_1x1": tf.image.crop_and_resize(img, boxes, x["box_ind"], [1, 1]),
+            "bicubic": tf.image.resize_bicubic(img, [9, 4]),
+            "bicubic_align": tf.image.resize_bicubic(img, [3, 11], align_corners=True),
+            "area": tf.image.resize_area(img, [3, 4]),
+            "area_up": tf.image.resize_area(img, [8, 10]),
+            "bicubic_grad": tf.gradients(tf.reduce_sum(tf.image.resize_bicubic(img, [9, 4]) ** 2), img)[0],
         }
         for k, v in zip(("nms_hard_idx", "nms_hard_scores"),
                         tf.image.non_max_suppression_with_scores(x["nms_boxes"], x["nms_scores"], 12, 0.3)):

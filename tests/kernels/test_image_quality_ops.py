@@ -98,3 +98,32 @@ def test_sobel_edges_of_unknown_batch():
     with tf.Session() as s:
         out = s.run(tf.image.sobel_edges(p), {p: X["a"][:, :6, :7]})
     np.testing.assert_allclose(out, TF["sobel"], rtol=1e-5, atol=1e-6)
+
+
+# ---- bicubic and area resizes (kernels/resize_matrix_ops.py) ---------------------------------------
+
+
+def test_bicubic_and_area_resizes_match_tf():
+    img = X["img"]
+    out = run_modes({"bicubic": tf.image.resize_bicubic(img, [9, 4]),
+                     "bicubic_align": tf.image.resize_bicubic(img, [3, 11], align_corners=True),
+                     "area": tf.image.resize_area(img, [3, 4]),
+                     "area_up": tf.image.resize_images(img, [8, 10], method=tf.image.ResizeMethod.AREA)})
+    for k, v in out.items():
+        assert v.dtype == np.float32
+        np.testing.assert_allclose(v, TF[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    x = tf.constant(img)
+    g = run(tf.gradients(tf.reduce_sum(tf.image.resize_images(x, [9, 4], method=tf.image.ResizeMethod.BICUBIC) ** 2),
+                         x)[0])
+    np.testing.assert_allclose(g, TF["bicubic_grad"], rtol=1e-4, atol=1e-5)
+
+
+def test_bicubic_of_one_image_and_errors():
+    one = run(tf.image.resize_bicubic(X["img"][0], [9, 4]))
+    np.testing.assert_allclose(one, TF["bicubic"][0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="half_pixel_centers"):
+        tf.image.resize_bicubic(X["img"], [3, 3], half_pixel_centers=True)
+    with pytest.raises(ValueError, match="size"):
+        tf.image.resize_area(X["img"], [3, 0])
+    with pytest.raises(ValueError, match="height and width"):
+        tf.image.resize_area(tf.placeholder(tf.float32, [1, None, 4, 1]), [2, 2])
