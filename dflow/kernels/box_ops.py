@@ -367,3 +367,73 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
                  "use_image_if_no_bounding_boxes": bool(use_image_if_no_bounding_boxes)}
         return tuple(apply_op("SampleDistortedBoundingBoxV2", [size, boxes, covered, draw], attrs,
                               default_name="SampleDistortedBoundingBoxV2"))
+
+
+# ---- extract_glimpse ------------------------------------------------------------------------------
+
+
+def _glimpse(np_, images, size, offsets, seed, *, centered, normalized, noise):
+    n, height, width, depth = images.shape
+    gh, gw = (int(v) for v in np.asarray(size).reshape(-1))
+    offsets = np.asarray(offsets, np.float32).reshape(-1, 2)
+    if offsets.shape[0] != n:
+        raise InvalidArgumentError(None, None, f"ExtractGlimpse: {n} images but {offsets.shape[0]} offsets")
+    if gh <= 0 or gw <= 0:
+        raise InvalidArgumentError(None, None, f"ExtractGlimpse: size must be positive, got {[gh, gw]}")
+    rng = np.random.default_rng(int(np.asarray(seed).reshape(-1)[0]) & 0x7FFFFFFF)
+    out = np.zeros((n, gh, gw, depth), np.float32)
+    for b in range(n):
+        y, x = np.float32(offsets[b, 0]), np.float32(offsets[b, 1])
+        if normalized:
+            y, x = y * np.float32(height), x * np.float32(width)
+        if centered:
+            y, x = y / np.float32(2) + np.float32(height) / 2, x / np.float32(2) + np.float32(width) / 2
+        y, x = int(y - np.float32(gh) / 2), int(x - np.float32(gw) / 2)  # truncated, as TF's (Index) cast
+        img = images[b].astype(np.float32)
+        if noise == "uniform":
+            lo, hi = img.min(axis=(0, 1)), img.max(axis=(0, 1))
+            out[b] = lo + (hi - lo) * rng.random((gh, gw, depth), np.float32)
+        elif noise == "gaussian":
+            out[b] = img.mean(axis=(0, 1)) + img.std(axis=(0, 1)) * rng.standard_normal((gh, gw, depth), np.float32)
+        y0, y1, x0, x1 = max(y, 0), min(y + gh, height), max(x, 0), min(x + gw, width)
+        if y0 < y1 and x0 < x1:
+            out[b, y0 - y:y1 - y, x0 - x:x1 - x] = img[y0:y1, x0:x1]
+    return out
+
+
+def _glimpse_infer(inputs, attrs):
+    x, size, offsets = inputs[:3]
+    if x.dtype != dtypes.float32 or x.shape.ndims not in (None, 4):
+        raise ValueError(f"ExtractGlimpse: input must be a 4-D float32 tensor [batch, h, w, c], got {x.dtype.name} "
+                         f"{x.shape}")
+    if offsets.shape.ndims not in (None, 2):
+        raise ValueError(f"ExtractGlimpse: offsets must be [batch, 2], got {offsets.shape}")
+    c = constant_value(size)
+    gh, gw = (None, None) if c is None else (int(v) for v in np.asarray(c).reshape(-1))
+    return TensorShape([x.shape[0].value if x.shape.ndims else None, gh, gw,
+                        x.shape[3].value if x.shape.ndims else None]), dtypes.float32
+
+
+numpy_op("ExtractGlimpse", _glimpse_infer, _glimpse,
+         lambda si, size, so, ss, **a: [(si[0], int(size[0]), int(size[1]), si[3])], host_inputs=(1,))
+not_differentiable("ExtractGlimpse")
+
+
+def extract_glimpse(input, size, offsets, centered=True, normalized=True, uniform_noise=True, name=None,  # noqa: A002
+                    noise=None):
+    """Glimpses [batch, gh, gw, c] of float32 images [batch, h, w, c] at `offsets` [batch, 2] of
+    (y, x), TF1's ExtractGlimpse coordinates (centred: in [-1, 1] with (0, 0) the image centre;
+    normalized: times the image size; the glimpse is centred on the point). Pixels outside the
+    image are noise, uniform in each channel's [min, max] (or gaussian with its mean and deviation,
+    uniform_noise=False; noise="zero" for zeros), drawn each run."""
+    noise = noise or ("uniform" if uniform_noise else "gaussian")
+    if noise not in ("uniform", "gaussian", "zero"):
+        raise ValueError(f"extract_glimpse: noise must be 'uniform', 'gaussian' or 'zero', got {noise!r}")
+    with name_scope(name, "ExtractGlimpse", [input, size, offsets]):
+        x = convert_to_tensor(input, name="input")
+        size = convert_to_tensor(size, dtype=dtypes.int32, name="size")
+        offsets = convert_to_tensor(offsets, dtype=dtypes.float32, name="offsets")
+        draw = random_uniform([], 0, 2 ** 31 - 1, dtype=dtypes.int64)
+        return apply_op("ExtractGlimpse", [x, size, offsets, draw],
+                        {"centered": bool(centered), "normalized": bool(normalized), "noise": noise},
+                        default_name="ExtractGlimpse")

@@ -579,3 +579,4 @@ NOT_ON_GPU["Fingerprint"] = "FarmHash of each row's bytes on the host (kernels/f
 NOT_ON_GPU["Timestamp"] = "the host's wall clock"
 NOT_ON_GPU.update({t: _STRINGS for t in ("StringNGrams", "UnsortedSegmentJoin", "StringFormat", "UnicodeTranscode")})
 NOT_ON_GPU["ParseSequenceExample"] = _STRINGS
+NOT_ON_GPU["ExtractGlimpse"] = "a numpy task that draws its noise on the host (box_ops._glimpse)"

@@ -125,3 +125,39 @@ def test_sample_distorted_bounding_box_errors():
         run(tf.image.sample_distorted_bounding_box([4, 4, 3], [[[0, 0, 2.0, 1]]])[0])
     with pytest.raises(ValueError, match="integer"):
         tf.image.sample_distorted_bounding_box([4.0, 4.0, 3.0], [[[0, 0, 1.0, 1]]])
+
+
+GLIMPSE_IMG = np.arange(2 * 6 * 7, dtype=np.float32).reshape(2, 6, 7, 1)
+GLIMPSES = [  # TF 2.21's ExtractGlimpse (TF1's op) with noise="zero", on GLIMPSE_IMG, size [3, 4]
+    ([[0.0, 0.0], [0.3, -0.5]], True, True,
+     [[[8, 9, 10, 11], [15, 16, 17, 18], [22, 23, 24, 25]], [[56, 57, 58, 59], [63, 64, 65, 66], [70, 71, 72, 73]]]),
+    ([[1.0, 2.0], [2.5, 3.7]], False, False,
+     [[[0, 1, 2, 3], [7, 8, 9, 10], [14, 15, 16, 17]], [[50, 51, 52, 53], [57, 58, 59, 60], [64, 65, 66, 67]]]),
+    ([[0.9, 0.9], [-0.9, 0.1]], True, True,
+     [[[32, 33, 34, 0], [39, 40, 41, 0], [0, 0, 0, 0]], [[0, 0, 0, 0], [43, 44, 45, 46], [50, 51, 52, 53]]]),
+    ([[-1.5, 2.2], [1.4, 1.6]], True, False,
+     [[[2, 3, 4, 5], [9, 10, 11, 12], [16, 17, 18, 19]], [[58, 59, 60, 61], [65, 66, 67, 68], [72, 73, 74, 75]]]),
+]
+
+
+@pytest.mark.parametrize("offsets,centered,normalized,want", GLIMPSES)
+def test_extract_glimpse_matches_tf(offsets, centered, normalized, want):
+    g = tf.image.extract_glimpse(GLIMPSE_IMG, [3, 4], offsets, centered=centered, normalized=normalized, noise="zero")
+    assert g.shape.as_list() == [2, 3, 4, 1]
+    np.testing.assert_array_equal(run_modes(g)[..., 0], want)
+
+
+def test_extract_glimpse_noise_outside_the_image():
+    g = tf.image.extract_glimpse(GLIMPSE_IMG, [3, 4], [[0.9, 0.9], [-0.9, 0.1]])
+    with tf.Session() as s:
+        a, b = s.run(g), s.run(g)
+    inside = np.asarray(GLIMPSES[2][3]) > 0
+    np.testing.assert_array_equal(a[..., 0][inside], np.asarray(GLIMPSES[2][3])[inside])
+    assert (a[0, ..., 0][~inside[0]] >= 0).all() and (a[0, ..., 0][~inside[0]] <= 41).all()  # image 0's range
+    assert not np.array_equal(a, b)  # fresh noise each run
+    gauss = run(tf.image.extract_glimpse(GLIMPSE_IMG, [3, 4], [[0.9, 0.9], [-0.9, 0.1]], uniform_noise=False))
+    np.testing.assert_array_equal(gauss[..., 0][inside], np.asarray(GLIMPSES[2][3])[inside])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="2 images but 1 offsets"):
+        run(tf.image.extract_glimpse(GLIMPSE_IMG, [3, 4], [[0.0, 0.0]]))
+    with pytest.raises(ValueError, match="float32"):
+        tf.image.extract_glimpse(GLIMPSE_IMG.astype(np.float64), [3, 4], [[0.0, 0.0]] * 2)
