@@ -37,6 +37,18 @@ def inputs():
                 nms_scores=nms_scores, overlaps=overlaps)
 
 
+def combined_inputs():
+    """Inputs of combined_non_max_suppression: shared boxes, per-class boxes, scores."""
+    rng = np.random.RandomState(5)
+    b = (rng.rand(2, 10, 1, 4) * [1, 1, .5, .5]).astype(np.float32)
+    b[..., 2:] += b[..., :2]
+    b[0, 0, 0] = [-0.1, 0.2, 1.2, 0.9]  # clipped by clip_boxes
+    bq = (rng.rand(2, 10, 3, 4) * [1, 1, .5, .5]).astype(np.float32)
+    bq[..., 2:] += bq[..., :2]
+    s = rng.rand(2, 10, 3).astype(np.float32)
+    return b, bq, s
+
+
 def main():
     x = inputs()
     out = {}
@@ -79,6 +91,12 @@ def main():
                                                    pad_to_max_output_size=True)
         fetch["nms_padded_idx"], fetch["nms_padded_valid"] = idx, valid
         fetch["nms_overlaps"] = tf.image.non_max_suppression_overlaps(x["overlaps"], x["nms_scores"], 10, 0.6, 0.1)
+        b, bq, sc = combined_inputs()
+        for k, v in zip(("boxes", "scores", "classes", "valid"), tf.image.combined_non_max_suppression(b, sc, 3, 5, 0.3, 0.2)):
+            fetch["combined_" + k] = v
+        for k, v in zip(("boxes", "scores", "classes", "valid"),
+                        tf.image.combined_non_max_suppression(bq, sc, 2, 10, 0.4, pad_per_class=True, clip_boxes=False)):
+            fetch["combined_q_" + k] = v
         out = s.run(fetch)
     np.savez_compressed(OUT, **out)
     print(f"wrote {OUT}: {sorted(out)}")

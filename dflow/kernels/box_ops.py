@@ -437,3 +437,81 @@ def extract_glimpse(input, size, offsets, centered=True, normalized=True, unifor
         return apply_op("ExtractGlimpse", [x, size, offsets, draw],
                         {"centered": bool(centered), "normalized": bool(normalized), "noise": noise},
                         default_name="ExtractGlimpse")
+
+
+# ---- combined_non_max_suppression ---------------------------------------------------------------------
+
+
+def _combined_nms(np_, boxes, scores, max_per_class, max_total, iou, score_threshold, *, pad_per_class, clip_boxes):
+    boxes, scores = np.asarray(boxes, np.float32), np.asarray(scores, np.float32)
+    max_per_class, max_total, iou = int(max_per_class), int(max_total), float(iou)
+    _check_thresholds(max_per_class, iou, "iou_threshold")
+    if boxes.ndim != 4 or boxes.shape[3] != 4 or scores.ndim != 3 or boxes.shape[:2] != scores.shape[:2] or \
+            boxes.shape[2] not in (1, scores.shape[2]):
+        raise InvalidArgumentError(None, None, f"CombinedNonMaxSuppression: boxes must be [batch, num_boxes, q, 4] "
+                                   f"with q 1 or num_classes, scores [batch, num_boxes, num_classes]; got "
+                                   f"{list(boxes.shape)} and {list(scores.shape)}")
+    batch, _, q, _ = boxes.shape
+    classes = scores.shape[2]
+    total = min(max_total, max_per_class * classes) if pad_per_class else max_total
+    out_boxes = np.zeros((batch, total, 4), np.float32)
+    out_scores = np.zeros((batch, total), np.float32)
+    out_classes = np.zeros((batch, total), np.float32)
+    valid = np.zeros(batch, np.int32)
+    for b in range(batch):
+        found = []
+        for c in range(classes):
+            cb = boxes[b, :, 0 if q == 1 else c]
+            idx, sc = _greedy(_iou_matrix(cb), scores[b, :, c], max_per_class, iou, float(score_threshold), 0.0)
+            found += [(float(s), c, cb[i]) for i, s in zip(idx, sc)]
+        found.sort(key=lambda t: -t[0])  # stable: ties keep class order, then box order
+        found = found[:total]
+        valid[b] = len(found)
+        for k, (s, c, box) in enumerate(found):
+            out_boxes[b, k] = np.clip(box, 0, 1) if clip_boxes else box
+            out_scores[b, k], out_classes[b, k] = s, c
+    return out_boxes, out_scores, out_classes, valid
+
+
+def _combined_infer(inputs, attrs):
+    boxes, scores = inputs[0], inputs[1]
+    if boxes.shape.ndims not in (None, 4) or scores.shape.ndims not in (None, 3):
+        raise ValueError(f"combined_non_max_suppression: boxes must be 4-D and scores 3-D, got {boxes.shape} and "
+                         f"{scores.shape}")
+    n = boxes.shape[0].value if boxes.shape.ndims else None
+    c, k = constant_value(inputs[3]), constant_value(inputs[2])
+    total = None if c is None else int(c)
+    classes = scores.shape[2].value if scores.shape.ndims else None
+    if attrs["pad_per_class"] and total is not None:
+        total = None if k is None or classes is None else min(total, int(k) * classes)
+    return [(TensorShape([n, total, 4]), dtypes.float32), (TensorShape([n, total]), dtypes.float32),
+            (TensorShape([n, total]), dtypes.float32), (TensorShape([n]), dtypes.int32)]
+
+
+def _combined_shapes(sb, ss, per_class, total, *rest, pad_per_class, clip_boxes):
+    t = min(int(total), int(per_class) * ss[2]) if pad_per_class else int(total)
+    return [(sb[0], t, 4), (sb[0], t), (sb[0], t), (sb[0],)]
+
+
+numpy_op("CombinedNonMaxSuppression", _combined_infer, _combined_nms, _combined_shapes, n_out=4, host_inputs=(2, 3),
+         out_dtypes=lambda *dts, **a: [np.dtype(np.float32)] * 3 + [np.dtype(np.int32)])
+not_differentiable("CombinedNonMaxSuppression")
+
+
+def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_total_size, iou_threshold=0.5,
+                                 score_threshold=float("-inf"), pad_per_class=False, clip_boxes=True, name=None):
+    """Greedy NMS per batch entry and class, then the best `max_total_size` of all classes:
+    (nmsed_boxes [batch, total, 4], nmsed_scores, nmsed_classes [batch, total], valid_detections
+    [batch]), zero-padded. boxes [batch, n, q, 4] (q = 1: shared by the classes), scores
+    [batch, n, num_classes]; clip_boxes clips the coordinates to [0, 1]."""
+    with name_scope(name, "combined_non_max_suppression"):
+        boxes = convert_to_tensor(boxes, dtype=dtypes.float32, name="boxes")
+        scores = convert_to_tensor(scores, dtype=dtypes.float32, name="scores")
+        ins = [boxes, scores, convert_to_tensor(max_output_size_per_class, dtype=dtypes.int32,
+                                                name="max_output_size_per_class"),
+               convert_to_tensor(max_total_size, dtype=dtypes.int32, name="max_total_size"),
+               convert_to_tensor(iou_threshold, dtype=dtypes.float32, name="iou_threshold"),
+               convert_to_tensor(score_threshold, dtype=dtypes.float32, name="score_threshold")]
+        return tuple(apply_op("CombinedNonMaxSuppression", ins,
+                              {"pad_per_class": bool(pad_per_class), "clip_boxes": bool(clip_boxes)},
+                              default_name="CombinedNonMaxSuppression"))

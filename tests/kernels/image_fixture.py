@@ -29,6 +29,18 @@ def inputs():
                 nms_scores=nms_scores, overlaps=overlaps)
 
 
+def combined_inputs():
+    """Inputs of combined_non_max_suppression: shared boxes, per-class boxes, scores."""
+    rng = np.random.RandomState(5)
+    b = (rng.rand(2, 10, 1, 4) * [1, 1, .5, .5]).astype(np.float32)
+    b[..., 2:] += b[..., :2]
+    b[0, 0, 0] = [-0.1, 0.2, 1.2, 0.9]  # clipped by clip_boxes
+    bq = (rng.rand(2, 10, 3, 4) * [1, 1, .5, .5]).astype(np.float32)
+    bq[..., 2:] += bq[..., :2]
+    s = rng.rand(2, 10, 3).astype(np.float32)
+    return b, bq, s
+
+
 def tf_outputs():
     with np.load(FIXTURE) as f:
         return {k: f[k] for k in f.files}

@@ -9,7 +9,7 @@ import pytest
 
 import dflow as tf
 from tests.conftest import run_modes
-from tests.kernels.image_fixture import inputs, tf_outputs
+from tests.kernels.image_fixture import combined_inputs, inputs, tf_outputs
 
 X, TF = inputs(), tf_outputs()
 
@@ -161,3 +161,18 @@ def test_extract_glimpse_noise_outside_the_image():
         run(tf.image.extract_glimpse(GLIMPSE_IMG, [3, 4], [[0.0, 0.0]]))
     with pytest.raises(ValueError, match="float32"):
         tf.image.extract_glimpse(GLIMPSE_IMG.astype(np.float64), [3, 4], [[0.0, 0.0]] * 2)
+
+
+def test_combined_non_max_suppression_matches_tf():
+    b, bq, s = combined_inputs()
+    shared = tf.image.combined_non_max_suppression(b, s, 3, 5, 0.3, 0.2)
+    per_class = tf.image.combined_non_max_suppression(bq, s, 2, 10, 0.4, pad_per_class=True, clip_boxes=False)
+    assert shared[0].shape.as_list() == [2, 5, 4] and per_class[1].shape.as_list() == [2, 6]
+    got = run_modes([list(shared), list(per_class)])
+    for prefix, outs in zip(("combined_", "combined_q_"), got):
+        for k, v in zip(("boxes", "scores", "classes", "valid"), outs):
+            np.testing.assert_allclose(v, TF[prefix + k], rtol=1e-6, err_msg=prefix + k)
+    with pytest.raises(ValueError, match="4-D"):
+        tf.image.combined_non_max_suppression(b[0], s, 3, 5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="q 1 or num_classes"):
+        run(tf.image.combined_non_max_suppression(np.zeros((2, 10, 2, 4), np.float32), s, 3, 5)[0])
