@@ -74,3 +74,35 @@ def test_sequence_example_errors():
         tf.parse_single_sequence_example(R1, {"length": tf.FixedLenFeature([], tf.int32)})
     with pytest.raises(ValueError, match="scalar"):
         tf.parse_single_sequence_example(np.array([R1], object), CF)
+
+
+# ---- SparseFeature in parse_example (kernels/parsing_ops.py) -------------------------------------------
+
+
+def _indexed(ix, iy, v):
+    e = tf.train.Example()
+    e.features.feature["ix"].int64_list.value.extend(ix)
+    e.features.feature["iy"].int64_list.value.extend(iy)
+    e.features.feature["val"].float_list.value.extend(v)
+    return e.SerializeToString()
+
+
+def test_sparse_feature_matches_tf():
+    r = [_indexed([3, 1], [0, 2], [0.5, 1.5]), _indexed([4], [1], [2.5])]
+    p = tf.parse_example(r, {"sp": tf.SparseFeature("ix", "val", tf.float32, 6),
+                             "sp2": tf.io.SparseFeature(["ix", "iy"], "val", tf.float32, [6, 3])})
+    assert sorted(p) == ["sp", "sp2"]  # the index and value keys are not outputs unless asked for
+    out = run_modes({k: [p[k].indices, p[k].values, p[k].dense_shape] for k in p})
+    assert [x.tolist() for x in out["sp"]] == [[[0, 1], [0, 3], [1, 4]], [1.5, 0.5, 2.5], [2, 6]]  # TF's
+    assert [x.tolist() for x in out["sp2"]] == [[[0, 1, 2], [0, 3, 0], [1, 4, 1]], [1.5, 0.5, 2.5], [2, 6, 3]]
+    one = tf.parse_single_example(r[0], {"sp": tf.SparseFeature("ix", "val", tf.float32, 6)})["sp"]
+    assert [x.tolist() for x in run_modes([one.indices, one.values, one.dense_shape])] == \
+        [[[1], [3]], [1.5, 0.5], [6]]
+
+
+def test_sparse_feature_errors():
+    with pytest.raises(ValueError, match="2 index keys but 1 sizes"):
+        tf.parse_example([b""], {"sp": tf.SparseFeature(["ix", "iy"], "val", tf.float32, 6)})
+    with pytest.raises(ValueError, match="also given"):
+        tf.parse_example([b""], {"sp": tf.SparseFeature("ix", "val", tf.float32, 6),
+                                 "val": tf.FixedLenFeature([], tf.float32)})
