@@ -53,6 +53,7 @@ from .kernels.image_codec_ops import (
     decode_image,
     decode_jpeg,
     decode_png,
+    decode_webp,
     encode_jpeg,
     encode_png,
     extract_jpeg_shape,
@@ -608,8 +609,8 @@ def resize_image_with_pad(image, target_height, target_width, method=ResizeMetho
 
 resize = resize_images  # TF 1.15's tf.compat.v1.image.resize is resize_images
 
-__all__ += ["combined_non_max_suppression", "extract_glimpse", "resize_bicubic", "resize_area", "is_jpeg", "adjust_jpeg_quality", "random_jpeg_quality", "resize_image_with_pad", "resize",
-            "decode_gif", "decode_bmp", "extract_jpeg_shape", "decode_and_crop_jpeg", "rgb_to_yiq", "yiq_to_rgb",
+__all__ += ["decode_webp", "combined_non_max_suppression", "extract_glimpse", "resize_bicubic", "resize_area",
+            "is_jpeg", "adjust_jpeg_quality", "random_jpeg_quality", "resize_image_with_pad", "resize", "decode_gif", "decode_bmp", "extract_jpeg_shape", "decode_and_crop_jpeg", "rgb_to_yiq", "yiq_to_rgb",
             "rgb_to_yuv", "yuv_to_rgb", "psnr", "ssim", "ssim_multiscale", "sobel_edges", "crop_and_resize",
             "non_max_suppression_with_scores", "non_max_suppression_padded", "non_max_suppression_overlaps",
             "sample_distorted_bounding_box"]

@@ -18,6 +18,7 @@ from ..kernels.image_codec_ops import (
     decode_image,
     decode_jpeg,
     decode_png,
+    decode_webp,
     encode_jpeg,
     encode_png,
     extract_jpeg_shape,
@@ -53,7 +54,7 @@ __all__ = ["read_zarr", "write_zarr", "cleanup", "import_graph_def", "read_graph
 __all__ += ["decode_base64", "encode_base64", "decode_compressed", "serialize_sparse", "serialize_many_sparse",
             "deserialize_many_sparse"]
 __all__ += ["SparseFeature", "FixedLenSequenceFeature", "parse_sequence_example", "parse_single_sequence_example"]
-__all__ += ["decode_gif", "decode_bmp", "is_jpeg", "extract_jpeg_shape", "decode_and_crop_jpeg"]
+__all__ += ["decode_webp", "decode_gif", "decode_bmp", "is_jpeg", "extract_jpeg_shape", "decode_and_crop_jpeg"]
 
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

@@ -194,6 +194,15 @@ def _decode_gif(xp, contents):
     return np.stack(frames).astype(np.uint8)
 
 
+def _decode_webp(xp, contents, channels, dtype):
+    img = _decode_format(_bytes(contents), "WEBP", "DecodeWebP")
+    frames = []
+    for k in range(getattr(img, "n_frames", 1)):
+        img.seek(k)
+        frames.append(_pixels(img, channels or (4 if "A" in img.mode else 3)))
+    return _convert(np.stack(frames), dtype)
+
+
 def _decode_bmp(xp, contents, channels):
     return _pixels(_decode_format(_bytes(contents), "BMP", "DecodeBmp"), channels).astype(np.uint8)
 
@@ -246,6 +255,8 @@ for _op, _infer, _eager in [
                                        lambda a: dtypes.uint8), _decode_gif),
     ("DecodeBmp", _scalar_string_infer("DecodeBmp", lambda a: TensorShape([None, None, a["channels"] or None]),
                                        lambda a: dtypes.uint8), _decode_bmp),
+    ("DecodeWebP", _scalar_string_infer("DecodeWebP", lambda a: TensorShape([None, None, None, a["channels"] or None]),
+                                        lambda a: a["dtype"]), _decode_webp),
     ("ExtractJpegShape", _scalar_string_infer("ExtractJpegShape", lambda a: TensorShape([3]),
                                               lambda a: a["output_type"]), _extract_jpeg_shape),
     ("DecodeAndCropJpeg", _scalar_string_infer("DecodeAndCropJpeg",
@@ -254,7 +265,7 @@ for _op, _infer, _eager in [
     ("AdjustJpegQuality", _adjust_quality_infer, _adjust_jpeg_quality),
 ]:
     register_op(_op, _infer, eager=_eager, lower=lower_whole(_eager))
-not_differentiable("DecodeGif", "DecodeBmp", "ExtractJpegShape", "DecodeAndCropJpeg", "AdjustJpegQuality")
+not_differentiable("DecodeWebP", "DecodeGif", "DecodeBmp", "ExtractJpegShape", "DecodeAndCropJpeg", "AdjustJpegQuality")
 
 
 def _contents(contents):
@@ -264,6 +275,15 @@ def _contents(contents):
 def decode_gif(contents, name=None):
     """A GIF file's frames, [num_frames, height, width, 3] uint8. InvalidArgumentError for another format."""
     return apply_op("DecodeGif", [_contents(contents)], name=name, default_name="DecodeGif")
+
+
+def decode_webp(contents, channels=0, dtype=dtypes.uint8, name=None):
+    """A WebP file's frames, [num_frames, height, width, channels] (channels 0: 3, or 4 with alpha; 3 or
+    4 convert); float dtypes scaled to [0, 1]. InvalidArgumentError for another format."""
+    if channels not in (0, 3, 4):
+        raise ValueError(f"decode_webp: channels must be 0, 3 or 4, got {channels}")
+    return apply_op("DecodeWebP", [_contents(contents)], {"channels": int(channels), "dtype": dtypes.as_dtype(dtype)},
+                    name=name, default_name="DecodeWebP")
 
 
 def decode_bmp(contents, channels=0, name=None):

@@ -581,3 +581,4 @@ NOT_ON_GPU.update({t: _STRINGS for t in ("StringNGrams", "UnsortedSegmentJoin", 
 NOT_ON_GPU["ParseSequenceExample"] = _STRINGS
 NOT_ON_GPU["ExtractGlimpse"] = "a numpy task that draws its noise on the host (box_ops._glimpse)"
 NOT_ON_GPU["CombinedNonMaxSuppression"] = _NUMPY_OP
+NOT_ON_GPU["DecodeWebP"] = "image codecs (WebP bytes) run on the host (Pillow)"

@@ -131,3 +131,14 @@ def test_resize_image_with_pad_keeps_the_aspect_ratio():
     np.testing.assert_allclose(out[5:15], inner, rtol=1e-6)
     assert not out[:5].any() and not out[15:].any()
     assert tf.image.resize(x, [8, 10]).shape.as_list() == [8, 10, 3]
+
+
+def test_decode_webp():
+    rgb = (np.arange(24).reshape(2, 4, 3) * 10).astype(np.uint8)
+    webp = _pillow(rgb, "WEBP", lossless=True)
+    out = run_modes(tf.io.decode_webp(webp))
+    assert out.shape == (1, 2, 4, 3) and out[0, ..., 0].tolist() == [[0, 30, 60, 90], [120, 150, 180, 210]]  # TF's
+    assert run_modes(tf.image.decode_webp(webp, channels=4)).shape == (1, 2, 4, 4)
+    assert run_modes(tf.io.decode_webp(webp, dtype=tf.float32)).dtype == np.float32
+    with pytest.raises(tf.errors.InvalidArgumentError, match="expected a WEBP file"):
+        run_modes(tf.io.decode_webp(_pillow(rgb, "PNG")))
