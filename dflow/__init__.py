@@ -87,6 +87,7 @@ from .graph.ops import Operation, Tensor
 from .graph.registry import RegisterGradient, def_grad, not_differentiable
 from .graph.serialize import GraphDef
 from .graph.shape import Dimension, TensorShape
+from .graph.tensor_proto import make_ndarray, make_tensor_proto
 from .io.graph_io import import_graph_def
 from .kernels import matrix_grads  # noqa: E402, F401 - registers the matrix ops' gradients
 from .kernels.array_composites import *  # noqa: F403
@@ -102,6 +103,7 @@ from .kernels.csv_ops import *  # noqa: F403
 from .kernels.cumulative_ops import *  # noqa: F403
 from .kernels.custom_gradient import custom_gradient
 from .kernels.data_dependent_ops import *  # noqa: F403
+from .kernels.encode_ops import *  # noqa: F403
 from .kernels.fft_ops import *  # noqa: F403
 from .kernels.file_ops import *  # noqa: F403
 from .kernels.functional_ops import *  # noqa: F403
@@ -127,6 +129,7 @@ from .kernels.scatter_nd_ops import *  # noqa: F403
 from .kernels.scatter_ops import *  # noqa: F403
 from .kernels.segment_ops import *  # noqa: F403
 from .kernels.sequence_ops import *  # noqa: F403
+from .kernels.sequence_parsing_ops import *  # noqa: F403
 from .kernels.serialization_ops import *  # noqa: F403
 from .kernels.set_ops import *  # noqa: F403
 from .kernels.sort_ops import *  # noqa: F403
@@ -178,6 +181,15 @@ from .framework import *  # noqa: E402,F403
 for _name in _rnn.__all__:
     setattr(nn, _name, getattr(_rnn, _name))
 nn.__all__ = list(nn.__all__) + [n for n in _rnn.__all__ if n not in nn.__all__]
+del _name
+
+# tf.io's queue names live in dflow/data (dflow.io is below it: dflow.data reads TFRecords through
+# it): bound into io here, as TF assembles tf.io
+from .data import queues as _queues  # noqa: E402
+
+for _name in ("QueueBase", "PaddingFIFOQueue", "PriorityQueue", "RandomShuffleQueue"):
+    setattr(io, _name, getattr(_queues, _name))
+io.__all__ = list(io.__all__) + ["QueueBase", "PaddingFIFOQueue", "PriorityQueue", "RandomShuffleQueue"]
 del _name
 
 # tf.compat.v1 is this namespace, completed above; a name it lacks raises an AttributeError that says so

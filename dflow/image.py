@@ -12,7 +12,9 @@ takes the floor (round with `align_corners`), bilinear interpolates between floo
 Rotations, transposes, gamma, total variation and image gradients are composites too; HSV,
 hue, saturation, box drawing and non-max suppression are ops of dflow/kernels/color_ops.py.
 Random adjustments draw from dflow's counter-based random ops (a scalar per run), so every
-scheduler sees the same draw.
+scheduler sees the same draw. YIQ/YUV, PSNR, SSIM and Sobel edges are composites of
+kernels/image_quality_ops.py; crop_and_resize, the NMS variants and sample_distorted_bounding_box
+are kernels/box_ops.py; GIF/BMP/JPEG extras are kernels/image_codec_ops.py.
 """
 
 from __future__ import annotations
@@ -25,6 +27,15 @@ from .graph import dtypes
 from .graph.graph import name_scope
 from .graph.ops import Tensor, constant_value
 from .kernels.array_ops import identity, shape
+from .kernels.box_ops import (
+    combined_non_max_suppression,
+    crop_and_resize,
+    extract_glimpse,
+    non_max_suppression_overlaps,
+    non_max_suppression_padded,
+    non_max_suppression_with_scores,
+    sample_distorted_bounding_box,
+)
 from .kernels.color_ops import (
     adjust_hue_op,
     adjust_saturation_op,
@@ -34,9 +45,32 @@ from .kernels.color_ops import (
     rgb_to_hsv,
 )
 from .kernels.common import convert_to_tensor
-from .kernels.image_codec_ops import decode_image, decode_jpeg, decode_png, encode_jpeg, encode_png
+from .kernels.image_codec_ops import (
+    adjust_jpeg_quality_op,
+    decode_and_crop_jpeg,
+    decode_bmp,
+    decode_gif,
+    decode_image,
+    decode_jpeg,
+    decode_png,
+    decode_webp,
+    encode_jpeg,
+    encode_png,
+    extract_jpeg_shape,
+    is_jpeg,
+)
 from .kernels.image_ops import resize_bilinear as _resize_bilinear_op
 from .kernels.image_ops import resize_nearest_neighbor as _resize_nearest_op
+from .kernels.image_quality_ops import (
+    psnr,
+    rgb_to_yiq,
+    rgb_to_yuv,
+    sobel_edges,
+    ssim,
+    ssim_multiscale,
+    yiq_to_rgb,
+    yuv_to_rgb,
+)
 from .kernels.linalg_ops import tensordot
 from .kernels.manip_ops import expand_dims, reverse, squeeze
 from .kernels.manip_ops import transpose as _transpose
@@ -61,6 +95,7 @@ from .kernels.math_ops import pow as pow_
 from .kernels.pad_ops import pad, tile
 from .kernels.random_ops import random_uniform
 from .kernels.reduction_ops import reduce_mean, reduce_prod, reduce_sum
+from .kernels.resize_matrix_ops import resize_area, resize_bicubic
 from .kernels.sampling_ops import random_crop
 
 __all__ = [
@@ -76,7 +111,7 @@ __all__ += ["rot90", "transpose_image", "random_crop", "central_crop", "adjust_g
 
 
 class ResizeMethod(enum.IntEnum):
-    """TF1's resize methods (dflow implements BILINEAR and NEAREST_NEIGHBOR)."""
+    """TF1's resize methods."""
 
     BILINEAR = 0
     NEAREST_NEIGHBOR = 1
@@ -119,7 +154,8 @@ def _size(size, fn):
 
 
 def _resize(method, images, size, align_corners):
-    op = _resize_bilinear_op if method == ResizeMethod.BILINEAR else _resize_nearest_op
+    op = {ResizeMethod.BILINEAR: _resize_bilinear_op, ResizeMethod.NEAREST_NEIGHBOR: _resize_nearest_op,
+          ResizeMethod.BICUBIC: resize_bicubic, ResizeMethod.AREA: resize_area}[method]
     return op(images, list(size), align_corners=align_corners)
 
 
@@ -134,17 +170,15 @@ def resize_images(images, size, method=ResizeMethod.BILINEAR, align_corners=Fals
                   name=None):
     """images ([batch,] h, w, c) resized to `size` = [new_h, new_w] (TF1's legacy resize).
 
-    BILINEAR returns float32; NEAREST_NEIGHBOR keeps the dtype. When the size is already the
-    image's (known when building), the images are returned unchanged (TF1). With
+    BILINEAR, BICUBIC and AREA return float32; NEAREST_NEIGHBOR keeps the dtype. When the size is
+    already the image's (known when building), the images are returned unchanged (TF1). With
     `preserve_aspect_ratio`, the largest size within `size` keeping h/w (static sizes only).
-    BICUBIC and AREA are not provided (ValueError). Gradient w.r.t. images for both methods.
+    BICUBIC and AREA need a size known when building. Gradient w.r.t. images for every method.
     """
     try:
         method = ResizeMethod(method)
     except ValueError:
         raise ValueError(f"Resize method is not implemented: {method}") from None
-    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
-        raise ValueError(f"dflow's resize_images provides BILINEAR and NEAREST_NEIGHBOR, not {method.name}")
     with name_scope(name, "resize_images", [images, size]):
         x, is_batch = _batched(images, "resize_images")
         h, w = x.shape[1].value, x.shape[2].value
@@ -527,6 +561,59 @@ __all__ += ["decode_png", "decode_jpeg", "decode_image", "encode_png", "encode_j
 from .kernels.space_ops import extract_image_patches, extract_patches  # noqa: E402
 
 __all__ += ["extract_image_patches", "extract_patches"]
+
+
+# ---- JPEG quality, JPEG sniffing, resize with pad (issue 28) ----------------------------------------
+
+
+def adjust_jpeg_quality(image, jpeg_quality, name=None):
+    """image [h, w, c] (1 or 3 channels) as it looks after a JPEG round trip at `jpeg_quality` (an int
+    in [0, 100], or a scalar tensor), back in image's dtype. Pillow's codec: a level or two off TF's."""
+    with name_scope(name, "adjust_jpeg_quality", [image]) as scope:
+        x = convert_to_tensor(image, name="image")
+        if x.shape.ndims not in (None, 3):
+            raise ValueError(f"adjust_jpeg_quality: image must be 3-D [height, width, channels], got {x.shape}")
+        if isinstance(jpeg_quality, (int, np.integer)) and not 0 <= jpeg_quality <= 100:
+            raise ValueError(f"jpeg_quality must be in range [0, 100], got {jpeg_quality}")
+        out = adjust_jpeg_quality_op(convert_image_dtype(x, dtypes.uint8, saturate=True), jpeg_quality)
+        return convert_image_dtype(out, x.dtype, name=scope)
+
+
+def random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed=None):
+    """adjust_jpeg_quality with a quality drawn uniformly in [min, max) each run (0 <= min < max <= 100)."""
+    if min_jpeg_quality < 0 or max_jpeg_quality < 0 or min_jpeg_quality > 100 or max_jpeg_quality > 100:
+        raise ValueError("jpeg_quality must be in range [0, 100]")
+    if min_jpeg_quality >= max_jpeg_quality:
+        raise ValueError("max_jpeg_quality must be greater than min_jpeg_quality.")
+    q = random_uniform([], min_jpeg_quality, max_jpeg_quality, dtype=dtypes.int32, seed=seed)
+    return adjust_jpeg_quality(image, q)
+
+
+def resize_image_with_pad(image, target_height, target_width, method=ResizeMethod.BILINEAR, align_corners=False):
+    """image resized keeping its aspect ratio to fit target_height x target_width, then zero-padded
+    (centred) to exactly that size (TF1's arithmetic in float32; sizes known when building)."""
+    fn = "resize_image_with_pad"
+    th, tw = _ints_of(fn, target_height=target_height, target_width=target_width)
+    if th <= 0 or tw <= 0:
+        raise ValueError("target_height and target_width must be > 0.")
+    with name_scope(None, "resize_image_with_pad", [image]):
+        x, is_batch, h, w = _hwc(image, fn)
+        f32 = np.float32
+        ratio = max(f32(w) / f32(tw), f32(h) / f32(th))
+        rh, rw = f32(h) / ratio, f32(w) / ratio
+        ph, pw = max(0, int(np.floor((f32(th) - rh) / f32(2)))), max(0, int(np.floor((f32(tw) - rw) / f32(2))))
+        resized = resize_images(x, [int(np.floor(rh)), int(np.floor(rw))], method=method, align_corners=align_corners)
+        out = pad_to_bounding_box(resized, ph, pw, th, tw)
+        return out if is_batch else squeeze(out, [0])
+
+
+resize = resize_images  # TF 1.15's tf.compat.v1.image.resize is resize_images
+
+__all__ += ["decode_webp", "combined_non_max_suppression", "extract_glimpse", "resize_bicubic", "resize_area",
+            "is_jpeg", "adjust_jpeg_quality", "random_jpeg_quality", "resize_image_with_pad", "resize", "decode_gif", "decode_bmp", "extract_jpeg_shape", "decode_and_crop_jpeg", "rgb_to_yiq", "yiq_to_rgb",
+            "rgb_to_yuv", "yuv_to_rgb", "psnr", "ssim", "ssim_multiscale", "sobel_edges", "crop_and_resize",
+            "non_max_suppression_with_scores", "non_max_suppression_padded", "non_max_suppression_overlaps",
+            "sample_distorted_bounding_box"]
 
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

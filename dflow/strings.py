@@ -12,6 +12,7 @@ from .kernels.hash_ops import (
     string_to_hash_bucket_fast,
     string_to_hash_bucket_strong,
 )
+from .kernels.string_compose_ops import format, ngrams, unicode_transcode, unsorted_segment_join
 from .kernels.string_ops import as_string, string_join, string_length, string_to_number
 from .kernels.text_ops import (
     reduce_join,
@@ -51,6 +52,7 @@ to_hash_bucket_strong = string_to_hash_bucket_strong
 __all__ = ["as_string", "join", "length", "to_number", "split", "strip", "substr", "regex_replace",
            "regex_full_match", "reduce_join", "lower", "upper", "to_hash_bucket", "to_hash_bucket_fast",
            "to_hash_bucket_strong"]
+__all__ += ["ngrams", "unsorted_segment_join", "format", "unicode_transcode"]
 
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

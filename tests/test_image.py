@@ -139,8 +139,8 @@ def test_resize_errors():
         tf.image.resize_images(np.zeros((2, 2), np.float32), [3, 3])
     with pytest.raises(ValueError, match="size"):
         tf.image.resize_images(np.zeros((2, 2, 1), np.float32), [3, 3, 3])
-    with pytest.raises(ValueError, match="BICUBIC"):
-        tf.image.resize_images(np.zeros((2, 2, 1), np.float32), [3, 3], method=tf.image.ResizeMethod.BICUBIC)
+    with pytest.raises(ValueError, match="not implemented"):
+        tf.image.resize_images(np.zeros((2, 2, 1), np.float32), [3, 3], method=7)
     with pytest.raises(ValueError, match="half_pixel_centers"):
         tf.image.resize_bilinear(np.zeros((1, 2, 2, 1), np.float32), [3, 3], align_corners=True,
                                  half_pixel_centers=True)

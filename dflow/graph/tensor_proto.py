@@ -125,3 +125,38 @@ def numpy_to_tensor(arr, dtype=None, where="tensor"):
         npdt = np.dtype(dt.name)
         proto.tensor_content = np.ascontiguousarray(arr, dtype=npdt.newbyteorder("<")).tobytes()
     return proto
+
+
+# ---- TF1's public helpers (`tf.make_tensor_proto`, `tf.make_ndarray`) ---------------------------------
+
+
+def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False, allow_broadcast=False):
+    """The TensorProto of `values` (of `dtype`, reshaped to `shape`: a scalar fills it; a value of
+    as many elements is reshaped unless `verify_shape`). TypeError/ValueError as TF1."""
+    arr = np.asarray(values.numpy() if hasattr(values, "numpy") else values)
+    if dtype is not None:
+        dt = as_dtype(dtype)
+        if dt.name != "string":
+            if arr.dtype.kind in "fc" and dt.is_integer:
+                raise TypeError(f"Expected {dt.name}, but got {values!r} of type '{arr.dtype.name}'.")
+            arr = arr.astype(np.dtype(dt.name))
+    if shape is not None:
+        shape = [int(d) for d in shape]
+        n = int(np.prod(shape))
+        if verify_shape and list(arr.shape) != shape:
+            raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, got {arr.shape}.")
+        if arr.size == 1 and n != 1:
+            arr = np.full(shape, arr.reshape(()), dtype=arr.dtype)
+        elif allow_broadcast:
+            arr = np.broadcast_to(arr, shape)
+        elif arr.size != n:
+            raise ValueError(f"Too many elements provided. Needed at most {n}, but received {arr.size}"
+                             if arr.size > n else f"Expected {n} elements for shape {shape}, got {arr.size}")
+        else:
+            arr = arr.reshape(shape)
+    return numpy_to_tensor(arr, dtype=dtype)
+
+
+def make_ndarray(tensor):
+    """The numpy array of a TensorProto (its dtype and shape). DataLossError for malformed content."""
+    return np.array(tensor_to_numpy(tensor, "make_ndarray"))

@@ -17,13 +17,18 @@ from PIL import Image
 
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
+from ..graph.graph import name_scope
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from .common import STRING, apply_op, check_dtype, convert_to_tensor
+from .math_ops import equal
 from .string_ops import _host
+from .text_ops import substr
 from .whole_task import lower_whole
 
 __all__ = ["decode_png", "decode_jpeg", "decode_image", "encode_png", "encode_jpeg"]
+# also decode_gif, decode_bmp, is_jpeg, extract_jpeg_shape, decode_and_crop_jpeg, adjust_jpeg_quality_op:
+# tf.image / tf.io names only (image.py, io/__init__.py)
 
 _UNKNOWN = "Unknown image file format. One of JPEG, PNG, GIF, BMP required."
 _MODES = {1: "L", 3: "RGB", 4: "RGBA"}
@@ -167,3 +172,153 @@ def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=F
     return apply_op("EncodeJpeg", [convert_to_tensor(image)], {"format": "JPEG", "quality": int(quality),
                                                                 "compression": -1},
                     name=name, default_name="EncodeJpeg")
+
+
+# ---- GIF and BMP, JPEG shapes and crops, JPEG re-encoding (issue 28) -----------------------------------
+
+
+def _decode_format(data, fmt, op):
+    img = _open(data)
+    if img.format != fmt:
+        raise InvalidArgumentError(None, None, f"{op}: expected a {fmt} file, got "
+                                   f"{img.format or 'an unknown format'} ({_UNKNOWN})")
+    return img
+
+
+def _decode_gif(xp, contents):
+    img = _decode_format(_bytes(contents), "GIF", "DecodeGif")
+    frames = []
+    for k in range(getattr(img, "n_frames", 1)):
+        img.seek(k)
+        frames.append(_pixels(img, 3))
+    return np.stack(frames).astype(np.uint8)
+
+
+def _decode_webp(xp, contents, channels, dtype):
+    img = _decode_format(_bytes(contents), "WEBP", "DecodeWebP")
+    frames = []
+    for k in range(getattr(img, "n_frames", 1)):
+        img.seek(k)
+        frames.append(_pixels(img, channels or (4 if "A" in img.mode else 3)))
+    return _convert(np.stack(frames), dtype)
+
+
+def _decode_bmp(xp, contents, channels):
+    return _pixels(_decode_format(_bytes(contents), "BMP", "DecodeBmp"), channels).astype(np.uint8)
+
+
+def _jpeg(data, op):
+    return _decode_format(data, "JPEG", op)
+
+
+def _extract_jpeg_shape(xp, contents, output_type):
+    img = _jpeg(_bytes(contents), "ExtractJpegShape")
+    return np.asarray([img.height, img.width, len(img.getbands())], output_type.np_dtype)
+
+
+def _decode_and_crop_jpeg(xp, contents, window, channels):
+    arr = _pixels(_jpeg(_bytes(contents), "DecodeAndCropJpeg"), channels)
+    y, x, h, w = (int(v) for v in np.asarray(window).reshape(-1))
+    if min(y, x) < 0 or h <= 0 or w <= 0 or y + h > arr.shape[0] or x + w > arr.shape[1]:
+        raise InvalidArgumentError(None, None, f"DecodeAndCropJpeg: crop window [{y}, {x}, {h}, {w}] is not inside "
+                                   f"the image of {arr.shape[0]}x{arr.shape[1]}")
+    return np.ascontiguousarray(arr[y:y + h, x:x + w]).astype(np.uint8)
+
+
+def _adjust_jpeg_quality(xp, image, quality):
+    q = int(np.asarray(quality))
+    if not 0 <= q <= 100:
+        raise InvalidArgumentError(None, None, f"AdjustJpegQuality: quality must be in [0, 100], got {q}")
+    data = _encode_eager(xp, image, "JPEG", q, -1)[()]
+    return _pixels(_open(data), int(np.shape(image)[-1]))
+
+
+def _scalar_string_infer(op, out_shape, out_dtype):
+    def infer(inputs, attrs):
+        check_dtype(inputs[0], STRING, op, arg="contents")
+        if inputs[0].shape.ndims not in (None, 0):
+            raise ValueError(f"Shape must be rank 0 but is rank {inputs[0].shape.ndims} for '{op}'")
+        return out_shape(attrs), out_dtype(attrs)
+
+    return infer
+
+
+def _adjust_quality_infer(inputs, attrs):
+    x = inputs[0]
+    if x.dtype != dtypes.uint8 or x.shape.ndims not in (None, 3):
+        raise ValueError(f"AdjustJpegQuality: image must be a 3-D uint8 tensor, got {x.dtype.name} {x.shape}")
+    return TensorShape(x.shape), dtypes.uint8
+
+
+for _op, _infer, _eager in [
+    ("DecodeGif", _scalar_string_infer("DecodeGif", lambda a: TensorShape([None, None, None, 3]),
+                                       lambda a: dtypes.uint8), _decode_gif),
+    ("DecodeBmp", _scalar_string_infer("DecodeBmp", lambda a: TensorShape([None, None, a["channels"] or None]),
+                                       lambda a: dtypes.uint8), _decode_bmp),
+    ("DecodeWebP", _scalar_string_infer("DecodeWebP", lambda a: TensorShape([None, None, None, a["channels"] or None]),
+                                        lambda a: a["dtype"]), _decode_webp),
+    ("ExtractJpegShape", _scalar_string_infer("ExtractJpegShape", lambda a: TensorShape([3]),
+                                              lambda a: a["output_type"]), _extract_jpeg_shape),
+    ("DecodeAndCropJpeg", _scalar_string_infer("DecodeAndCropJpeg",
+                                               lambda a: TensorShape([None, None, a["channels"] or None]),
+                                               lambda a: dtypes.uint8), _decode_and_crop_jpeg),
+    ("AdjustJpegQuality", _adjust_quality_infer, _adjust_jpeg_quality),
+]:
+    register_op(_op, _infer, eager=_eager, lower=lower_whole(_eager))
+not_differentiable("DecodeWebP", "DecodeGif", "DecodeBmp", "ExtractJpegShape", "DecodeAndCropJpeg", "AdjustJpegQuality")
+
+
+def _contents(contents):
+    return convert_to_tensor(contents, dtype=None if hasattr(contents, "dtype") else dtypes.string, name="contents")
+
+
+def decode_gif(contents, name=None):
+    """A GIF file's frames, [num_frames, height, width, 3] uint8. InvalidArgumentError for another format."""
+    return apply_op("DecodeGif", [_contents(contents)], name=name, default_name="DecodeGif")
+
+
+def decode_webp(contents, channels=0, dtype=dtypes.uint8, name=None):
+    """A WebP file's frames, [num_frames, height, width, channels] (channels 0: 3, or 4 with alpha; 3 or
+    4 convert); float dtypes scaled to [0, 1]. InvalidArgumentError for another format."""
+    if channels not in (0, 3, 4):
+        raise ValueError(f"decode_webp: channels must be 0, 3 or 4, got {channels}")
+    return apply_op("DecodeWebP", [_contents(contents)], {"channels": int(channels), "dtype": dtypes.as_dtype(dtype)},
+                    name=name, default_name="DecodeWebP")
+
+
+def decode_bmp(contents, channels=0, name=None):
+    """A BMP file's pixels, [height, width, channels] uint8 (channels 0: the file's; 3 or 4 convert)."""
+    if channels not in (0, 3, 4):
+        raise ValueError(f"decode_bmp: channels must be 0, 3 or 4, got {channels}")
+    return apply_op("DecodeBmp", [_contents(contents)], {"channels": int(channels)}, name=name,
+                    default_name="DecodeBmp")
+
+
+def extract_jpeg_shape(contents, output_type=dtypes.int32, name=None):
+    """[height, width, channels] of a JPEG file, read from its header without decoding the pixels."""
+    return apply_op("ExtractJpegShape", [_contents(contents)], {"output_type": dtypes.as_dtype(output_type)},
+                    name=name, default_name="ExtractJpegShape")
+
+
+def decode_and_crop_jpeg(contents, crop_window, channels=0, ratio=1, fancy_upscaling=True,
+                         try_recover_truncated=False, acceptable_fraction=1, dct_method="", name=None):
+    """The `crop_window` [y, x, height, width] of a JPEG file's pixels, uint8. InvalidArgumentError for a
+    window outside the image."""
+    if ratio != 1:
+        raise ValueError("decode_and_crop_jpeg: ratio other than 1 is not available in dflow")
+    window = convert_to_tensor(crop_window, dtype=dtypes.int32, name="crop_window")
+    return apply_op("DecodeAndCropJpeg", [_contents(contents), window], {"channels": int(channels or 0)}, name=name,
+                    default_name="DecodeAndCropJpeg")
+
+
+def adjust_jpeg_quality_op(image, quality, name=None):
+    """The AdjustJpegQuality op: a [h, w, c] uint8 image encoded as JPEG of `quality` (a scalar
+    tensor in [0, 100]) and decoded again."""
+    q = convert_to_tensor(quality, dtype=dtypes.int32, name="jpeg_quality")
+    return apply_op("AdjustJpegQuality", [image, q], name=name, default_name="AdjustJpegQuality")
+
+
+def is_jpeg(contents, name=None):
+    """Whether each string starts with a JPEG header (the bytes FF D8 FF): bool, contents' shape."""
+    with name_scope(name, "is_jpeg", [contents]):
+        return equal(substr(_contents(contents), 0, 3), b"\xff\xd8\xff")

@@ -341,7 +341,7 @@ def _slice_eager(xp, x, begin, size):
 
 def _slice_lower(ctx, x, begin, size):
     x = ctx.as_dask(x)
-    b, z = ctx.host_value(begin, "Slice begin"), ctx.host_value(size, "Slice size")
+    b, z = ctx.host_values((begin, "Slice begin"), (size, "Slice size"))
     bounds = _slice_bounds(ctx.known_shape(x), b, z, _slice_error(ctx.op))
     return x[tuple(_py_slice(a, e) for a, e in bounds)]
 

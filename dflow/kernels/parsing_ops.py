@@ -26,9 +26,10 @@ from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from ..proto import Example
 from .common import apply_op, convert_to_tensor
+from .sparse_manip_ops import sparse_merge
 from .sparse_ops import SparseTensor
 
-__all__ = ["FixedLenFeature", "VarLenFeature", "parse_example", "parse_single_example"]
+__all__ = ["FixedLenFeature", "VarLenFeature", "SparseFeature", "parse_example", "parse_single_example"]
 
 
 class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype", "default_value"])):
@@ -41,6 +42,33 @@ class FixedLenFeature(collections.namedtuple("FixedLenFeature", ["shape", "dtype
 
 class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     """A feature of any number of values of `dtype`, parsed into a SparseTensor."""
+
+
+class SparseFeature(collections.namedtuple("SparseFeature",
+                                           ["index_key", "value_key", "dtype", "size", "already_sorted"])):
+    """A SparseTensor of dense shape [size] (a list of sizes for several index keys) whose indices
+    are the int64 feature(s) `index_key` and values the feature `value_key` of each Example."""
+
+    def __new__(cls, index_key, value_key, dtype, size, already_sorted=False):
+        return super().__new__(cls, index_key, value_key, dtype, size, already_sorted)
+
+
+def _expand_sparse_features(features):
+    """features with each SparseFeature's index and value keys as VarLenFeatures, and the
+    SparseFeatures by key (TF1 parses them so, then merges: `sparse_merge`)."""
+    plain = {k: f for k, f in features.items() if not isinstance(f, SparseFeature)}
+    merged = {k: f for k, f in features.items() if isinstance(f, SparseFeature)}
+    for key, f in merged.items():
+        index_keys = [f.index_key] if isinstance(f.index_key, str) else list(f.index_key)
+        sizes = [f.size] if isinstance(f.size, (int, np.integer)) else list(f.size)
+        if len(index_keys) != len(sizes):
+            raise ValueError(f"SparseFeature {key!r}: {len(index_keys)} index keys but {len(sizes)} sizes")
+        for k, want in [(k, dtypes.int64) for k in index_keys] + [(f.value_key, dtypes.as_dtype(f.dtype))]:
+            have = plain.get(k)
+            if have is not None and (not isinstance(have, VarLenFeature) or dtypes.as_dtype(have.dtype) != want):
+                raise ValueError(f"SparseFeature {key!r}: feature {k!r} is also given as {have}")
+            plain[k] = VarLenFeature(want)
+    return plain, merged
 
 
 _KINDS = {dtypes.float32: "float_list", dtypes.int64: "int64_list", dtypes.string: "bytes_list"}
@@ -296,6 +324,18 @@ not_differentiable("ParseExample")
 
 
 def _parse(serialized, features, name, example_names, single):
+    plain, merged = _expand_sparse_features(features)
+    result = _parse_plain(serialized, plain, name, example_names, single)
+    for key, f in merged.items():
+        index_keys = [f.index_key] if isinstance(f.index_key, str) else list(f.index_key)
+        sizes = [f.size] if isinstance(f.size, (int, np.integer)) else list(f.size)
+        ids = [result[k] for k in index_keys]
+        result[key] = sparse_merge(ids if len(ids) > 1 else ids[0], result[f.value_key],
+                                   sizes if len(sizes) > 1 else sizes[0], already_sorted=f.already_sorted)
+    return {k: v for k, v in result.items() if k in features}
+
+
+def _parse_plain(serialized, features, name, example_names, single):
     sparse, dense = _specs(features)
     serialized = convert_to_tensor(serialized, dtype=None if hasattr(serialized, "dtype") else dtypes.string)
     if single and serialized.shape.ndims not in (None, 0):
@@ -318,7 +358,7 @@ def _parse(serialized, features, name, example_names, single):
 def parse_example(serialized, features, name=None, example_names=None):
     """Parses a vector of serialized `tf.train.Example`s (TF1's `tf.io.parse_example`).
 
-    features: {key: FixedLenFeature | VarLenFeature}. Returns {key: Tensor of shape [B] + shape
+    features: {key: FixedLenFeature | VarLenFeature | SparseFeature}. Returns {key: Tensor of shape [B] + shape
     (FixedLenFeature) | SparseTensor with indices [N, 2] = (example, position), dense_shape
     [B, most values] (VarLenFeature)}. dtypes float32, int64 or string (TypeError otherwise).
     At run time InvalidArgumentError for a record that is not an Example, a required feature

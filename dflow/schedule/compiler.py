@@ -98,12 +98,26 @@ def compile_plan(fetch_elements, feeds, options, decisions=None):
     try:
         plan = lower_dask(program, feeds, constants, options)
     except NeedValues as need:
-        return HostDecision(tensors=need.tensors, constant=need.constant, why=need.why)
+        return HostDecision(tensors=_with_siblings(need.tensors, set(feeds) | set(constants)), constant=need.constant,
+                            why=need.why)
     if plan.kind == "dask":  # on a cluster, a plan this small runs as one task (one scheduler hop)
         budget = options.memory_budget
         limit = ONE_TASK_BYTES if budget is None else min(ONE_TASK_BYTES, budget // 16)
         plan.small = not plan.stages and _use_eager(program, feeds, dataclasses.replace(options, small_plan_bytes=limit))
     return plan
+
+
+def _with_siblings(tensors, settled):
+    """The tensors computed first, with the other small outputs of their ops: the run that follows
+    gets them all from that one execution, so one op's outputs agree even when it draws random
+    numbers (a sampled crop's begin, size and box)."""
+    out = list(tensors)
+    for t in tensors:
+        for o in t.op.outputs:
+            if o not in out and o not in settled and o.shape.is_fully_defined() and \
+                    o.shape.num_elements() <= FOLD_MAX_ELEMENTS:
+                out.append(o)
+    return out
 
 
 def _refuse_impossible(program, feeds, options):
@@ -285,6 +299,19 @@ class LowerContext:
                 raise NeedValues([t], True, why)
             raise UnimplementedError(None, self.op, why)
         return np.asarray(x)
+
+    def host_values(self, *pairs):
+        """host_value of each (x, what), the ones computed in this run asked for together: values
+        of one run, so that outputs of one random op (a crop's begin and size) agree."""
+        out, needed = [], []
+        for x, what in pairs:
+            try:
+                out.append(self.host_value(x, what))
+            except NeedValues as e:
+                needed.append(e)
+        if needed:
+            raise NeedValues([t for e in needed for t in e.tensors], all(e.constant for e in needed), needed[0].why)
+        return out
 
     def known_shape(self, x):
         shape = tuple(x.shape)

@@ -586,3 +586,29 @@ case("SparseSetSize", lambda i, v: tf.sets.size(_sp(i, v)),
      (I32,), exact=True)
 case("EditDistance", lambda i, v: tf.edit_distance(_sp(i, v), _sp(i[:2], v[:2])),
      lambda dt: [idx(_SP_IDX, np.int64), idx([1, 2, 2, 3], dt)], (I32,), exact=True)
+# ---- issue 28's tf.image family: the NMS variants and the sampled crop (box_ops.py), host codecs ----
+_NMS_IN = lambda dt: [idx([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 2, 1, 3]], dt), idx([0.9, 0.8, 0.7], dt)]
+case("NonMaxSuppressionV5", lambda b, s: tf.image.non_max_suppression_with_scores(b, s, 2, 0.5)[0], _NMS_IN,
+     (F32,), exact=True)
+case("NonMaxSuppressionWithOverlaps",
+     lambda o, s: tf.image.non_max_suppression_overlaps(o, s, 2, 0.5),
+     lambda dt: [idx([[1, 0.7, 0], [0.7, 1, 0], [0, 0, 1]], dt), idx([0.9, 0.8, 0.7], dt)], (F32,), exact=True)
+case("SampleDistortedBoundingBoxV2",
+     lambda b: tf.image.sample_distorted_bounding_box([8, 8, 3], b, seed=1, area_range=(1.0, 1.0))[1],
+     lambda dt: [idx([[[0.0, 0.0, 1.0, 1.0]]], dt)], (F32,), exact=True)
+LEAKS.update({n: _NUMPY_OP for n in ("NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+                                     "SampleDistortedBoundingBoxV2")})
+BREAKS_CUPY.update({n: _NUMPY_OP for n in ("NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+                                           "SampleDistortedBoundingBoxV2")})
+NUMPY_OP_CASES |= {"NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps", "SampleDistortedBoundingBoxV2"}
+NOT_ON_GPU.update({t: "image codecs (GIF/BMP/JPEG bytes) run on the host (Pillow)" for t in (
+    "DecodeGif", "DecodeBmp", "ExtractJpegShape", "DecodeAndCropJpeg", "AdjustJpegQuality")})
+NOT_ON_GPU.update({t: _STRINGS for t in ("EncodeBase64", "DecodeBase64", "DecodeCompressed", "SerializeManySparse",
+                                         "DeserializeManySparse")})
+NOT_ON_GPU["Fingerprint"] = "FarmHash of each row's bytes on the host (kernels/fingerprint.py is Python)"
+NOT_ON_GPU["Timestamp"] = "the host's wall clock"
+NOT_ON_GPU.update({t: _STRINGS for t in ("StringNGrams", "UnsortedSegmentJoin", "StringFormat", "UnicodeTranscode")})
+NOT_ON_GPU["ParseSequenceExample"] = _STRINGS
+NOT_ON_GPU["ExtractGlimpse"] = "a numpy task that draws its noise on the host (box_ops._glimpse)"
+NOT_ON_GPU["CombinedNonMaxSuppression"] = _NUMPY_OP
+NOT_ON_GPU["DecodeWebP"] = "image codecs (WebP bytes) run on the host (Pillow)"

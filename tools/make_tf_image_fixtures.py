@@ -1,0 +1,106 @@
+"""Writes tests/fixtures/tf_image/tf1_image.npz: TF 1.x's outputs of the tf.image ops dflow
+re-implements (quality measures, Sobel, crop_and_resize and its gradients, the NMS family), on
+inputs the tests rebuild from the same numpy seeds. Run with TensorFlow's interpreter:
+
+    /tmp/tfenv/bin/python tools/make_tf_image_fixtures.py
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+tf.disable_v2_behavior()
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures", "tf_image", "tf1_image.npz")
+
+
+def inputs():
+    """The inputs, also built by tests/kernels/test_box_ops.py and test_image_quality_ops.py."""
+    rng = np.random.RandomState(0)
+    a = rng.rand(2, 16, 17, 3).astype(np.float32)
+    b = np.clip(a + 0.1 * rng.randn(*a.shape), 0, 1).astype(np.float32)
+    big_a = rng.rand(1, 45, 38, 2).astype(np.float32)
+    big_b = np.clip(big_a + 0.2 * rng.randn(*big_a.shape), 0, 1).astype(np.float32)
+    img = rng.rand(2, 5, 6, 3).astype(np.float32)
+    boxes = np.array([[0.1, 0.2, 0.7, 0.9], [0.5, 0.5, 0.2, 0.1], [-0.2, 0.0, 1.3, 1.0], [0.3, 0.3, 0.3, 0.3]],
+                     np.float32)
+    box_ind = np.array([0, 1, 1, 0], np.int32)
+    nms_boxes = (rng.rand(20, 4) * [1, 1, 0.5, 0.5]).astype(np.float32)
+    nms_boxes[:, 2:] += nms_boxes[:, :2]
+    nms_scores = rng.rand(20).astype(np.float32)
+    nms_scores[3] = nms_scores[5]  # a tie: the lower index first
+    overlaps = rng.rand(20, 20).astype(np.float32)
+    return dict(a=a, b=b, big_a=big_a, big_b=big_b, img=img, boxes=boxes, box_ind=box_ind, nms_boxes=nms_boxes,
+                nms_scores=nms_scores, overlaps=overlaps)
+
+
+def combined_inputs():
+    """Inputs of combined_non_max_suppression: shared boxes, per-class boxes, scores."""
+    rng = np.random.RandomState(5)
+    b = (rng.rand(2, 10, 1, 4) * [1, 1, .5, .5]).astype(np.float32)
+    b[..., 2:] += b[..., :2]
+    b[0, 0, 0] = [-0.1, 0.2, 1.2, 0.9]  # clipped by clip_boxes
+    bq = (rng.rand(2, 10, 3, 4) * [1, 1, .5, .5]).astype(np.float32)
+    bq[..., 2:] += bq[..., :2]
+    s = rng.rand(2, 10, 3).astype(np.float32)
+    return b, bq, s
+
+
+def main():
+    x = inputs()
+    out = {}
+    with tf.Session() as s:
+        img, boxes = tf.constant(x["img"]), tf.constant(x["boxes"])
+        crops = tf.image.crop_and_resize(img, boxes, x["box_ind"], [3, 4])
+        w = np.random.RandomState(1).rand(4, 3, 4, 3).astype(np.float32)
+        g_img, g_boxes = tf.gradients(tf.reduce_sum(crops * w), [img, boxes])
+        ai, bi = (x["a"] * 255).astype(np.uint8), (x["b"] * 255).astype(np.uint8)
+        fetch = {
+            "psnr": tf.image.psnr(x["a"], x["b"], 1.0),
+            "psnr_uint8": tf.image.psnr(ai, bi, 255),
+            "ssim": tf.image.ssim(x["a"], x["b"], 1.0),
+            "ssim_uint8": tf.image.ssim(ai, bi, 255),
+            "ssim_small_filter": tf.image.ssim(x["a"], x["b"], 1.0, filter_size=5, filter_sigma=0.8),
+            "ms_ssim": tf.image.ssim_multiscale(x["big_a"], x["big_b"], 1.0, power_factors=(0.3, 0.3, 0.4),
+                                               filter_size=5),
+            "sobel": tf.image.sobel_edges(tf.constant(x["a"][:, :6, :7])),
+            "crops": crops,
+            "crops_grad_image": g_img,
+            "crops_grad_boxes": g_boxes,
+            "crops_nearest": tf.image.crop_and_resize(img, boxes, x["box_ind"], [5, 2], method="nearest",
+                                                      extrapolation_value=-1.0),
+            "crops_1x1": tf.image.crop_and_resize(img, boxes, x["box_ind"], [1, 1]),
+            "bicubic": tf.image.resize_bicubic(img, [9, 4]),
+            "bicubic_align": tf.image.resize_bicubic(img, [3, 11], align_corners=True),
+            "area": tf.image.resize_area(img, [3, 4]),
+            "area_up": tf.image.resize_area(img, [8, 10]),
+            "bicubic_grad": tf.gradients(tf.reduce_sum(tf.image.resize_bicubic(img, [9, 4]) ** 2), img)[0],
+        }
+        for k, v in zip(("nms_hard_idx", "nms_hard_scores"),
+                        tf.image.non_max_suppression_with_scores(x["nms_boxes"], x["nms_scores"], 12, 0.3)):
+            fetch[k] = v
+        for k, v in zip(("nms_soft_idx", "nms_soft_scores"),
+                        tf.image.non_max_suppression_with_scores(x["nms_boxes"], x["nms_scores"], 12, 0.3, 0.2,
+                                                                 soft_nms_sigma=0.5)):
+            fetch[k] = v
+        idx, valid = tf.raw_ops.NonMaxSuppressionV4(boxes=x["nms_boxes"], scores=x["nms_scores"], max_output_size=15,
+                                                   iou_threshold=0.2, score_threshold=0.1,
+                                                   pad_to_max_output_size=True)
+        fetch["nms_padded_idx"], fetch["nms_padded_valid"] = idx, valid
+        fetch["nms_overlaps"] = tf.image.non_max_suppression_overlaps(x["overlaps"], x["nms_scores"], 10, 0.6, 0.1)
+        b, bq, sc = combined_inputs()
+        for k, v in zip(("boxes", "scores", "classes", "valid"), tf.image.combined_non_max_suppression(b, sc, 3, 5, 0.3, 0.2)):
+            fetch["combined_" + k] = v
+        for k, v in zip(("boxes", "scores", "classes", "valid"),
+                        tf.image.combined_non_max_suppression(bq, sc, 2, 10, 0.4, pad_per_class=True, clip_boxes=False)):
+            fetch["combined_q_" + k] = v
+        out = s.run(fetch)
+    np.savez_compressed(OUT, **out)
+    print(f"wrote {OUT}: {sorted(out)}")
+
+
+if __name__ == "__main__":
+    main()
