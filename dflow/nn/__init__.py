@@ -116,6 +116,10 @@ __all__ += ["conv3d", "conv3d_transpose", "conv1d_transpose", "conv_transpose", 
             "normalize_moments", "weighted_moments", "log_poisson_loss", "swish", "silu", "relu_layer",
             "compute_average_loss", "scale_regularization_loss"]
 
+from ..kernels.math_composites import approx_max_k, approx_min_k  # noqa: E402 - tf.nn's names too, as TF's
+
+__all__ += ["approx_max_k", "approx_min_k"]
+
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)

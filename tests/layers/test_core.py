@@ -185,8 +185,8 @@ def test_gradient_of_dense_against_central_differences():
 
 
 def test_missing_layer_names_say_so():
-    with pytest.raises(AttributeError, match="dflow does not provide tf.layers.conv3d"):
-        tf.layers.conv3d  # noqa: B018
+    with pytest.raises(AttributeError, match="dflow does not provide tf.layers.separable_conv1d"):
+        tf.layers.separable_conv1d  # noqa: B018
 
 
 def test_a_user_layer_subclass_and_get_set_weights():
