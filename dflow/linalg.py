@@ -5,12 +5,13 @@ in dflow/kernels/matrix_ops.py (dense matrix ops) and dflow/kernels/linalg_ops.p
 pinv, matrix_rank, matvec and normalize are composites (dflow/kernels/matrix_composites.py); the
 LU family is dflow/kernels/lu_ops.py, sqrtm and logm dflow/kernels/matrix_functions.py, the
 tridiagonal names dflow/kernels/tridiagonal_ops.py.
-The LinearOperator class family is not provided.
+The LinearOperator classes are dflow/kernels/linear_operator.py (a subset of TF's family).
 Names dflow does not implement are absent (AttributeError naming docs/tf1_coverage.md).
 """
 
 from .kernels import cross_ops as _cross
 from .kernels import linalg_ops as _contractions
+from .kernels import linear_operator as _lo
 from .kernels import lu_ops as _lu
 from .kernels import matrix_composites as _mc
 from .kernels import matrix_functions as _mf
@@ -63,11 +64,24 @@ logm = _mf.matrix_logarithm
 tridiagonal_solve = _tri.tridiagonal_solve
 tridiagonal_matmul = _tri.tridiagonal_matmul
 eigh_tridiagonal = _tri.eigh_tridiagonal
+LinearOperator = _lo.LinearOperator
+LinearOperatorAdjoint = _lo.LinearOperatorAdjoint
+LinearOperatorComposition = _lo.LinearOperatorComposition
+LinearOperatorDiag = _lo.LinearOperatorDiag
+LinearOperatorFullMatrix = _lo.LinearOperatorFullMatrix
+LinearOperatorIdentity = _lo.LinearOperatorIdentity
+LinearOperatorInversion = _lo.LinearOperatorInversion
+LinearOperatorLowerTriangular = _lo.LinearOperatorLowerTriangular
+LinearOperatorScaledIdentity = _lo.LinearOperatorScaledIdentity
+LinearOperatorZeros = _lo.LinearOperatorZeros
 
 __all__ = ["adjoint", "band_part", "cholesky", "cholesky_solve", "det", "diag", "diag_part", "eigh", "eigvalsh",
            "einsum", "expm", "eye", "global_norm", "inv", "logdet", "lstsq", "matmul", "matrix_transpose", "norm", "qr",
            "set_diag", "slogdet", "solve", "svd", "tensordot", "trace", "transpose", "triangular_solve", "l2_normalize", "matrix_rank", "matvec",
            "normalize", "pinv", "tensor_diag", "tensor_diag_part", "lu", "lu_solve", "lu_reconstruct",
-           "lu_matrix_inverse", "sqrtm", "logm", "tridiagonal_solve", "tridiagonal_matmul", "eigh_tridiagonal"]
+           "lu_matrix_inverse", "sqrtm", "logm", "tridiagonal_solve", "tridiagonal_matmul", "eigh_tridiagonal",
+           "LinearOperator", "LinearOperatorAdjoint", "LinearOperatorComposition", "LinearOperatorDiag",
+           "LinearOperatorFullMatrix", "LinearOperatorIdentity", "LinearOperatorInversion",
+           "LinearOperatorLowerTriangular", "LinearOperatorScaledIdentity", "LinearOperatorZeros"]
 
 __getattr__ = _missing_attribute(__name__)
