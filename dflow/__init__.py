@@ -116,6 +116,7 @@ from .kernels.lookup_ops import tables_initializer  # noqa: E402
 from .kernels.manip_ops import *  # noqa: F403
 from .kernels.math_composites import *  # noqa: F403 - is_non_decreasing, is_strictly_increasing
 from .kernels.math_ops import *  # noqa: F403
+from .kernels.matrix_functions import *  # noqa: F403 - matrix_square_root
 from .kernels.matrix_ops import *  # noqa: F403
 from .kernels.pad_ops import *  # noqa: F403
 from .kernels.parsing_ops import *  # noqa: F403

@@ -612,3 +612,13 @@ NOT_ON_GPU["ParseSequenceExample"] = _STRINGS
 NOT_ON_GPU["ExtractGlimpse"] = "a numpy task that draws its noise on the host (box_ops._glimpse)"
 NOT_ON_GPU["CombinedNonMaxSuppression"] = _NUMPY_OP
 NOT_ON_GPU["DecodeWebP"] = "image codecs (WebP bytes) run on the host (Pillow)"
+# tf.linalg's LU, matrix functions and tridiagonal solve (kernels/lu_ops.py, matrix_functions.py,
+# tridiagonal_ops.py): numpy kernels over whole matrices
+case("Lu", lambda a: tf.linalg.lu(a).lu, _SQ, rtol=1e-4)
+case("MatrixSquareRoot", tf.linalg.sqrtm, _SQ, grad=True, rtol=1e-4)
+case("MatrixLogarithm", lambda a: tf.real(tf.linalg.logm(tf.cast(a, "complex128"))), _SQ, rtol=1e-4)
+case("TridiagonalSolve", lambda d, b: tf.linalg.tridiagonal_solve(d, b),
+     lambda dt: [rand((3, 4), dt, 1) + np.array([[0.0], [4.0], [0.0]], dt), rand((4, 2), dt, 2)], grad=True,
+     rtol=1e-4)
+LEAKS.update({n: _NUMPY_OP for n in ("Lu", "MatrixSquareRoot", "MatrixLogarithm", "TridiagonalSolve")})
+BREAKS_CUPY.update({n: _NUMPY_OP for n in ("Lu", "MatrixSquareRoot", "MatrixLogarithm", "TridiagonalSolve")})
