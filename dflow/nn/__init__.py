@@ -116,6 +116,19 @@ __all__ += ["conv3d", "conv3d_transpose", "conv1d_transpose", "conv_transpose", 
             "normalize_moments", "weighted_moments", "log_poisson_loss", "swish", "silu", "relu_layer",
             "compute_average_loss", "scale_regularization_loss"]
 
+from .ctc import (  # noqa: E402
+    collapse_repeated,
+    ctc_beam_search_decoder,
+    ctc_beam_search_decoder_v2,
+    ctc_greedy_decoder,
+    ctc_loss,
+    ctc_loss_v2,
+    ctc_unique_labels,
+)
+
+__all__ += ["ctc_loss", "ctc_loss_v2", "ctc_greedy_decoder", "ctc_beam_search_decoder", "ctc_beam_search_decoder_v2",
+            "collapse_repeated", "ctc_unique_labels"]
+
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)

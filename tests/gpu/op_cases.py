@@ -518,6 +518,8 @@ LEAKS = {
     **{n: _NUMPY_OP for n in ("SparseIndexOrder", "SparseReshape", "SparseSliceSelect", "SparseFillEmptyRowsMap",
                               "SparseUnion")},
     **{n: _NUMPY_OP for n in ("SparseSetOperation", "SparseSetSize", "EditDistance")},
+    **{n: _NUMPY_OP for n in ("CTCLoss", "CTCGreedyDecoder")},
+    "CTCBeamSearchDecoder": "ctc_ops.py: the beam search runs numpy on the host (whole_task.lower_whole): breaks cupy",
     **{n: "special_ops.py: the kernel runs numpy in float64 on np.asarray(x) on the host (no special "
           "functions in the array API): breaks cupy"
        for n in ("Erf", "Erfc", "Lgamma", "Digamma", "Rint", "Igamma", "Igammac", "Zeta", "Polygamma", "Betainc",
@@ -586,3 +588,10 @@ case("SparseSetSize", lambda i, v: tf.sets.size(_sp(i, v)),
      (I32,), exact=True)
 case("EditDistance", lambda i, v: tf.edit_distance(_sp(i, v), _sp(i[:2], v[:2])),
      lambda dt: [idx(_SP_IDX, np.int64), idx([1, 2, 2, 3], dt)], (I32,), exact=True)
+case("CTCLoss", lambda x: tf.nn.ctc_loss(tf.SparseTensor([[0, 0], [1, 0]], np.array([1, 2], np.int32), [2, 1]), x,
+                                        np.array([3, 2], np.int32)),
+     lambda dt: [idx(np.linspace(-1, 1, 3 * 2 * 4).reshape(3, 2, 4), dt)], (F32,))
+case("CTCGreedyDecoder", lambda x: tf.nn.ctc_greedy_decoder(x, np.array([3, 2], np.int32))[1],
+     lambda dt: [idx(np.linspace(-1, 1, 3 * 2 * 4).reshape(3, 2, 4), dt)], (F32,))
+case("CTCBeamSearchDecoder", lambda x: tf.nn.ctc_beam_search_decoder(x, np.array([3, 2], np.int32), beam_width=3)[1],
+     lambda dt: [idx(np.linspace(-1, 1, 3 * 2 * 4).reshape(3, 2, 4), dt)], (F32,))
