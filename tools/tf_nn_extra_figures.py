@@ -1,5 +1,5 @@
-"""Prints TF1's figures for dflow's tests of CTC and fractional pooling (tests/test_nn_ctc.py,
-tests/kernels/test_fractional_pool_ops.py hard-code them). Run with TensorFlow installed:
+"""Prints TF1's figures for dflow's CTC tests (tests/test_nn_ctc.py hard-codes them) and the row/col
+pooling sequences of fractional pools (not yet provided by dflow). Run with TensorFlow installed:
 `python tools/tf_nn_extra_figures.py`."""
 
 import numpy as np
