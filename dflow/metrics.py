@@ -36,7 +36,8 @@ from .kernels.check_ops import (
     assert_non_negative,
 )
 from .kernels.common import constant, convert_to_tensor
-from .kernels.creation_ops import ones_like, zeros
+from .kernels.creation_ops import ones_like, zeros, zeros_like
+from .kernels.gather_ops import gather
 from .kernels.manip_ops import expand_dims, squeeze
 from .kernels.math_ops import (
     abs,  # noqa: A004 - the op, not the builtin
@@ -59,7 +60,7 @@ from .kernels.math_ops import (
     subtract,
     where,
 )
-from .kernels.reduction_ops import reduce_mean, reduce_sum
+from .kernels.reduction_ops import argmax, argmin, cumsum, reduce_mean, reduce_min, reduce_sum
 from .kernels.scatter_ops import unsorted_segment_sum
 from .kernels.state_ops import assign_add
 from .state.scope import variable_scope
@@ -71,6 +72,7 @@ __all__ = [
     "false_positives", "true_negatives", "false_negatives", "true_positives_at_thresholds",
     "false_positives_at_thresholds", "true_negatives_at_thresholds", "false_negatives_at_thresholds",
     "precision_at_thresholds", "recall_at_thresholds", "mean_iou", "mean_per_class_accuracy",
+    "mean_cosine_distance", "mean_relative_error", "sensitivity_at_specificity", "specificity_at_sensitivity",
 ]
 
 
@@ -533,6 +535,77 @@ def mean_per_class_accuracy(labels, predictions, num_classes, weights=None, metr
         value = reduce_mean(divide_no_nan(count, maximum(total, 0.0)), name="mean_accuracy")
         update_op = divide_no_nan(update_count, maximum(update_total, 0.0), name="update_op")
         return _publish(value, update_op, metrics_collections, updates_collections)
+
+# ---- distances and rates at a chosen operating point -------------------------------------------
+
+
+def mean_cosine_distance(labels, predictions, dim, weights=None, metrics_collections=None,
+                         updates_collections=None, name=None):
+    """1 - the weighted mean over the stream of sum(labels * predictions) along `dim` (the inputs
+    are taken as unit vectors, as TF1): variables `mean_cosine_distance/total`, `count`."""
+    predictions, labels, weights = _remove_squeezable_dimensions(predictions, labels, weights)
+    radial = reduce_sum(multiply(predictions, labels), axis=[dim], keepdims=True)
+    dist, update = mean(radial, weights, None, None, name or "mean_cosine_distance")
+    return _publish(subtract(1.0, dist), subtract(1.0, update), metrics_collections, updates_collections)
+
+
+def mean_relative_error(labels, predictions, normalizer, weights=None, metrics_collections=None,
+                        updates_collections=None, name=None):
+    """The weighted mean of |labels - predictions| / normalizer (0 where normalizer is 0).
+    ValueError for a normalizer whose shape is not compatible with predictions'."""
+    predictions, labels, weights = _remove_squeezable_dimensions(predictions, labels, weights)
+    predictions, normalizer, _ = _remove_squeezable_dimensions(predictions, normalizer, None)
+    predictions.shape.assert_is_compatible_with(normalizer.shape)
+    normalizer = cast(normalizer, predictions.dtype)
+    zero = equal(normalizer, cast(0.0, normalizer.dtype))
+    safe = where(zero, ones_like(normalizer), normalizer)
+    errors = where(zero, zeros_like(labels, dtype=predictions.dtype),
+                   divide(abs(subtract(cast(labels, predictions.dtype), predictions)), safe))
+    return mean(errors, weights, metrics_collections, updates_collections, name or "mean_relative_error")
+
+
+def _at_operating_point(labels, predictions, target, weights, num_thresholds, metrics_collections,
+                        updates_collections, name, default_name, pick):
+    if target < 0 or target > 1:
+        raise ValueError(f"`{default_name.split('_at_')[1]}` must be in the range [0, 1].")
+    with variable_scope(name, default_name, (predictions, labels, weights)):
+        kepsilon = 1e-7
+        thresholds = [0.0 - kepsilon] + [(i + 1) * 1.0 / (num_thresholds - 1)
+                                         for i in range(num_thresholds - 2)] + [1.0 + kepsilon]
+        values, updates = _confusion_matrix_at_thresholds(labels, predictions, thresholds, weights)
+        value = pick(values["tp"], values["tn"], values["fp"], values["fn"], kepsilon, "value")
+        update_op = pick(updates["tp"], updates["tn"], updates["fp"], updates["fn"], kepsilon, "update_op")
+        return _publish(value, update_op, metrics_collections, updates_collections)
+
+
+def sensitivity_at_specificity(labels, predictions, specificity, weights=None, num_thresholds=200,
+                               metrics_collections=None, updates_collections=None, name=None):
+    """tp / (tp + fn) at the threshold whose specificity tn / (tn + fp) is closest to `specificity`
+    (the first such), over the stream. ValueError for a specificity outside [0, 1]."""
+    def pick(tp, tn, fp, fn, eps, name):
+        spec = divide(tn, add(add(tn, fp), eps))
+        i = cast(argmin(abs(subtract(spec, specificity)), 0), dtypes.int32)
+        tp_i, fn_i = gather(tp, i), gather(fn, i)
+        return divide(tp_i, add(add(tp_i, fn_i), eps), name=name)
+
+    return _at_operating_point(labels, predictions, specificity, weights, num_thresholds, metrics_collections,
+                               updates_collections, name, "sensitivity_at_specificity", pick)
+
+
+def specificity_at_sensitivity(labels, predictions, sensitivity, weights=None, num_thresholds=200,
+                               metrics_collections=None, updates_collections=None, name=None):
+    """tn / (tn + fp) at the threshold whose sensitivity tp / (tp + fn) is closest to `sensitivity`
+    (the last such, as TF1), over the stream. ValueError for a sensitivity outside [0, 1]."""
+    def pick(tp, tn, fp, fn, eps, name):
+        gap = abs(subtract(divide(tp, add(add(tp, fn), eps)), sensitivity))
+        at_min = cumsum(cast(equal(gap, reduce_min(gap)), dtypes.int64))
+        i = cast(argmax(at_min, 0), dtypes.int32)
+        tn_i, fp_i = gather(tn, i), gather(fp, i)
+        return divide(tn_i, add(add(tn_i, fp_i), eps), name=name)
+
+    return _at_operating_point(labels, predictions, sensitivity, weights, num_thresholds, metrics_collections,
+                               updates_collections, name, "specificity_at_sensitivity", pick)
+
 
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 

@@ -120,6 +120,36 @@ from ..kernels.math_composites import approx_max_k, approx_min_k  # noqa: E402 -
 
 __all__ += ["approx_max_k", "approx_min_k"]
 
+from .ctc import (  # noqa: E402
+    collapse_repeated,
+    ctc_beam_search_decoder,
+    ctc_beam_search_decoder_v2,
+    ctc_greedy_decoder,
+    ctc_loss,
+    ctc_loss_v2,
+    ctc_unique_labels,
+)
+
+__all__ += ["ctc_loss", "ctc_loss_v2", "ctc_greedy_decoder", "ctc_beam_search_decoder", "ctc_beam_search_decoder_v2",
+            "collapse_repeated", "ctc_unique_labels"]
+
+from .conv_extras import (  # noqa: E402
+    atrous_conv2d_transpose,
+    conv3d_backprop_filter,
+    conv3d_backprop_filter_v2,
+    depthwise_conv2d_backprop_filter,
+    depthwise_conv2d_backprop_input,
+    depthwise_conv2d_native_backprop_filter,
+    depthwise_conv2d_native_backprop_input,
+    safe_embedding_lookup_sparse,
+    with_space_to_batch,
+)
+
+__all__ += ["depthwise_conv2d_backprop_input", "depthwise_conv2d_backprop_filter",
+            "depthwise_conv2d_native_backprop_input", "depthwise_conv2d_native_backprop_filter",
+            "conv3d_backprop_filter", "conv3d_backprop_filter_v2", "atrous_conv2d_transpose", "with_space_to_batch",
+            "safe_embedding_lookup_sparse"]
+
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)

@@ -518,6 +518,8 @@ LEAKS = {
     **{n: _NUMPY_OP for n in ("SparseIndexOrder", "SparseReshape", "SparseSliceSelect", "SparseFillEmptyRowsMap",
                               "SparseUnion")},
     **{n: _NUMPY_OP for n in ("SparseSetOperation", "SparseSetSize", "EditDistance")},
+    **{n: _NUMPY_OP for n in ("CTCLoss", "CTCGreedyDecoder")},
+    "CTCBeamSearchDecoder": "ctc_ops.py: the beam search runs numpy on the host (whole_task.lower_whole): breaks cupy",
     **{n: "special_ops.py: the kernel runs numpy in float64 on np.asarray(x) on the host (no special "
           "functions in the array API): breaks cupy"
        for n in ("Erf", "Erfc", "Lgamma", "Digamma", "Rint", "Igamma", "Igammac", "Zeta", "Polygamma", "Betainc",
@@ -622,3 +624,10 @@ case("TridiagonalSolve", lambda d, b: tf.linalg.tridiagonal_solve(d, b),
      rtol=1e-4)
 LEAKS.update({n: _NUMPY_OP for n in ("Lu", "MatrixSquareRoot", "MatrixLogarithm", "TridiagonalSolve")})
 BREAKS_CUPY.update({n: _NUMPY_OP for n in ("Lu", "MatrixSquareRoot", "MatrixLogarithm", "TridiagonalSolve")})
+case("CTCLoss", lambda x: tf.nn.ctc_loss(tf.SparseTensor([[0, 0], [1, 0]], np.array([1, 2], np.int32), [2, 1]), x,
+                                        np.array([3, 2], np.int32)),
+     lambda dt: [idx(np.linspace(-1, 1, 3 * 2 * 4).reshape(3, 2, 4), dt)], (F32,))
+case("CTCGreedyDecoder", lambda x: tf.nn.ctc_greedy_decoder(x, np.array([3, 2], np.int32))[1],
+     lambda dt: [idx(np.linspace(-1, 1, 3 * 2 * 4).reshape(3, 2, 4), dt)], (F32,))
+case("CTCBeamSearchDecoder", lambda x: tf.nn.ctc_beam_search_decoder(x, np.array([3, 2], np.int32), beam_width=3)[1],
+     lambda dt: [idx(np.linspace(-1, 1, 3 * 2 * 4).reshape(3, 2, 4), dt)], (F32,))
