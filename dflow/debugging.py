@@ -11,9 +11,7 @@ from .graph import dtypes
 from .graph.graph import name_scope
 from .graph.ops import Tensor, constant_value
 from .kernels.array_ops import rank as _rank
-from .kernels.array_ops import reshape as _reshape
 from .kernels.array_ops import shape as _shape_of
-from .kernels.array_ops import size as _size
 from .kernels.array_ops import stack as _stack
 from .kernels.check_ops import (
     Assert,
@@ -38,14 +36,11 @@ from .kernels.check_ops import (
 from .kernels.check_ops import verify_tensor_all_finite as assert_all_finite
 from .kernels.common import convert_to_tensor
 from .kernels.control_ops import no_op as _no_op
+from .kernels.math_composites import is_non_decreasing, is_strictly_increasing
 from .kernels.math_ops import abs as _abs
-from .kernels.math_ops import cast as _cast
 from .kernels.math_ops import equal as _equal
-from .kernels.math_ops import greater as _greater
-from .kernels.math_ops import greater_equal as _greater_equal
 from .kernels.math_ops import is_finite, is_inf, is_nan
 from .kernels.math_ops import less_equal as _less_equal
-from .kernels.math_ops import maximum as _maximum
 from .kernels.math_ops import subtract as _subtract
 from .kernels.reduction_ops import reduce_all as _reduce_all
 from .kernels.reduction_ops import reduce_any as _reduce_any
@@ -142,25 +137,3 @@ def assert_proper_iterable(values):
     unintentional = (Tensor, SparseTensor, np.ndarray, str, bytes)
     if isinstance(values, unintentional) or not isinstance(values, collections.abc.Iterable):
         raise TypeError(f'Expected argument "values" to be a "proper" iterable.  Found: {type(values)}')
-
-
-def _monotone(x, name, opname, cmp):
-    with name_scope(name, opname, [x]):
-        x = convert_to_tensor(x, name="x")
-        if not is_numeric_tensor(x):
-            raise TypeError(f"Expected x to be numeric, got {x.dtype.name} ({x.name})")
-        flat = _reshape(x, [-1])
-        n = _size(flat)
-        # diffs of a 0- or 1-element vector are empty: reduce_all of nothing is True
-        diff = _subtract(flat[1:_maximum(n, 1)], flat[:_maximum(n - 1, 0)])
-        return _reduce_all(cmp(diff, _cast(0, x.dtype)))
-
-
-def is_non_decreasing(x, name=None):
-    """True when x (flattened, row-major) never decreases; a 0- or 1-element x is."""
-    return _monotone(x, name, "is_non_decreasing", _greater_equal)
-
-
-def is_strictly_increasing(x, name=None):
-    """True when x (flattened, row-major) always increases; a 0- or 1-element x is."""
-    return _monotone(x, name, "is_strictly_increasing", _greater)

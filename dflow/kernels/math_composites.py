@@ -41,7 +41,10 @@ def polyval(coeffs, x, name=None):
 def _pairwise(x, compare, default_name, name):
     with name_scope(name, default_name, [x]):
         x = convert_to_tensor(x, name="x")
-        check_dtype(x, NUMERIC.replace("c", ""), default_name, "x")
+        try:
+            check_dtype(x, NUMERIC.replace("c", ""), default_name, "x")
+        except TypeError:  # TF1's wording (check_ops)
+            raise TypeError(f"Expected x to be numeric, got {x.dtype.name} ({x.name}) in {default_name}") from None
         flat = reshape(x, [-1])
         return reduce_all(compare(flat[1:], flat[:-1]))
 
