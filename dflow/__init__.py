@@ -98,6 +98,7 @@ from .kernels.common import constant, convert_to_tensor
 from .kernels.complex_ops import *  # noqa: F403
 from .kernels.control_flow_ops import *  # noqa: F403
 from .kernels.control_ops import *  # noqa: F403
+from .kernels.creation_ops import *  # noqa: F403
 from .kernels.cross_ops import *  # noqa: F403
 from .kernels.csv_ops import *  # noqa: F403
 from .kernels.cumulative_ops import *  # noqa: F403

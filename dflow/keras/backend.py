@@ -402,11 +402,11 @@ def eye(size, dtype=None, name=None):
 
 
 def zeros_like(x, dtype=None, name=None):
-    return manip_ops.zeros_like(x, dtype=dtype, name=name)
+    return creation_ops.zeros_like(x, dtype=dtype, name=name)
 
 
 def ones_like(x, dtype=None, name=None):
-    return manip_ops.ones_like(x, dtype=dtype, name=name)
+    return creation_ops.ones_like(x, dtype=dtype, name=name)
 
 
 def cast(x, dtype):
@@ -1091,7 +1091,7 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, co
             out, new_states = step_function(x_t, tuple(states) + tuple(constants))
             new_states = list(new_states) if isinstance(new_states, (list, tuple)) else [new_states]
             if m_t is not None:
-                base = manip_ops.zeros_like(out) if prev is None or zero_output_for_mask else prev
+                base = creation_ops.zeros_like(out) if prev is None or zero_output_for_mask else prev
                 out = select(m_t, out, base)
                 new_states = [select(m_t, n, s) for n, s in zip(new_states, states)]
             prev, states = out, new_states
@@ -1111,7 +1111,7 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, co
     output_ta = TensorArray(first_out.dtype, size=steps_t, element_shape=first_out.shape,
                             tensor_array_name="output_ta")
     n_states = len(states)
-    zero_output = manip_ops.zeros_like(first_out)
+    zero_output = creation_ops.zeros_like(first_out)
 
     def body(t, out_ta, prev, *st):
         x_t = input_ta.read(t)

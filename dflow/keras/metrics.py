@@ -14,7 +14,7 @@ import numpy as np
 from .. import nn
 from ..eager.context import executing_eagerly
 from ..graph.graph import control_dependencies, name_scope
-from ..kernels import array_ops, manip_ops, math_ops, reduction_ops
+from ..kernels import array_ops, creation_ops, manip_ops, math_ops, reduction_ops
 from ..kernels.common import constant, convert_to_tensor
 from ..kernels.control_ops import group
 from ..kernels.gather_ops import one_hot, top_k
@@ -173,7 +173,7 @@ def _weights_like(values, sample_weight):
             weight = manip_ops.squeeze(weight, [-1])
         while weight.shape.ndims < v_rank:
             weight = manip_ops.expand_dims(weight, -1)
-    return weight * manip_ops.ones_like(values)
+    return weight * creation_ops.ones_like(values)
 
 
 class Reduce(Metric):
@@ -308,14 +308,14 @@ def _update_confusion(variables, y_true, y_pred, thresholds, top_k=None, class_i
         values = _top_k_values(y_pred, top_k)
         kth = reduction_ops.reduce_min(values, axis=-1, keepdims=True)
         y_pred = math_ops.where(math_ops.greater_equal(y_pred, kth), y_pred,
-                                manip_ops.ones_like(y_pred) * np.float32(-np.inf))
+                                creation_ops.ones_like(y_pred) * np.float32(-np.inf))
     if class_id is not None:
         y_true, y_pred = y_true[..., class_id], y_pred[..., class_id]
     preds = array_ops.reshape(y_pred, [1, -1])
     labels = math_ops.cast(array_ops.reshape(y_true, [1, -1]), "bool")
     th = constant(np.asarray(thresholds, np.float32).reshape(-1, 1))
     pred_pos = math_ops.greater(preds, th)
-    weight = manip_ops.ones_like(preds) if sample_weight is None else \
+    weight = creation_ops.ones_like(preds) if sample_weight is None else \
         array_ops.reshape(_weights_like(math_ops.cast(y_true, "float32"), sample_weight), [1, -1])
     masks = {"tp": math_ops.logical_and(labels, pred_pos),
              "fp": math_ops.logical_and(math_ops.logical_not(labels), pred_pos),
@@ -456,7 +456,7 @@ class AUC(Metric):
         intercept = tp[1:] - slope * p[1:]
         ratio = math_ops.where(math_ops.logical_and(math_ops.greater(p[:n - 1], 0.0), math_ops.greater(p[1:], 0.0)),
                                math_ops.divide_no_nan(p[:n - 1], math_ops.maximum(p[1:], 0.0)),
-                               manip_ops.ones_like(p[1:]))
+                               creation_ops.ones_like(p[1:]))
         return reduction_ops.reduce_sum(math_ops.divide_no_nan(
             slope * (dtp + intercept * math_ops.log(ratio)), math_ops.maximum(tp[1:] + fn[1:], 0.0)))
 
@@ -567,7 +567,7 @@ class MeanTensor(Metric):
         elif values.shape != self._shape:
             raise ValueError("MeanTensor input values must always have the same shape. Expected shape (set during "
                              f"the first call): {self._shape}. Got: {values.shape}")
-        counts = manip_ops.ones_like(values)
+        counts = creation_ops.ones_like(values)
         if sample_weight is not None:
             weights = _weights_like(values, sample_weight)
             values, counts = values * weights, weights

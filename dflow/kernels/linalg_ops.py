@@ -551,8 +551,8 @@ def _explicit_labels(terms, out, inputs, eq):
 def _diagonal(gk, kept, t, x, used, eq):
     """(gk put on the diagonals of the labels `t` repeats, its labels): X[i, i] = gk[i]."""
     from .array_ops import shape
+    from .creation_ops import range as range_
     from .manip_ops import expand_dims
-    from .manip_ops import range as range_
     from .math_ops import cast, equal
 
     fresh = iter(c for c in reversed(_LETTERS) if c not in used)
@@ -580,8 +580,8 @@ def _einsum_grad(op, g):
     broadcast back, repeated labels put on their diagonal, broadcast '...' dims summed.
     UnimplementedError: '...' of unknown rank in several inputs, or absent from the output."""
     from .array_ops import rank, reshape
+    from .creation_ops import range as range_
     from .grad_util import broadcast_like
-    from .manip_ops import range as range_
     from .reduction_ops import kept_shape, reduce_sum
 
     eq = op.get_attr("equation")

@@ -19,12 +19,10 @@ from ..graph.graph import name_scope
 from ..graph.ops import constant_value
 from ..graph.registry import def_bind, def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
-from . import creation_ops
 from .array_ops import identity, partial_shape_value, reshape, stack
 from .array_ops import rank as rank_of
 from .array_ops import shape as shape_of
 from .common import apply_op, convert_to_tensor, graph_of, normalize_axis
-from .creation_ops import *  # noqa: F403 - re-exported: these names were defined here before
 from .creation_ops import (
     _HOST_MAX_ELEMENTS,
     _check_rank,
@@ -40,7 +38,7 @@ from .creation_ops import (
 from .math_ops import cast
 
 __all__ = ["broadcast_to", "transpose", "invert_permutation", "expand_dims", "squeeze", "concat", "unstack", "split",
-           "reverse", "reverse_v2", "add_n"] + creation_ops.__all__
+           "reverse", "reverse_v2", "add_n"]
 
 
 def _outputs(arrays):

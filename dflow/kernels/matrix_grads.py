@@ -5,9 +5,10 @@ diagonals, QR and SVD. Registered when dflow/__init__.py imports this module."""
 from __future__ import annotations
 
 from ..graph.registry import def_grad
+from .creation_ops import zeros_like
 from .index_ops import strided_slice
 from .linalg_ops import matmul
-from .manip_ops import concat, expand_dims, zeros_like
+from .manip_ops import concat, expand_dims
 from .math_ops import add, cast, multiply, negative, reciprocal, subtract
 from .matrix_ops import (
     adjoint,

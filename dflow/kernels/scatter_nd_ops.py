@@ -26,8 +26,9 @@ from ..storage.patch import materialized
 from .array_ops import reshape, shape, stack
 from .common import INT, apply_op, check_dtype, convert_to_tensor
 from .creation_ops import range as range_
+from .creation_ops import zeros_like
 from .data_dependent_ops import gather_nd
-from .manip_ops import broadcast_to, zeros_like
+from .manip_ops import broadcast_to
 from .math_ops import negative
 from .numpy_kernels import numpy_op
 from .state_ops import _check_ref

@@ -19,8 +19,9 @@ from ..graph.graph import name_scope
 from ..graph.registry import def_grad
 from .array_ops import size
 from .common import apply_op, convert_to_tensor
+from .creation_ops import ones_like, zeros_like
 from .gather_ops import gather
-from .manip_ops import expand_dims, ones_like, zeros_like
+from .manip_ops import expand_dims
 from .math_ops import cast, equal, greater, logical_and, maximum, multiply, realdiv, rsqrt, where
 from .numpy_kernels import numpy_op
 from .scatter_ops import _seg_infer, unsorted_segment_sum

@@ -17,9 +17,10 @@ from . import sparse_index_ops  # noqa: F401 - registers the index ops used thro
 from .array_ops import identity, reshape, size, stack
 from .check_ops import assert_less_equal
 from .common import apply_op, convert_to_tensor
+from .creation_ops import fill
 from .data_dependent_ops import boolean_mask
 from .gather_ops import gather, one_hot
-from .manip_ops import concat, fill
+from .manip_ops import concat
 from .math_ops import (
     add,
     cast,

@@ -16,9 +16,9 @@ from ..graph.graph import name_scope
 from ..graph.indexed_slices import IndexedSlices
 from .array_ops import reshape, size, stack, stop_gradient
 from .common import apply_op, convert_to_tensor
+from .creation_ops import fill, ones_like, zeros_like
 from .data_dependent_ops import unique
 from .gather_ops import gather
-from .manip_ops import fill, ones_like, zeros_like
 from .math_ops import cast, exp, greater, realdiv, subtract, where
 from .reduction_ops import reduce_max
 from .scatter_ops import unsorted_segment_sum

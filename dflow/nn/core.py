@@ -11,11 +11,12 @@ from ..graph.graph import name_scope
 from ..graph.ops import Tensor
 from ..kernels.array_ops import identity, reshape, shape, size
 from ..kernels.common import convert_to_tensor
+from ..kernels.creation_ops import ones_like, zeros_like
 from ..kernels.creation_ops import range as tf_range
 from ..kernels.data_dependent_ops import dynamic_partition, dynamic_stitch, unique
 from ..kernels.gather_ops import gather
 from ..kernels.linalg_ops import matmul
-from ..kernels.manip_ops import concat, ones_like, zeros_like
+from ..kernels.manip_ops import concat
 from ..kernels.math_ops import (
     add,
     cast,

@@ -16,10 +16,11 @@ from ..graph.graph import name_scope
 from ..kernels.array_ops import reshape, shape, size, stop_gradient
 from ..kernels.candidate_sampling_ops import log_uniform_candidate_sampler
 from ..kernels.common import constant, convert_to_tensor
+from ..kernels.creation_ops import ones_like, zeros_like
 from ..kernels.creation_ops import range as tf_range
 from ..kernels.data_dependent_ops import where_coordinates as coordinates
 from ..kernels.linalg_ops import matmul
-from ..kernels.manip_ops import concat, expand_dims, ones_like, split, zeros_like
+from ..kernels.manip_ops import concat, expand_dims, split
 from ..kernels.math_ops import (
     cast,
     equal,

@@ -12,8 +12,9 @@ import numpy as np
 from ..graph.graph import name_scope
 from ..kernels.array_ops import shape
 from ..kernels.common import convert_to_tensor
+from ..kernels.creation_ops import zeros_like
 from ..kernels.gather_ops import gather
-from ..kernels.manip_ops import squeeze, zeros_like
+from ..kernels.manip_ops import squeeze
 from ..kernels.math_ops import (
     add,
     cast,

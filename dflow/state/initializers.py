@@ -35,7 +35,7 @@ class zeros_initializer(Initializer):  # noqa: N801 - TF1 public name
         self.dtype = as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.manip_ops import zeros
+        from ..kernels.creation_ops import zeros
 
         return zeros(_dims(shape), dtype=self._dtype(dtype))
 
@@ -45,7 +45,7 @@ class ones_initializer(Initializer):  # noqa: N801 - TF1 public name
         self.dtype = as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.manip_ops import ones
+        from ..kernels.creation_ops import ones
 
         return ones(_dims(shape), dtype=self._dtype(dtype))
 

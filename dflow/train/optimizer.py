@@ -18,9 +18,9 @@ from ..kernels import math_ops as m
 from ..kernels import state_ops
 from ..kernels.common import apply_op, convert_to_tensor
 from ..kernels.control_ops import group
+from ..kernels.creation_ops import ones_like, zeros_like
 from ..kernels.data_dependent_ops import unique
 from ..kernels.gather_ops import gather
-from ..kernels.manip_ops import ones_like, zeros_like
 from ..kernels.scatter_ops import unsorted_segment_sum
 from ..state.variables import Variable, trainable_variables
 

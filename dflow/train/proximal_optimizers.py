@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..kernels import math_ops as m
 from ..kernels import state_ops
 from ..kernels.control_ops import group
-from ..kernels.manip_ops import zeros_like
+from ..kernels.creation_ops import zeros_like
 from .optimizer import Optimizer
 
 __all__ = ["AdadeltaOptimizer", "ProximalGradientDescentOptimizer", "ProximalAdagradOptimizer",

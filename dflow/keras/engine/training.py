@@ -28,7 +28,8 @@ from ...kernels import math_ops, reduction_ops
 from ...kernels.array_ops import placeholder, placeholder_with_default
 from ...kernels.array_ops import shape as shape_op
 from ...kernels.control_ops import group
-from ...kernels.manip_ops import add_n, ones
+from ...kernels.creation_ops import ones
+from ...kernels.manip_ops import add_n
 from ...state.variables import global_variables
 from ...train.optimizer import Optimizer as TFOptimizerBase
 from .. import backend as K
