@@ -35,17 +35,17 @@ from .creation_ops import _ints
 # gradient: 1 MiB slabs 3.5/4.2/3.8, 4 MiB 3.2/3.9/3.5; a CNN's two convs over 4096 images 0.205 s
 # -> 0.186 s; with OPENBLAS_CORETYPE=Haswell the same order). Otherwise 8 MiB: each slab is one
 # BLAS call, and on a loaded machine every call with 2 BLAS threads can wait a time slice for the
-# second thread (10 calls of 2548 rows: +40 ms, 21 of 1176: +135 ms, measured here)
+# second thread (more calls, more waits)
 SLAB_BYTES = 8 << 20
 _HELD_SLAB_BYTES = 4 << 20
 # output rows an epilogue (a fused elementwise chain) takes at a time, in place: its temporaries stay
 # in cache and no output-sized value is made (one input channel makes a slab's output 32x its
 # columns: 10 MiB for LeNet's first conv). Rows are handed over in blocks of about this size however
-# small the im2col slabs are (one image of LeNet's conv2: a chain per image cost ~2 ms per conv)
+# small the im2col slabs are (a chain per image of LeNet's conv2 cost more than the conv)
 _EPILOGUE_BYTES = 1 << 20
 # ... for outputs of at least this size; a smaller one takes the chain whole. On a whole larger output
 # each value the chain makes is a fresh output-sized block, page faults and all: LeNet's first conv at
-# batch 128 (12.8 MB, one thread) 17-21 ms with the chain whole, 12 ms in place
+# batch 128 (12.8 MB) is faster in place (bench_layers)
 _EPILOGUE_MIN_BYTES = 4 << 20
 # output rows a tail (a pool reading the conv's output alone, on the Dask path) takes at a time: a
 # CNN's conv + bias + relu + 2x2 max pool at 4096 images a chunk, one thread, 0.30 s with the pool

@@ -15,8 +15,7 @@ tf.data's background threads never fight over the same ones:
 - **Pipeline threads** (`busy_thread()`, entered by tf.data's prefetch and chunk read-ahead threads
   while they run): each takes a core from BLAS and from intra-op splits. OpenBLAS splits even a
   small matmul over every core and each call waits, spinning, until all its threads got one; with a
-  core busy decompressing chunks a 1024×1000 logistic step took ~30 ms instead of ~1 ms
-  (bench_data).
+  core busy decompressing chunks a small logistic step took many times its time (bench_data).
 - **Dask task threads** (`task_threads(n)`, entered by the threads scheduler around a run on a
   pool of n threads): n kernels run at once, so each BLAS call gets the cores left by pipeline
   threads divided by n (at least 1). With BLAS at its own count beside them, 2 tasks on 2 cores
@@ -41,7 +40,7 @@ import numpy as np
 from array_api_compat import is_numpy_namespace
 
 _THREADS = contextvars.ContextVar("dflow_intra_op_threads", default=1)
-_MIN_PART_FLOPS = 32e6  # a part does at least this much work (a hand-off costs ~20 µs)
+_MIN_PART_FLOPS = 32e6  # a part does at least this much work (what a hand-off to a thread costs)
 
 _lock = threading.Lock()  # guards the counts below and BLAS's thread count
 _split_lock = threading.Lock()  # one split kernel at a time
@@ -173,7 +172,7 @@ def keep_kernel_memory(in_process=False):
     more was a new mapping: a CNN's Dask tasks ran 6x slower. In-process runs (`in_process`, set
     once by the first `intra_op_threads`) gain too: with glibc's adaptive thresholds the heap's top
     is still trimmed between steps, and a small CNN's Keras training step faulted its activations
-    in afresh each time (7,900 -> 11,200 images/s once kept; on this VM a fault costs 1-2 s/GB).
+    in afresh each time (bench_keras: its CNN step, benchmarks/RESULTS.md).
     Larger arrays are still mapped and given back when freed. True if the allocator was set
     (glibc only; never when MALLOC_MMAP_THRESHOLD_ is set: the user's choice stands)."""
     if "MALLOC_MMAP_THRESHOLD_" in os.environ:
@@ -196,8 +195,8 @@ class intra_op_threads:  # noqa: N801 - used as a function, like contextlib's ma
     """An in-process run: its kernels may split over `n` threads (0 or None: one per core), and
     BLAS runs one thread per call meanwhile (a matmul large enough to gain splits itself, as a
     convolution does), so no BLAS thread spins between the run's many small calls, which on a busy
-    machine made each wait for a time slice (an LSTM step's matmuls: ~1 ms alone, ~47 ms beside
-    other work). `n` = 1: every kernel on the calling thread."""
+    machine made each wait for a time slice (an LSTM step's matmuls many times
+    slower beside other work: bench_rnn). `n` = 1: every kernel on the calling thread."""
 
     __slots__ = ("n", "token")
 

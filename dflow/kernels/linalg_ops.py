@@ -98,8 +98,8 @@ def _matmul_eager(xp, a, b, *, transpose_a, transpose_b, adjoint_a, adjoint_b):
     dtype = a.dtype
     if type(a) is np.ndarray and type(b) is np.ndarray and dtype == b.dtype and dtype.kind == "f" \
             and dtype.itemsize >= 4 and a.ndim == 2 == b.ndim:
-        # numpy float32/float64 matrices (a training step's case): no namespace wrappers (~8 us a
-        # call); for real dtypes adjoint is transpose
+        # numpy float32/float64 matrices (a training step's case): no namespace wrappers (their cost
+        # per call); for real dtypes adjoint is transpose
         a = a.T if transpose_a or adjoint_a else a
         b = b.T if transpose_b or adjoint_b else b
         if not may_split(2.0 * a.shape[0] * a.shape[1] * b.shape[1]):

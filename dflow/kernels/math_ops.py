@@ -245,7 +245,7 @@ def _sigmoid(xp, x):
 
 
 def _log1p(xp, x):
-    """log(1 + x). numpy's float32 log1p is a scalar loop (~13 ns an element, 5x its vectorized
+    """log(1 + x). numpy's float32 log1p is a scalar loop (several times its vectorized
     log); on float32 numpy arrays this is Eigen's formula, the one TF1's CPU kernel uses:
     x * log(u) / (u - 1) with u = 1 + x (the rounding of u cancels), x itself where u rounds to 1
     or is +inf. Within a few ulps of the exact value."""
@@ -273,7 +273,7 @@ def _log1p_unit_f32(x):
     """log1p of a float32 array of values in [0, 1] (or nan): log(u) corrected by the rounding of
     u = 1 + x, log(u) - ((u - 1) - x) / u. The rounding error (u - 1) - x is exact there and the
     correction's own error is below 2**-48, so this is within a few ulps like `_log1p_f32`, in six
-    passes that never divide by zero (no errstate, no select: ~15 us less in a training step)."""
+    passes that never divide by zero (no errstate, no select)."""
     u = x + np.float32(1)
     d = u - np.float32(1)
     d -= x

@@ -162,7 +162,7 @@ def _pad_constant_lower(ctx, x, paddings, value=None):
 
 def _pad_constant_eager(xp, x, paddings, value=None):
     """The constant pad as one filled array and one slice assignment (numpy's `pad` walks its
-    arguments in Python: ~45 µs per call, the larger part of a small gradient step's pads)."""
+    arguments in Python, the larger part of a small gradient step's pads)."""
     return _padded(xp, x, _pads(x, paddings), value)
 
 

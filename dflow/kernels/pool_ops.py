@@ -179,8 +179,8 @@ def _lower_same_as_input(kernel, pooled_second):
 
 _BLOCK_CELLS = 1 << 20  # a large input is pooled by blocks of images whose maxima stay in cache
 # the work of a pool kernel per input cell, in matmul flops (how cores.intra_op_parts weighs work): a
-# memory-bound cell costs 1-2.5 ns on one thread (LeNet's 2x2 pools: MaxPool ~1, MaxPoolGrad ~2.4),
-# a float32 matmul flop ~0.016 ns, so LeNet's pools split at batch 128 too (pool1's gradient: ~8 ms)
+# memory-bound cell costs about as much as 64 float32 matmul flops on one thread (LeNet's 2x2 pools),
+# so LeNet's pools split at batch 128 too
 _CELL_FLOPS = 64.0
 
 
@@ -191,8 +191,7 @@ def _max_pool(xp, x, **attrs):
     parts = intra_op_parts(xp, n, _CELL_FLOPS * x.size)
     if n <= 4 * step and len(parts) == 1:
         return _max_pool_walk(xp, x, geo)
-    # the walk reads and writes its output once per window offset: by blocks, in cache (LeNet's
-    # first pool at batch 1024: 28 -> 20 ms); the blocks of a large batch on the intra-op threads
+    # the walk reads and writes its output once per window offset: by blocks, in cache; the blocks of a large batch on the intra-op threads
     out = xp.empty(_out_shape(x.shape, geo), dtype=x.dtype, device=_device(x))
 
     def blocks(part):
@@ -207,7 +206,7 @@ def _max_pool(xp, x, **attrs):
 def _max_pool_walk(xp, x, geo):
     """The max of a box is the max along one axis of the maxima along the others: one pooled axis
     at a time (the last first), k strided views each, so kh + kw views instead of kh * kw, the
-    later ones over an already pooled value (LeNet's 2x2 pools at batch 1024: 21 -> 15 ms)."""
+    later ones over an already pooled value."""
     v = _pad(xp, x, geo, _lowest(xp, x.dtype))
     for ax, k, s, n, _b, _a in reversed(geo):
         taps = [tuple(slice(o, o + s * (n - 1) + 1, s) if i == ax else slice(None) for i in range(x.ndim))

@@ -280,7 +280,7 @@ class ProcessesExecutor(_PoolExecutor):
     def _run(self, dsk, keys, pool, callbacks):
         if callbacks is None:  # (a traced run times each op's task)
             # every task's result goes back to this process: a chunk's tasks in one (as on a cluster)
-            # keep its intermediates in the worker (a CNN over Zarr, 16 chunks: 10.7 s -> 2.2 s)
+            # keep its intermediates in the worker (a CNN over Zarr: bench_interop)
             outs = set(flatten(keys))
             dsk = sources_inlined(chunk_regions(convert_legacy_graph(dsk), outs), outs, 1)
         return dask.multiprocessing.get(dsk, keys, pool=pool, callbacks=callbacks)

@@ -14,9 +14,9 @@ class StepCode:
     tuple per step, values in the run's env); its third untraced run turns them into one generated
     Python function, each step a call of its kernel on registers (a list; feeds and constants read
     from env first), outputs dropped after their last reader, fetched and committed ones written
-    back to env at the end. Generating costs ~70 us a step (Python's compiler; 0.37 s for 5,000
-    steps), so plans run once or twice (initializers, evaluations, a test's runs) never pay it; a
-    training loop's plan gains ~8% of a word2vec step (45 small kernels). Traced runs (RunOptions) always interpret.
+    back to env at the end. Generating costs Python's compiler time per step,
+    so plans run once or twice (initializers, evaluations, a test's runs) never pay it; a
+    training loop's plan gains (bench_word2vec). Traced runs (RunOptions) always interpret.
 
     A kernel's exception names its op (`_raise_step_failure`, with the values it was given); a
     bound kernel that fails runs its op's own kernel on every input first (`Bound`)."""
