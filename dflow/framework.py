@@ -52,7 +52,7 @@ __all__ = ["AggregationMethod", "UnconnectedGradients", "NoGradient", "no_gradie
 
 class AggregationMethod:
     """How `tf.gradients` sums the gradients reaching one tensor (TF1's constants). dflow adds them
-    with one AddN whatever the method; the argument is accepted for every value."""
+    with one AddN whatever the method; another value is a ValueError, as TF1."""
 
     ADD_N = 0
     DEFAULT = ADD_N

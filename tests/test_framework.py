@@ -91,6 +91,8 @@ def test_unconnected_gradients_enum_and_aggregation_method():
     with tf.Session() as sess:
         assert sess.run(g) == 0.0
     assert tf.UnconnectedGradients.ZERO.value == "zero" and tf.AggregationMethod.DEFAULT == 0
+    with pytest.raises(ValueError, match="Invalid aggregation_method specified 7"):
+        tf.gradients(x * 2, x, aggregation_method=7)
 
 
 def test_grad_pass_through_and_recompute():

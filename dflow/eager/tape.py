@@ -1,6 +1,7 @@
-"""`GradientTape`: records the ops that run on watched tensors, then runs the graph-mode gradient
-rules backwards over them (the rules build ops; in eager mode those run at once, and a tape that
-is still recording records them too: higher-order gradients by nesting tapes).
+"""`GradientTape`: records the ops that run on watched tensors, then hands them to the one
+reverse-mode walk of `tf.gradients` (`graph/gradients.py` `backward`; the rules build ops, which
+run at once, and a tape that is still recording records them too: higher-order gradients by
+nesting tapes).
 
 A tape watches tensors (by identity; it keeps them alive) and variables (their slots). The executor
 (context.py) offers each op that ran to every active tape (`_record`); a tape keeps the op, with its
@@ -14,8 +15,9 @@ from __future__ import annotations
 
 import contextlib
 
-from ..graph.gradients import _grad_fn, differentiable, set_skipped
-from ..graph.ops import Operation, Tensor
+from ..graph.gradients import backward, gradients
+from ..graph.indexed_slices import IndexedSlices, densify
+from ..graph.ops import Tensor
 from .context import EagerGraph, context
 from .tensor import EagerTensor, HandleTensor, ReadTensor
 
@@ -156,40 +158,37 @@ class GradientTape:
             return _graph_gradient(target, sources, output_gradients, unconnected_gradients)
         if self._used and not self._persistent:
             raise RuntimeError("GradientTape.gradient can only be called once on non-persistent tapes.")
-        if unconnected_gradients not in ("none", "zero"):
-            raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}")
-        self._used = True
         targets = flatten(target)
-        flat_sources = flatten(sources)
-        seeds = flatten(output_gradients) if output_gradients is not None else [None] * len(targets)
-        if len(seeds) != len(targets):
+        for y in targets:
+            if not isinstance(y, EagerTensor):
+                raise ValueError(f"GradientTape.gradient: target must be a Tensor, got {y!r}")
+        seeds = flatten(output_gradients) if output_gradients is not None else None
+        if seeds is not None and len(seeds) != len(targets):
             raise ValueError(f"GradientTape.gradient: {len(seeds)} output_gradients for {len(targets)} targets")
+        flat = []  # (tensor for zeros, the tensors whose gradients sum into it) per source
+        for s in flatten(sources):
+            slot = _slot_of(s)
+            if slot is not None:  # a variable: the sum over its reads
+                flat.append((getattr(s, "_handle", s), [r for r, sl in self._reads if sl is slot]))
+            elif isinstance(s, EagerTensor):
+                flat.append((s, [s]))
+            else:
+                raise ValueError(f"GradientTape.gradient: sources must be Tensors or Variables, got {s!r}")
+        self._used = True
         ctx = context()
         was = self in ctx._tapes
         if was:  # the tape does not record its own backward pass (an outer tape does)
             i = ctx._tapes.index(self)
             ctx._tapes.remove(self)
         try:
-            grads = _backward(ctx, self._ops, targets, seeds, self._ids)
-            out = []
-            for s in flat_sources:
-                slot = _slot_of(s)
-                if slot is not None:
-                    g = _sum(ctx, [g for r, sl in self._reads if sl is slot
-                                   for g in [_total(ctx, grads.get(id(r)))] if g is not None])
-                elif isinstance(s, EagerTensor):
-                    g = _total(ctx, grads.get(id(s)))
-                else:
-                    raise ValueError(f"GradientTape.gradient: sources must be Tensors or Variables, got {s!r}")
-                if g is None and unconnected_gradients == "zero":
-                    g = _zeros_like(ctx, s)
-                out.append(g)
+            out = backward(ctx, targets, seeds, flat, ops=self._ops, needed=self._ids,
+                           unconnected_gradients=unconnected_gradients, caller="GradientTape.gradient")
         finally:
             if was:
                 ctx._tapes.insert(min(i, len(ctx._tapes)), self)
             if not self._persistent:
                 self._ops, self._reads, self._ids = [], [], {}
-        return pack_as(sources, out)
+        return pack_as(sources, [densify(g) if isinstance(g, IndexedSlices) else g for g in out])
 
     def jacobian(self, target, sources, unconnected_gradients="none"):
         raise NotImplementedError("GradientTape.jacobian is not provided by dflow")
@@ -197,7 +196,6 @@ class GradientTape:
 
 def _graph_gradient(target, sources, output_gradients, unconnected_gradients):
     """A tape used while a function is traced into a graph (`defun`): `tf.gradients` there."""
-    from ..graph.gradients import gradients
     from ..kernels.common import convert_to_tensor
 
     targets = flatten(target)
@@ -209,88 +207,6 @@ def _graph_gradient(target, sources, output_gradients, unconnected_gradients):
     with graph.as_default():
         grads = gradients(targets, flat, grad_ys=output_gradients, unconnected_gradients=unconnected_gradients)
     return pack_as(sources, grads)
-
-
-def _op(ctx, op_type, inputs, attrs=None):
-    return ctx.create_op(op_type, inputs, attrs or {})._outputs[0]
-
-
-def _total(ctx, gs):
-    if not gs:
-        return None
-    return gs[0] if len(gs) == 1 else _op(ctx, "AddN", gs)
-
-
-def _sum(ctx, gs):
-    return _total(ctx, gs)
-
-
-def _zeros_like(ctx, s):
-    handle = getattr(s, "_handle", s)
-    return _op(ctx, "ZerosLike", [handle], {"dtype": handle.dtype})
-
-
-def _backward(ctx, ops, targets, seeds, ids):
-    """{id(tensor): [gradient tensors]} after running the rules of `ops` in reverse."""
-    grads = {}
-    for y, gy in zip(targets, seeds):
-        if not isinstance(y, EagerTensor):
-            raise ValueError(f"GradientTape.gradient: target must be a Tensor, got {y!r}")
-        if gy is None:
-            if not differentiable(y.dtype):
-                raise TypeError(f"GradientTape.gradient: target has dtype {y.dtype.name}, which is not "
-                                "differentiable")
-            gy = _op(ctx, "OnesLike", [y], {"dtype": y.dtype})
-        elif not isinstance(gy, EagerTensor):
-            from .context import to_tensor
-
-            gy = to_tensor(gy, y.dtype)
-        grads.setdefault(id(y), []).append(gy)
-    for op in reversed(ops):
-        outs = op._outputs
-        out_grads = []
-        any_grad = False
-        for t in outs:
-            gs = grads.get(id(t))
-            if gs and len(gs) > 1:
-                gs[:] = [_total(ctx, gs)]
-            g = gs[0] if gs else None
-            any_grad = any_grad or g is not None
-            out_grads.append(g)
-        if not any_grad:
-            continue
-        inputs = op._inputs
-        if not any(differentiable(t._dtype) for t in inputs):
-            continue
-        fn = _grad_fn(op)
-        if fn is None:
-            raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
-        out_grads = [g if g is not None or not differentiable(t._dtype)
-                     else _op(ctx, "ZerosLike", [t], {"dtype": t._dtype}) for t, g in zip(outs, out_grads)]
-        skipped = frozenset(i for i, t in enumerate(inputs) if id(t) not in ids)
-        if skipped:
-            set_skipped(op, skipped)
-            try:
-                in_grads = fn(op, *out_grads)
-            finally:
-                set_skipped(None, None)
-        else:
-            in_grads = fn(op, *out_grads)
-        in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
-        if len(in_grads) != len(inputs):
-            raise ValueError(f"Gradient rule of {op.type} returned {len(in_grads)} gradients for {len(inputs)} "
-                             "inputs")
-        for t, g in zip(inputs, in_grads):
-            if g is None or not differentiable(t._dtype):
-                continue
-            if isinstance(g, Operation):
-                raise TypeError(f"Gradient rule of {op.type} returned an Operation")
-            if not isinstance(g, EagerTensor):
-                from ..kernels.common import convert_to_tensor
-
-                g = convert_to_tensor(g)
-            grads.setdefault(id(t), []).append(g)
-    return grads
 
 
 def _compute_gradients(loss_fn, var_list=None, grad_loss=None):

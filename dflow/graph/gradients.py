@@ -1,8 +1,9 @@
-"""Reverse-mode autodiff over the graph (graph -> graph), as TF1's `tf.gradients`.
+"""Reverse-mode autodiff: the one walk (`backward`) of TF1's `tf.gradients` and of eager tapes.
 
-The engine is small (autograd's `backward_pass`): find the ops between `xs` and `ys`, walk them in
-reverse topological order, sum the gradients arriving at each output, call the op's rule and add
-the results into its inputs. Rules are data in the registry (`OpDef.grad`, set with `def_grad`);
+The engine is small (autograd's `backward_pass`): take the ops between `xs` and `ys` (a graph's, or
+those a `GradientTape` recorded), walk them in reverse topological order, sum the gradients
+arriving at each output, call the op's rule and add the results into its inputs. The rules build
+ops in the graph given (an eager context runs them at once). Rules are data in the registry (`OpDef.grad`, set with `def_grad`);
 `gradient_override_map` and `RegisterGradient` names take precedence. The engine builds gradient
 sums, seeds and zeros through the registered op types `AddN`, `OnesLike` and `ZerosLike`.
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import threading
 
-from .dtypes import variant
+import numpy as np
+
+from .dtypes import int32, int64, variant
 from .graph import executing_eagerly
 from .indexed_slices import IndexedSlices, densify
 from .ops import Operation, Tensor
@@ -26,11 +29,6 @@ def needs_gradient(op, index):
     `skip_input_indices`. True otherwise (graph mode prunes unneeded gradient ops when it runs)."""
     s = getattr(_skip, "value", None)
     return s is None or s[0] is not op or index not in s[1]
-
-
-def set_skipped(op, indices):
-    """Tells rules which inputs of `op` need no gradient (None: every input may)."""
-    _skip.value = None if op is None else (op, indices)
 
 
 def _as_tensor(x, what):
@@ -65,16 +63,17 @@ def _grad_fn(op):
 
 
 def _ops_between(ys, xs, stop):
-    """Ops on a path from some x to some y (through data edges, not crossing `stop` tensors)."""
+    """Ops on a path from some x to some y (through data edges, not crossing the tensors whose ids
+    are in `stop`), in reverse topological order."""
     back = set()
-    stack = [y.op for y in ys if y not in stop]
+    stack = [y.op for y in ys if id(y) not in stop]
     while stack:
         op = stack.pop()
         if op in back:
             continue
         back.add(op)
         for t in op.inputs:
-            if t not in stop and t.op not in back:
+            if id(t) not in stop and t.op not in back:
                 stack.append(t.op)
     fwd = set()
     stack = [c for x in xs for c in x.consumers()]
@@ -84,7 +83,7 @@ def _ops_between(ys, xs, stop):
             continue
         fwd.add(op)
         for t in op.outputs:
-            if t not in stop:
+            if id(t) not in stop:
                 stack.extend(c for c in t.consumers() if c not in fwd)
     return sorted(fwd, key=lambda o: o._id, reverse=True)
 
@@ -92,24 +91,6 @@ def _ops_between(ys, xs, stop):
 def _create(graph, op_type, inputs, name):
     attrs = {"dtype": inputs[0].dtype} if op_type in ("OnesLike", "ZerosLike") else {}
     return graph.create_op(op_type, inputs, attrs, name=name).outputs[0]
-
-
-def _as_grad_y(graph, gy, y, i):
-    """A grad_ys entry as a tensor of y's dtype: a tensor is checked, a value becomes a Const op
-    (made through the registry: the graph layer does not import the kernels)."""
-    if isinstance(gy, Tensor):
-        if gy.dtype != y.dtype:
-            raise TypeError(f"gradients: grad_ys[{i}] has dtype {gy.dtype.name}, but y {y.name!r} has "
-                            f"dtype {y.dtype.name}")
-        return gy
-    import numpy as np
-
-    try:
-        value = np.array(gy, dtype=y.dtype.np_dtype)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"gradients: cannot convert grad_ys[{i}] {gy!r} to {y.dtype.name}: {e}") from None
-    value.setflags(write=False)
-    return graph.create_op("Const", [], {"value": value, "dtype": y.dtype}, name=f"grad_ys_{i}").outputs[0]
 
 
 def _aggregate(graph, grads):
@@ -125,30 +106,109 @@ def _aggregate(graph, grads):
     if len(sparse) < len(grads):
         return _create(graph, "AddN", [densify(g, warn=False) if isinstance(g, IndexedSlices) else g
                                        for g in grads], "AddN")
-    import numpy as np
-
     axis = np.array(0, np.int32)
     axis.setflags(write=False)
-    zero = graph.create_op("Const", [], {"value": axis, "dtype": _int32()}, name="axis").outputs[0]
+    zero = graph.create_op("Const", [], {"value": axis, "dtype": int32}, name="axis").outputs[0]
     idx = [g.indices for g in sparse]
     if len({i.dtype for i in idx}) > 1:
-        idx = [i if i.dtype.name == "int64" else graph.create_op("Cast", [i], {"DstT": _int64()}, name="Cast").outputs[0]
+        idx = [i if i.dtype.name == "int64" else graph.create_op("Cast", [i], {"DstT": int64}, name="Cast").outputs[0]
                for i in idx]
     values = graph.create_op("ConcatV2", [g.values for g in sparse] + [zero], {}, name="concat").outputs[0]
     indices = graph.create_op("ConcatV2", idx + [zero], {}, name="concat_indices").outputs[0]
     return IndexedSlices(values, indices, sparse[0].dense_shape)
 
 
-def _int32():
-    from . import dtypes
+def _seed(graph, y, gy, i, caller):
+    """The gradient flowing into target `y`: ones of its dtype, or a grad_ys entry (a tensor is
+    checked, a value becomes a Const op, made through the registry: the graph layer does not
+    import the kernels)."""
+    if gy is None:
+        if not (y.dtype.is_floating or y.dtype.is_complex):
+            raise TypeError(f"{caller}: target {y.name!r} has dtype {y.dtype.name}, which is not differentiable")
+        return _create(graph, "OnesLike", [y], f"grad_ys_{i}")
+    if isinstance(gy, Tensor):
+        if gy.dtype != y.dtype:
+            raise TypeError(f"{caller}: grad_ys[{i}] has dtype {gy.dtype.name}, but target {y.name!r} has "
+                            f"dtype {y.dtype.name}")
+        return gy
+    try:
+        value = np.array(gy, dtype=y.dtype.np_dtype)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{caller}: cannot convert grad_ys[{i}] {gy!r} to {y.dtype.name}: {e}") from None
+    value.setflags(write=False)
+    return graph.create_op("Const", [], {"value": value, "dtype": y.dtype}, name=f"grad_ys_{i}").outputs[0]
 
-    return dtypes.int32
 
+def backward(graph, ys, grad_ys, sources, ops=None, needed=None, stop_gradients=(), aggregation_method=None,
+             unconnected_gradients="none", caller="tf.gradients"):
+    """The one reverse-mode walk, of `tf.gradients` and of `GradientTape.gradient`: one gradient
+    per source, None where `ys` do not depend on it (zeros with `unconnected_gradients="zero"`).
 
-def _int64():
-    from . import dtypes
-
-    return dtypes.int64
+    `grad_ys`: one seed per y or None (ones). `sources`: (tensor, keys) pairs; a source's gradient
+    is the sum of those arriving at its keys (the tensor itself, or a tape's reads of a variable),
+    and `tensor` gives the zeros of an unconnected one. `ops`: the ops a tape recorded, in the
+    order they ran; None walks the graph's ops between `ys` and the keys. `needed`: ids of the
+    tensors that lead to a source (a tape's): a rule may skip the others (`needs_gradient`). Nothing
+    flows back through `stop_gradients`. Each `aggregation_method` sums with AddN, or keeps a sum
+    of IndexedSlices sparse. Ops are built in `graph` (an eager context runs them at once).
+    """
+    if aggregation_method not in (None, 0, 1, 2):  # TF1's AggregationMethod values
+        raise ValueError(f"Invalid aggregation_method specified {aggregation_method!r}.")
+    unconnected_gradients = getattr(unconnected_gradients, "value", unconnected_gradients)  # the enum's string
+    if unconnected_gradients not in ("none", "zero"):
+        raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}")
+    stop = {id(t) for t in stop_gradients}
+    grads = {}  # id(tensor) -> the gradients arriving at it
+    for i, (y, gy) in enumerate(zip(ys, grad_ys or [None] * len(ys))):
+        grads.setdefault(id(y), []).append(_seed(graph, y, gy, i, caller))
+    if ops is None:
+        ops = _ops_between(ys, [k for _, keys in sources for k in keys], stop)
+    else:
+        ops = reversed(ops)
+    for op in ops:
+        outs = op._outputs
+        out_grads = []
+        for t in outs:
+            gs = grads.get(id(t))
+            if gs and len(gs) > 1:
+                gs[:] = [_aggregate(graph, gs)]
+            # nothing flows back through a stop tensor (its gradient is still summed: a stop tensor
+            # among the sources gets its partial derivative, as TF1's stop_gradients)
+            out_grads.append(gs[0] if gs and id(t) not in stop else None)
+        inputs = op._inputs
+        if all(g is None for g in out_grads) or not any(differentiable(t._dtype) for t in inputs):
+            continue
+        fn = _grad_fn(op)
+        if fn is None:
+            raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
+        out_grads = [g if g is not None or not differentiable(t._dtype) else _create(graph, "ZerosLike", [t], "zeros_like")
+                     for t, g in zip(outs, out_grads)]
+        if not op._opdef.sparse_grad:  # a rule that needs dense gradients gets them densified
+            out_grads = [densify(g, warn=False) if isinstance(g, IndexedSlices) else g for g in out_grads]
+        skipped = needed is not None and frozenset(i for i, t in enumerate(inputs) if id(t) not in needed)
+        outer, _skip.value = getattr(_skip, "value", None), (op, skipped) if skipped else None
+        try:
+            with graph.name_scope(op.name + "_grad"):
+                in_grads = fn(op, *out_grads)
+        finally:
+            _skip.value = outer
+        in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
+        if len(in_grads) != len(inputs):
+            raise ValueError(f"Gradient rule of {op.type} returned {len(in_grads)} gradients for "
+                             f"{len(inputs)} inputs (op {op.name!r})")
+        for t, g in zip(inputs, in_grads):
+            if g is None or not differentiable(t._dtype):
+                continue
+            if isinstance(g, Operation):
+                raise TypeError(f"Gradient rule of {op.type} returned an Operation for input {t.name!r}")
+            grads.setdefault(id(t), []).append(g)
+    out = []
+    for like, keys in sources:
+        g = _aggregate(graph, [g for k in keys for g in grads.get(id(k), ())])
+        if g is None and unconnected_gradients == "zero":
+            g = _create(graph, "ZerosLike", [like], "zeros_like")
+        out.append(g)
+    return out
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
@@ -169,57 +229,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     xs = [_as_tensor(x, "xs") for x in _as_list(xs)]
     if not ys:
         raise ValueError("gradients: ys must not be empty")
-    graph = ys[0].graph
-    grad_ys = _as_list(grad_ys) or [None] * len(ys)
-    if len(grad_ys) != len(ys):
+    grad_ys = _as_list(grad_ys) or None
+    if grad_ys is not None and len(grad_ys) != len(ys):
         raise ValueError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
-    stop = {_as_tensor(t, "stop_gradients") for t in _as_list(stop_gradients)}
+    stop = [_as_tensor(t, "stop_gradients") for t in _as_list(stop_gradients)]
+    graph = ys[0].graph
     with graph.as_default(), graph.name_scope(name):
-        grads = {}
-        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
-            if gy is None:
-                if not (y.dtype.is_floating or y.dtype.is_complex):
-                    raise TypeError(f"gradients: y {y.name!r} has dtype {y.dtype.name}, which is not differentiable")
-                gy = _create(graph, "OnesLike", [y], f"grad_ys_{i}")
-            else:
-                gy = _as_grad_y(graph, gy, y, i)
-            grads.setdefault(y, []).append(gy)
-        for op in _ops_between(ys, xs, stop):
-            # nothing flows back through a stop tensor (its gradient is still summed: a stop tensor
-            # among xs gets its partial derivative, as TF1's stop_gradients)
-            out_grads = [_aggregate(graph, grads.get(t)) if grads.get(t) and t not in stop else None
-                         for t in op.outputs]
-            for t, g in zip(op.outputs, out_grads):
-                if g is not None and len(grads[t]) > 1:
-                    grads[t] = [g]
-            if all(g is None for g in out_grads):
-                continue
-            if not any(differentiable(t.dtype) for t in op.inputs):
-                continue
-            fn = _grad_fn(op)
-            if fn is None:
-                raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
-            out_grads = [g if g is not None or not differentiable(t.dtype)
-                         else _create(graph, "ZerosLike", [t], "zeros_like")
-                         for t, g in zip(op.outputs, out_grads)]
-            with graph.name_scope(op.name + "_grad"):
-                if not op._opdef.sparse_grad:  # a rule that needs dense gradients gets them densified
-                    out_grads = [densify(g, warn=False) if isinstance(g, IndexedSlices) else g for g in out_grads]
-                in_grads = fn(op, *out_grads)
-            in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
-            if len(in_grads) != len(op.inputs):
-                raise ValueError(f"Gradient rule of {op.type} returned {len(in_grads)} gradients for "
-                                 f"{len(op.inputs)} inputs (op {op.name!r})")
-            for t, g in zip(op.inputs, in_grads):
-                if g is None or not differentiable(t.dtype):
-                    continue
-                if isinstance(g, Operation):
-                    raise TypeError(f"Gradient rule of {op.type} returned an Operation for input {t.name!r}")
-                grads.setdefault(t, []).append(g)
-        out = [_aggregate(graph, grads.get(x)) for x in xs]
-        unconnected_gradients = getattr(unconnected_gradients, "value", unconnected_gradients)  # the enum's
-        if unconnected_gradients == "zero":
-            out = [g if g is not None else _create(graph, "ZerosLike", [x], "zeros_like") for g, x in zip(out, xs)]
-        elif unconnected_gradients != "none":
-            raise ValueError(f"Unknown value for unconnected_gradients: {unconnected_gradients!r}")
-        return out
+        return backward(graph, ys, grad_ys, [(x, [x]) for x in xs], stop_gradients=stop,
+                        aggregation_method=aggregation_method, unconnected_gradients=unconnected_gradients)

@@ -203,3 +203,27 @@ def test_custom_gradient_rules_of_eager_calls_are_released(eager):
     del tape, y
     gc.collect()
     assert set(registry._GRADIENTS) <= before
+
+
+def test_tape_takes_the_options_of_the_one_walk(eager):
+    # the tape runs tf.gradients' walk: its UnconnectedGradients enum and its checks
+    x, y = tf.constant(2.0), tf.constant(3.0)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        z = x * x
+    assert tape.gradient(z, y, unconnected_gradients=tf.UnconnectedGradients.ZERO).numpy() == 0.0
+    assert tape.gradient(z, [x, y], unconnected_gradients=tf.UnconnectedGradients.NONE)[1] is None
+    with pytest.raises(ValueError, match="Unknown value for unconnected_gradients: 'zeros'"):
+        tape.gradient(z, x, unconnected_gradients="zeros")
+    with pytest.raises(TypeError, match="GradientTape.gradient: grad_ys\\[0\\] has dtype float64"):
+        tape.gradient(z, x, output_gradients=tf.constant(1.0, tf.float64))
+    assert tape.gradient(z, x, output_gradients=[0.5]).numpy() == 2.0
+
+
+def test_tape_sums_the_sparse_gradients_of_a_variable_densely(eager):
+    # two gathers of one variable: IndexedSlices summed along the walk, a dense tensor at the end
+    v = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2))
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.gather(v, [0, 2])) + tf.reduce_sum(tf.gather(v, [2, 2]) * 3.0)
+    g = tape.gradient(loss, v)
+    np.testing.assert_array_equal(g.numpy(), [[1, 1], [0, 0], [7, 7]])
