@@ -488,9 +488,11 @@ def _pairs(value, rank, name):
 
 
 class _Spatial(Layer):
-    """What the padding/cropping/upsampling layers share: rank, data_format, input ndim."""
+    """What the padding/cropping/upsampling layers share: rank, data_format, input ndim, and the
+    one argument (`_arg`: padding, cropping or size) their config stores besides data_format."""
 
     _rank = 2
+    _arg = None
 
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
@@ -508,32 +510,35 @@ class _Spatial(Layer):
             dims[axis] = resize(i, dims[axis]) if dims[axis] is not None else None
         return TensorShape(dims)
 
+    def _set_edges(self, value):
+        """Per spatial axis (before, after) amounts in `self._edges`; the `_arg` attribute keeps
+        Keras's form (the one pair for rank 1)."""
+        self._edges = _pairs(value, self._rank, self._arg)
+        setattr(self, self._arg, self._edges[0] if self._rank == 1 else self._edges)
+
     def get_config(self):
         config = super().get_config()
         if self._rank > 1:
             config["data_format"] = self.data_format
+        config[self._arg] = getattr(self, self._arg)
         return config
 
 
 class _ZeroPadding(_Spatial):
+    _arg = "padding"
+
     def __init__(self, padding=1, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
-        self._pads = _pairs(padding, self._rank, "padding")
-        self.padding = self._pads[0] if self._rank == 1 else self._pads
+        self._set_edges(padding)
 
     def call(self, inputs):
         paddings = [[0, 0]] * (self._rank + 2)
-        for axis, pair in zip(self._spatial_axes(), self._pads):
+        for axis, pair in zip(self._spatial_axes(), self._edges):
             paddings[axis] = list(pair)
         return pad(inputs, paddings)
 
     def compute_output_shape(self, input_shape):
-        return self._out_shape(input_shape, lambda i, n: n + sum(self._pads[i]))
-
-    def get_config(self):
-        config = super().get_config()
-        config["padding"] = self.padding
-        return config
+        return self._out_shape(input_shape, lambda i, n: n + sum(self._edges[i]))
 
 
 class ZeroPadding1D(_ZeroPadding):
@@ -552,24 +557,20 @@ class ZeroPadding3D(_ZeroPadding):
 
 
 class _Cropping(_Spatial):
+    _arg = "cropping"
+
     def __init__(self, cropping, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
-        self._crops = _pairs(cropping, self._rank, "cropping")
-        self.cropping = self._crops[0] if self._rank == 1 else self._crops
+        self._set_edges(cropping)
 
     def call(self, inputs):
         index = [slice(None)] * (self._rank + 2)
-        for axis, (before, after) in zip(self._spatial_axes(), self._crops):
+        for axis, (before, after) in zip(self._spatial_axes(), self._edges):
             index[axis] = slice(before, -after if after else None)
         return inputs[tuple(index)]
 
     def compute_output_shape(self, input_shape):
-        return self._out_shape(input_shape, lambda i, n: n - sum(self._crops[i]))
-
-    def get_config(self):
-        config = super().get_config()
-        config["cropping"] = self.cropping
-        return config
+        return self._out_shape(input_shape, lambda i, n: n - sum(self._edges[i]))
 
 
 class Cropping1D(_Cropping):
@@ -611,6 +612,8 @@ def repeat_elements(x, rep, axis):
 
 
 class _UpSampling(_Spatial):
+    _arg = "size"
+
     def __init__(self, size=2, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
         self.size = normalize_tuple(size, self._rank, "size")
@@ -623,11 +626,6 @@ class _UpSampling(_Spatial):
 
     def compute_output_shape(self, input_shape):
         return self._out_shape(input_shape, lambda i, n: n * self.size[i])
-
-    def get_config(self):
-        config = super().get_config()
-        config["size"] = self.size
-        return config
 
 
 class UpSampling1D(_UpSampling):
