@@ -23,7 +23,7 @@ from ...layers.utils import conv_output_length, normalize_data_format, normalize
 from .. import activations, constraints, initializers, regularizers
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
-from .core import _ser
+from .core import _KINDS, _dense_config, _weights_config
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "Convolution3DTranspose", "SeparableConv1D", "SeparableConv2D",
            "DepthwiseConv2D", "Convolution1D", "Convolution2D", "Convolution3D", "Convolution2DTranspose",
@@ -39,15 +39,12 @@ def _data_format(value):
 def _keras_args(kwargs):
     """Keras's string identifiers resolved for the tf.layers constructors."""
     out = dict(kwargs)
-    for key, module in (("activation", activations), ("kernel_initializer", initializers),
-                        ("bias_initializer", initializers), ("depthwise_initializer", initializers),
-                        ("pointwise_initializer", initializers), ("kernel_regularizer", regularizers),
-                        ("bias_regularizer", regularizers), ("depthwise_regularizer", regularizers),
-                        ("pointwise_regularizer", regularizers), ("kernel_constraint", constraints),
-                        ("bias_constraint", constraints), ("depthwise_constraint", constraints),
-                        ("pointwise_constraint", constraints)):
-        if key in out:
-            out[key] = module.get(out[key])
+    if "activation" in out:
+        out["activation"] = activations.get(out["activation"])
+    for weight in ("kernel", "bias", "depthwise", "pointwise"):
+        for kind, module in _KINDS.items():
+            if f"{weight}_{kind}" in out:
+                out[f"{weight}_{kind}"] = module.get(out[f"{weight}_{kind}"])
     return out
 
 
@@ -59,25 +56,16 @@ class _ConvConfig:
         config.update({
             "filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
             "padding": self.padding, "data_format": self.data_format, "dilation_rate": self.dilation_rate,
-            "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-            "kernel_initializer": _ser(initializers, self.kernel_initializer),
-            "bias_initializer": _ser(initializers, self.bias_initializer),
-            "kernel_regularizer": _ser(regularizers, self.kernel_regularizer),
-            "bias_regularizer": _ser(regularizers, self.bias_regularizer),
-            "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, self.kernel_constraint),
-            "bias_constraint": _ser(constraints, self.bias_constraint)})
+            **_dense_config(self)})
         return config
 
     def _separable_config(self):
         config = self._base_config()
         for key in ("kernel_initializer", "kernel_regularizer", "kernel_constraint"):
             config.pop(key)
-        config.update({
-            "depth_multiplier": self.depth_multiplier,
-            "depthwise_initializer": _ser(initializers, self.depthwise_initializer),
-            "depthwise_regularizer": _ser(regularizers, self.depthwise_regularizer),
-            "depthwise_constraint": _ser(constraints, self.depthwise_constraint)})
+        config["depth_multiplier"] = self.depth_multiplier
+        for kind in _KINDS:
+            config.update(_weights_config(self, kind, ["depthwise"]))
         return config
 
     def get_config(self):
@@ -366,10 +354,8 @@ class SeparableConv2D(_ConvConfig, tf_conv.SeparableConv2D, Layer):
 
     def get_config(self):
         config = self._separable_config()
-        config.update({
-            "pointwise_initializer": _ser(initializers, self.pointwise_initializer),
-            "pointwise_regularizer": _ser(regularizers, self.pointwise_regularizer),
-            "pointwise_constraint": _ser(constraints, self.pointwise_constraint)})
+        for kind in _KINDS:
+            config.update(_weights_config(self, kind, ["pointwise"]))
         return config
 
 

@@ -36,6 +36,25 @@ def _ser(module, value):
     return module.serialize(value) if value is not None else None
 
 
+_KINDS = {"initializer": initializers, "regularizer": regularizers, "constraint": constraints}
+
+
+def _weights_config(owner, kind, weights=("kernel", "bias")):
+    """{"<weight>_<kind>": the serialized `owner.<weight>_<kind>`} for each weight, `kind` one of
+    initializer, regularizer, constraint: the config entries a layer with those weights stores."""
+    return {f"{w}_{kind}": _ser(_KINDS[kind], getattr(owner, f"{w}_{kind}")) for w in weights}
+
+
+def _dense_config(layer):
+    """The config entries Dense, the convolutions and the locally-connected layers share, in
+    Keras's order: activation, use_bias, then their kernel's and bias's initializers,
+    regularizers (with the activity regularizer) and constraints."""
+    return {"activation": activations.serialize(layer.activation), "use_bias": layer.use_bias,
+            **_weights_config(layer, "initializer"), **_weights_config(layer, "regularizer"),
+            "activity_regularizer": _ser(regularizers, layer.activity_regularizer),
+            **_weights_config(layer, "constraint")}
+
+
 class Dense(tf_core.Dense, Layer):
     """activation(inputs · kernel + bias); Keras's defaults: glorot_uniform kernel, zeros bias."""
 
@@ -54,15 +73,7 @@ class Dense(tf_core.Dense, Layer):
 
     def get_config(self):
         config = Layer.get_config(self)
-        config.update({
-            "units": self.units, "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-            "kernel_initializer": _ser(initializers, self.kernel_initializer),
-            "bias_initializer": _ser(initializers, self.bias_initializer),
-            "kernel_regularizer": _ser(regularizers, self.kernel_regularizer),
-            "bias_regularizer": _ser(regularizers, self.bias_regularizer),
-            "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, self.kernel_constraint),
-            "bias_constraint": _ser(constraints, self.bias_constraint)})
+        config.update({"units": self.units, **_dense_config(self)})
         return config
 
 

@@ -20,7 +20,7 @@ from ...layers.utils import conv_output_length, normalize_tuple
 from .. import activations, constraints, initializers, regularizers
 from ..engine.base_layer import InputSpec, Layer
 from .convolutional import _data_format
-from .core import _ser
+from .core import _dense_config
 
 __all__ = ["LocallyConnected1D", "LocallyConnected2D"]
 
@@ -129,15 +129,7 @@ class _LocallyConnected(Layer):
         config = super().get_config()
         config.update({
             "filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
-            "padding": self.padding, "data_format": self.data_format,
-            "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-            "kernel_initializer": _ser(initializers, self.kernel_initializer),
-            "bias_initializer": _ser(initializers, self.bias_initializer),
-            "kernel_regularizer": _ser(regularizers, self.kernel_regularizer),
-            "bias_regularizer": _ser(regularizers, self.bias_regularizer),
-            "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, self.kernel_constraint),
-            "bias_constraint": _ser(constraints, self.bias_constraint),
+            "padding": self.padding, "data_format": self.data_format, **_dense_config(self),
             "implementation": self.implementation})
         return config
 
