@@ -35,7 +35,7 @@ from .. import activations, constraints, initializers, regularizers
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
 from .convolutional import _data_format
-from .core import _ser
+from .core import _RECURRENT_WEIGHTS, _ser, _weights_config
 
 __all__ = ["ConvLSTM2D"]
 
@@ -321,17 +321,10 @@ class ConvLSTM2D(Layer):
             "padding": cell.padding, "data_format": self.data_format, "dilation_rate": cell.dilation_rate,
             "activation": activations.serialize(cell.activation),
             "recurrent_activation": activations.serialize(cell.recurrent_activation), "use_bias": cell.use_bias,
-            "kernel_initializer": _ser(initializers, cell.kernel_initializer),
-            "recurrent_initializer": _ser(initializers, cell.recurrent_initializer),
-            "bias_initializer": _ser(initializers, cell.bias_initializer),
-            "unit_forget_bias": cell.unit_forget_bias,
-            "kernel_regularizer": _ser(regularizers, cell.kernel_regularizer),
-            "recurrent_regularizer": _ser(regularizers, cell.recurrent_regularizer),
-            "bias_regularizer": _ser(regularizers, cell.bias_regularizer),
+            **_weights_config(cell, "initializer", _RECURRENT_WEIGHTS), "unit_forget_bias": cell.unit_forget_bias,
+            **_weights_config(cell, "regularizer", _RECURRENT_WEIGHTS),
             "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, cell.kernel_constraint),
-            "recurrent_constraint": _ser(constraints, cell.recurrent_constraint),
-            "bias_constraint": _ser(constraints, cell.bias_constraint),
+            **_weights_config(cell, "constraint", _RECURRENT_WEIGHTS),
             "dropout": cell.dropout, "recurrent_dropout": cell.recurrent_dropout,
             "return_sequences": self.return_sequences, "return_state": self.return_state,
             "go_backwards": self.go_backwards, "stateful": self.stateful, "unroll": self.unroll,

@@ -39,6 +39,9 @@ def _ser(module, value):
 _KINDS = {"initializer": initializers, "regularizer": regularizers, "constraint": constraints}
 
 
+_RECURRENT_WEIGHTS = ("kernel", "recurrent", "bias")
+
+
 def _weights_config(owner, kind, weights=("kernel", "bias")):
     """{"<weight>_<kind>": the serialized `owner.<weight>_<kind>`} for each weight, `kind` one of
     initializer, regularizer, constraint: the config entries a layer with those weights stores."""

@@ -21,7 +21,8 @@ from ...kernels.math_ops import add, multiply, sigmoid, subtract, tanh
 from ...nn.core import bias_add
 from .. import constraints, initializers, regularizers
 from ..engine.base_layer import InputSpec, Layer
-from .recurrent import RNN, _input_dim, _ser
+from .core import _RECURRENT_WEIGHTS, _ser, _weights_config
+from .recurrent import RNN, _input_dim
 
 __all__ = ["CuDNNLSTM", "CuDNNGRU"]
 
@@ -151,17 +152,10 @@ class _CuDNNRNN(RNN):
         config.pop("unroll", None)
         cell = self.cell
         config.update({
-            "units": cell.units,
-            "kernel_initializer": _ser(initializers, cell.kernel_initializer),
-            "recurrent_initializer": _ser(initializers, cell.recurrent_initializer),
-            "bias_initializer": _ser(initializers, cell.bias_initializer),
-            "kernel_regularizer": _ser(regularizers, cell.kernel_regularizer),
-            "recurrent_regularizer": _ser(regularizers, cell.recurrent_regularizer),
-            "bias_regularizer": _ser(regularizers, cell.bias_regularizer),
+            "units": cell.units, **_weights_config(cell, "initializer", _RECURRENT_WEIGHTS),
+            **_weights_config(cell, "regularizer", _RECURRENT_WEIGHTS),
             "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, cell.kernel_constraint),
-            "recurrent_constraint": _ser(constraints, cell.recurrent_constraint),
-            "bias_constraint": _ser(constraints, cell.bias_constraint)})
+            **_weights_config(cell, "constraint", _RECURRENT_WEIGHTS)})
         return config
 
     @classmethod

@@ -9,12 +9,9 @@ from ...kernels.math_ops import cast, not_equal
 from .. import backend as K
 from .. import constraints, initializers, regularizers
 from ..engine.base_layer import Layer
+from .core import _ser, _weights_config
 
 __all__ = ["Embedding"]
-
-
-def _ser(module, value):
-    return module.serialize(value) if value is not None else None
 
 
 class Embedding(Layer):
@@ -82,9 +79,9 @@ class Embedding(Layer):
         config = super().get_config()
         config.update({
             "input_dim": self.input_dim, "output_dim": self.output_dim,
-            "embeddings_initializer": _ser(initializers, self.embeddings_initializer),
-            "embeddings_regularizer": _ser(regularizers, self.embeddings_regularizer),
+            **_weights_config(self, "initializer", ["embeddings"]),
+            **_weights_config(self, "regularizer", ["embeddings"]),
             "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "embeddings_constraint": _ser(constraints, self.embeddings_constraint),
+            **_weights_config(self, "constraint", ["embeddings"]),
             "mask_zero": self.mask_zero, "input_length": self.input_length})
         return config

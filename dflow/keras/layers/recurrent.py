@@ -41,13 +41,10 @@ from .. import activations, constraints, initializers, regularizers
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
 from ..utils.generic_utils import deserialize_keras_object, serialize_keras_object
+from .core import _RECURRENT_WEIGHTS, _ser, _weights_config
 
 __all__ = ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU",
            "AbstractRNNCell"]
-
-
-def _ser(module, value):
-    return module.serialize(value) if value is not None else None
 
 
 def deserialize_layer(config, custom_objects=None):
@@ -184,20 +181,11 @@ class _DropoutCell:
         config = {"units": self.units, "activation": activations.serialize(self.activation)}
         if hasattr(self, "recurrent_activation"):
             config["recurrent_activation"] = activations.serialize(self.recurrent_activation)
-        config.update({
-            "use_bias": self.use_bias,
-            "kernel_initializer": _ser(initializers, self.kernel_initializer),
-            "recurrent_initializer": _ser(initializers, self.recurrent_initializer),
-            "bias_initializer": _ser(initializers, self.bias_initializer)})
+        config.update({"use_bias": self.use_bias, **_weights_config(self, "initializer", _RECURRENT_WEIGHTS)})
         config.update(extra)
-        config.update({
-            "kernel_regularizer": _ser(regularizers, self.kernel_regularizer),
-            "recurrent_regularizer": _ser(regularizers, self.recurrent_regularizer),
-            "bias_regularizer": _ser(regularizers, self.bias_regularizer),
-            "kernel_constraint": _ser(constraints, self.kernel_constraint),
-            "recurrent_constraint": _ser(constraints, self.recurrent_constraint),
-            "bias_constraint": _ser(constraints, self.bias_constraint),
-            "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout})
+        config.update({**_weights_config(self, "regularizer", _RECURRENT_WEIGHTS),
+                       **_weights_config(self, "constraint", _RECURRENT_WEIGHTS),
+                       "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout})
         return config
 
 
