@@ -10,7 +10,7 @@ from ...kernels.math_ops import cast, greater, relu
 from .. import backend as K
 from .. import constraints, initializers, regularizers
 from ..engine.base_layer import InputSpec, Layer
-from .core import _ser
+from .core import _weights_config
 
 __all__ = ["LeakyReLU", "PReLU", "ELU", "ThresholdedReLU", "Softmax", "ReLU"]
 
@@ -81,10 +81,7 @@ class PReLU(_Elementwise):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"alpha_initializer": _ser(initializers, self.alpha_initializer),
-                       "alpha_regularizer": _ser(regularizers, self.alpha_regularizer),
-                       "alpha_constraint": _ser(constraints, self.alpha_constraint),
-                       "shared_axes": self.shared_axes})
+        config.update({**_weights_config(self, ["alpha"]), "shared_axes": self.shared_axes})
         return config
 
 

@@ -64,8 +64,7 @@ class _ConvConfig:
         for key in ("kernel_initializer", "kernel_regularizer", "kernel_constraint"):
             config.pop(key)
         config["depth_multiplier"] = self.depth_multiplier
-        for kind in _KINDS:
-            config.update(_weights_config(self, kind, ["depthwise"]))
+        config.update(_weights_config(self, ["depthwise"]))
         return config
 
     def get_config(self):
@@ -354,8 +353,7 @@ class SeparableConv2D(_ConvConfig, tf_conv.SeparableConv2D, Layer):
 
     def get_config(self):
         config = self._separable_config()
-        for kind in _KINDS:
-            config.update(_weights_config(self, kind, ["pointwise"]))
+        config.update(_weights_config(self, ["pointwise"]))
         return config
 
 

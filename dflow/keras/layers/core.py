@@ -42,10 +42,10 @@ _KINDS = {"initializer": initializers, "regularizer": regularizers, "constraint"
 _RECURRENT_WEIGHTS = ("kernel", "recurrent", "bias")
 
 
-def _weights_config(owner, kind, weights=("kernel", "bias")):
-    """{"<weight>_<kind>": the serialized `owner.<weight>_<kind>`} for each weight, `kind` one of
-    initializer, regularizer, constraint: the config entries a layer with those weights stores."""
-    return {f"{w}_{kind}": _ser(_KINDS[kind], getattr(owner, f"{w}_{kind}")) for w in weights}
+def _weights_config(owner, weights=("kernel", "bias"), kinds=tuple(_KINDS)):
+    """{"<weight>_<kind>": the serialized `owner.<weight>_<kind>`} for each kind (initializer,
+    regularizer, constraint) and weight: the config entries a layer with those weights stores."""
+    return {f"{w}_{kind}": _ser(_KINDS[kind], getattr(owner, f"{w}_{kind}")) for kind in kinds for w in weights}
 
 
 def _dense_config(layer):
@@ -53,9 +53,9 @@ def _dense_config(layer):
     Keras's order: activation, use_bias, then their kernel's and bias's initializers,
     regularizers (with the activity regularizer) and constraints."""
     return {"activation": activations.serialize(layer.activation), "use_bias": layer.use_bias,
-            **_weights_config(layer, "initializer"), **_weights_config(layer, "regularizer"),
+            **_weights_config(layer, kinds=["initializer", "regularizer"]),
             "activity_regularizer": _ser(regularizers, layer.activity_regularizer),
-            **_weights_config(layer, "constraint")}
+            **_weights_config(layer, kinds=["constraint"])}
 
 
 class Dense(tf_core.Dense, Layer):

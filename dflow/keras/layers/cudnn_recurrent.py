@@ -152,10 +152,9 @@ class _CuDNNRNN(RNN):
         config.pop("unroll", None)
         cell = self.cell
         config.update({
-            "units": cell.units, **_weights_config(cell, "initializer", _RECURRENT_WEIGHTS),
-            **_weights_config(cell, "regularizer", _RECURRENT_WEIGHTS),
+            "units": cell.units, **_weights_config(cell, _RECURRENT_WEIGHTS, ["initializer", "regularizer"]),
             "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            **_weights_config(cell, "constraint", _RECURRENT_WEIGHTS)})
+            **_weights_config(cell, _RECURRENT_WEIGHTS, ["constraint"])})
         return config
 
     @classmethod

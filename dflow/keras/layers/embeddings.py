@@ -79,9 +79,8 @@ class Embedding(Layer):
         config = super().get_config()
         config.update({
             "input_dim": self.input_dim, "output_dim": self.output_dim,
-            **_weights_config(self, "initializer", ["embeddings"]),
-            **_weights_config(self, "regularizer", ["embeddings"]),
+            **_weights_config(self, ["embeddings"], ["initializer", "regularizer"]),
             "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            **_weights_config(self, "constraint", ["embeddings"]),
+            **_weights_config(self, ["embeddings"], ["constraint"]),
             "mask_zero": self.mask_zero, "input_length": self.input_length})
         return config

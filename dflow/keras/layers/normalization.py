@@ -15,7 +15,7 @@ from ...layers import normalization as tf_norm
 from ...layers.base import input_shape_of
 from .. import constraints, initializers, regularizers
 from ..engine.base_layer import InputSpec, Layer
-from .core import _ser
+from .core import _weights_config
 
 __all__ = ["BatchNormalization", "LayerNormalization"]
 
@@ -51,14 +51,9 @@ class BatchNormalization(tf_norm.BatchNormalization, Layer):
         config = Layer.get_config(self)
         config.update({
             "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon, "center": self.center,
-            "scale": self.scale, "beta_initializer": _ser(initializers, self.beta_initializer),
-            "gamma_initializer": _ser(initializers, self.gamma_initializer),
-            "moving_mean_initializer": _ser(initializers, self.moving_mean_initializer),
-            "moving_variance_initializer": _ser(initializers, self.moving_variance_initializer),
-            "beta_regularizer": _ser(regularizers, self.beta_regularizer),
-            "gamma_regularizer": _ser(regularizers, self.gamma_regularizer),
-            "beta_constraint": _ser(constraints, self.beta_constraint),
-            "gamma_constraint": _ser(constraints, self.gamma_constraint)})
+            "scale": self.scale,
+            **_weights_config(self, ["beta", "gamma", "moving_mean", "moving_variance"], ["initializer"]),
+            **_weights_config(self, ["beta", "gamma"], ["regularizer", "constraint"])})
         return config
 
 
@@ -130,10 +125,5 @@ class LayerNormalization(Layer):
         config = super().get_config()
         config.update({
             "axis": self.axis, "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
-            "beta_initializer": _ser(initializers, self.beta_initializer),
-            "gamma_initializer": _ser(initializers, self.gamma_initializer),
-            "beta_regularizer": _ser(regularizers, self.beta_regularizer),
-            "gamma_regularizer": _ser(regularizers, self.gamma_regularizer),
-            "beta_constraint": _ser(constraints, self.beta_constraint),
-            "gamma_constraint": _ser(constraints, self.gamma_constraint)})
+            **_weights_config(self, ["beta", "gamma"])})
         return config

@@ -181,10 +181,9 @@ class _DropoutCell:
         config = {"units": self.units, "activation": activations.serialize(self.activation)}
         if hasattr(self, "recurrent_activation"):
             config["recurrent_activation"] = activations.serialize(self.recurrent_activation)
-        config.update({"use_bias": self.use_bias, **_weights_config(self, "initializer", _RECURRENT_WEIGHTS)})
+        config.update({"use_bias": self.use_bias, **_weights_config(self, _RECURRENT_WEIGHTS, ["initializer"])})
         config.update(extra)
-        config.update({**_weights_config(self, "regularizer", _RECURRENT_WEIGHTS),
-                       **_weights_config(self, "constraint", _RECURRENT_WEIGHTS),
+        config.update({**_weights_config(self, _RECURRENT_WEIGHTS, ["regularizer", "constraint"]),
                        "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout})
         return config
 
