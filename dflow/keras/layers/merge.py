@@ -6,6 +6,9 @@ ValueError with Keras's wording."""
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 from ... import nn
 from ...graph.dtypes import bool as bool_
 from ...graph.shape import TensorShape
@@ -112,10 +115,7 @@ class Add(_Merge):
     """The sum of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = out + x
-        return out
+        return reduce(operator.add, inputs)
 
 
 class Subtract(_Merge):
@@ -136,40 +136,28 @@ class Multiply(_Merge):
     """The element-wise product of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = out * x
-        return out
+        return reduce(operator.mul, inputs)
 
 
 class Average(_Merge):
     """The element-wise mean of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = out + x
-        return out / len(inputs)
+        return reduce(operator.add, inputs) / len(inputs)
 
 
 class Maximum(_Merge):
     """The element-wise maximum of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = _maximum(out, x)
-        return out
+        return reduce(_maximum, inputs)
 
 
 class Minimum(_Merge):
     """The element-wise minimum of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = _minimum(out, x)
-        return out
+        return reduce(_minimum, inputs)
 
 
 class Concatenate(_Merge):
@@ -317,34 +305,22 @@ def _batch_dot(x, y, axes):
     return expand_dims(result, 1) if len(out) == 1 else result
 
 
-def add(inputs, **kwargs):
-    """Functional form of `Add`: the sum of a list of tensors."""
-    return Add(**kwargs)(inputs)
+def _functional(layer_class, name, doc):
+    """The functional form of a merge layer: `name(inputs, **kwargs)` builds the layer and calls it."""
+    def apply(inputs, **kwargs):
+        return layer_class(**kwargs)(inputs)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = doc
+    return apply
 
 
-def subtract(inputs, **kwargs):
-    """Functional form of `Subtract`: inputs[0] - inputs[1]."""
-    return Subtract(**kwargs)(inputs)
-
-
-def multiply(inputs, **kwargs):
-    """Functional form of `Multiply`."""
-    return Multiply(**kwargs)(inputs)
-
-
-def average(inputs, **kwargs):
-    """Functional form of `Average`."""
-    return Average(**kwargs)(inputs)
-
-
-def maximum(inputs, **kwargs):
-    """Functional form of `Maximum`."""
-    return Maximum(**kwargs)(inputs)
-
-
-def minimum(inputs, **kwargs):
-    """Functional form of `Minimum`."""
-    return Minimum(**kwargs)(inputs)
+add = _functional(Add, "add", "Functional form of `Add`: the sum of a list of tensors.")
+subtract = _functional(Subtract, "subtract", "Functional form of `Subtract`: inputs[0] - inputs[1].")
+multiply = _functional(Multiply, "multiply", "Functional form of `Multiply`.")
+average = _functional(Average, "average", "Functional form of `Average`.")
+maximum = _functional(Maximum, "maximum", "Functional form of `Maximum`.")
+minimum = _functional(Minimum, "minimum", "Functional form of `Minimum`.")
 
 
 def concatenate(inputs, axis=-1, **kwargs):
