@@ -20,10 +20,10 @@ from ...kernels.pad_ops import pad, tile
 from ...layers import convolutional as tf_conv
 from ...layers.base import input_shape_of
 from ...layers.utils import conv_output_length, normalize_data_format, normalize_tuple
-from .. import activations, constraints, initializers, regularizers
+from .. import activations
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
-from .core import _KINDS, _dense_config, _weights_config
+from .core import _KINDS, _dense_config, _set_weights_args, _weights_config
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "Convolution3DTranspose", "SeparableConv1D", "SeparableConv2D",
            "DepthwiseConv2D", "Convolution1D", "Convolution2D", "Convolution3D", "Convolution2DTranspose",
@@ -415,9 +415,9 @@ class DepthwiseConv2D(_ConvConfig, tf_conv.Conv2D, Layer):
                                         activity_regularizer, None, bias_constraint), **kwargs)
         self.filters = None
         self.depth_multiplier = int(depth_multiplier)
-        self.depthwise_initializer = initializers.get(depthwise_initializer)
-        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
-        self.depthwise_constraint = constraints.get(depthwise_constraint)
+        _set_weights_args(self, depthwise_initializer=depthwise_initializer,
+                          depthwise_regularizer=depthwise_regularizer,
+                          depthwise_constraint=depthwise_constraint)
 
     def build(self, input_shape):
         input_dim = self._input_dim(input_shape)

@@ -31,11 +31,11 @@ from ...kernels.manip_ops import concat, reverse, transpose, unstack
 from ...kernels.math_ops import add, cast, less, multiply, where
 from ...kernels.tensor_array_ops import TensorArray
 from ...layers.utils import conv_output_length, normalize_tuple
-from .. import activations, constraints, initializers, regularizers
+from .. import activations, regularizers
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
 from .convolutional import _data_format
-from .core import _RECURRENT_WEIGHTS, _ser, _weights_config
+from .core import _RECURRENT_WEIGHTS, _ser, _set_weights_args, _weights_config
 
 __all__ = ["ConvLSTM2D"]
 
@@ -59,16 +59,13 @@ class ConvLSTM2DCell(Layer):
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
+        _set_weights_args(self, kernel_initializer=kernel_initializer,
+                          recurrent_initializer=recurrent_initializer,
+                          bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                          recurrent_regularizer=recurrent_regularizer,
+                          bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                          recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint)
         self.unit_forget_bias = bool(unit_forget_bias)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self._input_masks = self._recurrent_masks = None

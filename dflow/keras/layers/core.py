@@ -42,6 +42,13 @@ _KINDS = {"initializer": initializers, "regularizer": regularizers, "constraint"
 _RECURRENT_WEIGHTS = ("kernel", "recurrent", "bias")
 
 
+def _set_weights_args(owner, **identifiers):
+    """owner.<weight>_<kind> = that kind's module `get(identifier)`, for each `<weight>_<kind>=`
+    argument (kind: initializer, regularizer, constraint)."""
+    for key, identifier in identifiers.items():
+        setattr(owner, key, _KINDS[key.rsplit("_", 1)[1]].get(identifier))
+
+
 def _weights_config(owner, weights=("kernel", "bias"), kinds=tuple(_KINDS)):
     """{"<weight>_<kind>": the serialized `owner.<weight>_<kind>`} for each kind (initializer,
     regularizer, constraint) and weight: the config entries a layer with those weights stores."""

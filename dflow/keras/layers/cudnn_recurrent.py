@@ -19,9 +19,9 @@ from ...kernels.linalg_ops import matmul
 from ...kernels.manip_ops import concat
 from ...kernels.math_ops import add, multiply, sigmoid, subtract, tanh
 from ...nn.core import bias_add
-from .. import constraints, initializers, regularizers
+from .. import regularizers
 from ..engine.base_layer import InputSpec, Layer
-from .core import _RECURRENT_WEIGHTS, _ser, _weights_config
+from .core import _RECURRENT_WEIGHTS, _ser, _set_weights_args, _weights_config
 from .recurrent import RNN, _input_dim
 
 __all__ = ["CuDNNLSTM", "CuDNNGRU"]
@@ -38,15 +38,12 @@ class _CuDNNCell(Layer):
         if self.units <= 0:
             raise ValueError(f"Received an invalid value for argument `units`, expected a positive integer, "
                              f"got {units}.")
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        _set_weights_args(self, kernel_initializer=kernel_initializer,
+                          recurrent_initializer=recurrent_initializer,
+                          bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                          recurrent_regularizer=recurrent_regularizer,
+                          bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                          recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint)
         self.unit_forget_bias = bool(unit_forget_bias)
 
     def build(self, input_shape):

@@ -7,9 +7,9 @@ from ...graph import dtypes
 from ...kernels.gather_ops import gather
 from ...kernels.math_ops import cast, not_equal
 from .. import backend as K
-from .. import constraints, initializers, regularizers
+from .. import regularizers
 from ..engine.base_layer import Layer
-from .core import _ser, _weights_config
+from .core import _ser, _set_weights_args, _weights_config
 
 __all__ = ["Embedding"]
 
@@ -29,9 +29,9 @@ class Embedding(Layer):
         super().__init__(dtype=dtype, activity_regularizer=activity_regularizer, **kwargs)
         self.input_dim = int(input_dim)
         self.output_dim = int(output_dim)
-        self.embeddings_initializer = initializers.get(embeddings_initializer)
-        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        _set_weights_args(self, embeddings_initializer=embeddings_initializer,
+                          embeddings_regularizer=embeddings_regularizer,
+                          embeddings_constraint=embeddings_constraint)
         self.mask_zero = bool(mask_zero)
         self.supports_masking = self.mask_zero
         self.input_length = input_length

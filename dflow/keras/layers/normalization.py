@@ -15,7 +15,7 @@ from ...layers import normalization as tf_norm
 from ...layers.base import input_shape_of
 from .. import constraints, initializers, regularizers
 from ..engine.base_layer import InputSpec, Layer
-from .core import _weights_config
+from .core import _set_weights_args, _weights_config
 
 __all__ = ["BatchNormalization", "LayerNormalization"]
 
@@ -74,12 +74,9 @@ class LayerNormalization(Layer):
                              f"received instead: {axis}")
         self.epsilon = epsilon
         self.center, self.scale = center, scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        _set_weights_args(self, beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                          beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
+                          beta_constraint=beta_constraint, gamma_constraint=gamma_constraint)
         self.supports_masking = True
 
     def build(self, input_shape):
