@@ -207,7 +207,22 @@ def _dynamic_length(n, filter_size, padding, output_padding, stride, dilation):
     return n * stride + (max(filter_size - stride, 0) if padding == "valid" else 0)
 
 
-class Conv2DTranspose(_ConvConfig, tf_conv.Conv2DTranspose, Layer):
+class _TransposeShape:
+    """Output lengths and shape of the transposed convolutions (Conv2DTranspose, Conv3DTranspose)."""
+
+    def _out_lengths(self, spatial):
+        pads = self.output_padding or (None,) * len(spatial)
+        return [transpose_output_length(n, k, self.padding, p, s, d) for n, k, p, s, d in
+                zip(spatial, self.kernel_size, pads, self.strides, self.dilation_rate)]
+
+    def compute_output_shape(self, input_shape):
+        dims = input_shape_of(input_shape).as_list()
+        first = self.data_format == "channels_first"
+        out = self._out_lengths(dims[2:] if first else dims[1:-1])
+        return TensorShape([dims[0], self.filters] + out if first else [dims[0]] + out + [self.filters])
+
+
+class Conv2DTranspose(_TransposeShape, _ConvConfig, tf_conv.Conv2DTranspose, Layer):
     """The transpose of a 2-D convolution; kernel [kh, kw, filters, in_channels]."""
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, data_format=None,
@@ -225,10 +240,6 @@ class Conv2DTranspose(_ConvConfig, tf_conv.Conv2DTranspose, Layer):
             raise ValueError(f"Conv2DTranspose: strides > 1 not supported in conjunction with dilation_rate > 1 "
                              f"(strides {self.strides}, dilation_rate {self.dilation_rate})")
 
-    def _out_lengths(self, spatial):
-        pads = self.output_padding or (None,) * len(spatial)
-        return [transpose_output_length(n, k, self.padding, p, s, d) for n, k, p, s, d in
-                zip(spatial, self.kernel_size, pads, self.strides, self.dilation_rate)]
 
     def _convolve(self, inputs):
         first = self.data_format == "channels_first"
@@ -247,19 +258,13 @@ class Conv2DTranspose(_ConvConfig, tf_conv.Conv2DTranspose, Layer):
         out.set_shape(TensorShape([batch, self.filters] + static if first else [batch] + static + [self.filters]))
         return out
 
-    def compute_output_shape(self, input_shape):
-        dims = input_shape_of(input_shape).as_list()
-        first = self.data_format == "channels_first"
-        out = self._out_lengths(dims[2:] if first else dims[1:-1])
-        return TensorShape([dims[0], self.filters] + out if first else [dims[0]] + out + [self.filters])
-
     def get_config(self):
         config = self._base_config()
         config["output_padding"] = self.output_padding
         return config
 
 
-class Conv3DTranspose(Conv3D):
+class Conv3DTranspose(_TransposeShape, Conv3D):
     """The transpose of a 3-D convolution; kernel [kd, kh, kw, filters, in_channels]. Built from
     2-D transposed convolutions of the depth slices (one per kernel depth, over all slices at
     once), placed at depth i·stride + j and cropped as TF's conv3d_transpose pads; the input's
@@ -279,10 +284,6 @@ class Conv3DTranspose(Conv3D):
     def _kernel_shape(self, input_dim):
         return list(self.kernel_size) + [self.filters, input_dim]
 
-    def _out_lengths(self, spatial):
-        pads = self.output_padding or (None,) * 3
-        return [transpose_output_length(n, k, self.padding, p, s) for n, k, p, s in
-                zip(spatial, self.kernel_size, pads, self.strides)]
 
     def _convolve(self, inputs):
         first = self.data_format == "channels_first"
@@ -318,12 +319,6 @@ class Conv3DTranspose(Conv3D):
         if self.use_bias:
             out = out + self.bias
         return transpose(out, [0, 4, 1, 2, 3]) if first else out
-
-    def compute_output_shape(self, input_shape):
-        dims = input_shape_of(input_shape).as_list()
-        first = self.data_format == "channels_first"
-        out = self._out_lengths(dims[2:] if first else dims[1:-1])
-        return TensorShape([dims[0], self.filters] + out if first else [dims[0]] + out + [self.filters])
 
     def get_config(self):
         config = self._base_config()
