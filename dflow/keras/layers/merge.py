@@ -28,6 +28,18 @@ def _as_list(shape):
     return shape.as_list() if isinstance(shape, TensorShape) else (list(shape) if shape is not None else None)
 
 
+def _any_mask(inputs, mask):
+    """Whether a merge has masks to combine: `mask` a list (one per input) with an entry not None;
+    ValueError when it is not a list or its length differs from the inputs'."""
+    if mask is None:
+        return False
+    if not isinstance(mask, (list, tuple)):
+        raise ValueError(f"`mask` should be a list. Received: {mask}")
+    if len(mask) != len(inputs):
+        raise ValueError("The lists `inputs` and `mask` should have the same length.")
+    return any(m is not None for m in mask)
+
+
 class _Merge(Layer):
     """The element-wise merges: at least 2 inputs, shapes that broadcast (Keras's rules)."""
 
@@ -99,13 +111,7 @@ class _Merge(Layer):
         return TensorShape(None) if out is None else TensorShape([batch[0] if batch else None] + list(out))
 
     def compute_mask(self, inputs, mask=None):
-        if mask is None:
-            return None
-        if not isinstance(mask, (list, tuple)):
-            raise ValueError(f"`mask` should be a list. Received: {mask}")
-        if len(mask) != len(inputs):
-            raise ValueError("The lists `inputs` and `mask` should have the same length.")
-        if all(m is None for m in mask):
+        if not _any_mask(inputs, mask):
             return None
         masks = [expand_dims(m, 0) for m in mask if m is not None]
         return reduce_all(concat(masks, axis=0), axis=0, keepdims=False)
@@ -201,13 +207,7 @@ class Concatenate(_Merge):
         return TensorShape(out)
 
     def compute_mask(self, inputs, mask=None):
-        if mask is None:
-            return None
-        if not isinstance(mask, (list, tuple)):
-            raise ValueError(f"`mask` should be a list. Received: {mask}")
-        if len(mask) != len(inputs):
-            raise ValueError("The lists `inputs` and `mask` should have the same length.")
-        if all(m is None for m in mask):
+        if not _any_mask(inputs, mask):
             return None
         masks = []
         for x, m in zip(inputs, mask):
