@@ -614,8 +614,6 @@ def _einsum_grad(op, g):
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims=None):  # noqa: A002
     """The vector norm of `tensor` over `axis` (all elements by default): "euclidean"/2, 1 or
     np.inf (TF1's `tf.norm` for vectors)."""
-    import numpy as np
-
     keep = bool(keepdims if keepdims is not None else keep_dims)
     with name_scope(name, "norm", [tensor]):
         t = convert_to_tensor(tensor)

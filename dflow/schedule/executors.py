@@ -643,8 +643,6 @@ def local_cluster(num_workers=None, memory_budget=None):
     """A distributed LocalCluster on loopback owned by a session: one single-threaded worker
     process per core, each with a memory limit of budget / workers when there is a budget (the
     nanny pauses a worker near its limit, spills its data to disk, and restarts it past it)."""
-    import os
-
     from distributed import Client, LocalCluster
 
     n = num_workers or os.cpu_count() or 1
