@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import contextlib
 
-from ..graph.gradients import _grad_fn, differentiable, set_skipped
+from ..graph.gradients import _grad_fn, differentiable, gradients, set_skipped
 from ..graph.ops import Operation, Tensor
-from .context import EagerGraph, context
+from ..kernels.common import convert_to_tensor
+from .context import EagerGraph, context, to_tensor
 from .tensor import EagerTensor, HandleTensor, ReadTensor
 
 __all__ = ["GradientTape", "flatten", "pack_as"]
@@ -197,9 +198,6 @@ class GradientTape:
 
 def _graph_gradient(target, sources, output_gradients, unconnected_gradients):
     """A tape used while a function is traced into a graph (`defun`): `tf.gradients` there."""
-    from ..graph.gradients import gradients
-    from ..kernels.common import convert_to_tensor
-
     targets = flatten(target)
     graph = targets[0].graph
     flat = []
@@ -242,8 +240,6 @@ def _backward(ctx, ops, targets, seeds, ids):
                                 "differentiable")
             gy = _op(ctx, "OnesLike", [y], {"dtype": y.dtype})
         elif not isinstance(gy, EagerTensor):
-            from .context import to_tensor
-
             gy = to_tensor(gy, y.dtype)
         grads.setdefault(id(y), []).append(gy)
     for op in reversed(ops):
@@ -286,8 +282,6 @@ def _backward(ctx, ops, targets, seeds, ids):
             if isinstance(g, Operation):
                 raise TypeError(f"Gradient rule of {op.type} returned an Operation")
             if not isinstance(g, EagerTensor):
-                from ..kernels.common import convert_to_tensor
-
                 g = convert_to_tensor(g)
             grads.setdefault(id(t), []).append(g)
     return grads

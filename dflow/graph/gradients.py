@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 
+from . import dtypes
 from .dtypes import variant
 from .graph import executing_eagerly
 from .indexed_slices import IndexedSlices, densify
@@ -140,14 +141,10 @@ def _aggregate(graph, grads):
 
 
 def _int32():
-    from . import dtypes
-
     return dtypes.int32
 
 
 def _int64():
-    from . import dtypes
-
     return dtypes.int64
 
 
