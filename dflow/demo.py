@@ -27,6 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
+import dflow as tf
+from dflow.errors import ResourceExhaustedError
+
 STEPS = 3
 LEARNING_RATE = 0.5
 W_TOL = 1e-3  # dflow's float32 w against the float64 reference (the issue's tolerance)
@@ -79,8 +82,6 @@ def rows_for(gb, d=1000):
 # ---- the dflow programs ----------------------------------------------------------------------
 def session_kwargs(memory_budget):
     """Session arguments: the threaded scheduler and `memory_budget` (when this dflow has it)."""
-    import dflow as tf
-
     kw = {"scheduler": "threads"}
     if memory_budget is not None and "memory_budget" in inspect.signature(tf.Session).parameters:
         kw["memory_budget"] = memory_budget
@@ -92,8 +93,6 @@ def standardize(x_path, z_path, session_kw, progress=False, on_plan=None):
 
     `on_plan(text)`, if given, receives `Session.explain` of the write before it runs.
     """
-    import dflow as tf
-
     with tf.Graph().as_default():
         X = tf.io.read_zarr(x_path)
         mean = tf.reduce_mean(X, 0)
@@ -115,8 +114,6 @@ def train(z_path, y_path, session_kw, steps=STEPS, lr=LEARNING_RATE, progress=Fa
     Returns (losses, w, b, seconds): losses[k] is the loss before step k's update (TF1's
     `sess.run([train, loss])`), w the d×1 float32 weights after the last step.
     """
-    import dflow as tf
-
     with tf.Graph().as_default():
         Z = tf.io.read_zarr(z_path)
         y = tf.io.read_zarr(y_path)
@@ -375,8 +372,6 @@ def main(argv=None):
     args = p.parse_args(argv)
     gb = args.gb if args.gb is not None else (args.mb / 1000 if args.mb is not None else 1.0)
     budget = None if str(args.memory_budget).lower() == "none" else args.memory_budget
-    from dflow.errors import ResourceExhaustedError
-
     try:
         progress = sys.stdout.isatty() if args.progress is None else args.progress
         ok = run(gb, args.d, args.chunk_rows, budget, args.dir, args.out, progress=progress,

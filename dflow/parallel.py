@@ -20,6 +20,7 @@ from .devices import DeviceSpec, gpu_count
 from .graph.graph import device
 from .kernels.array_ops import shape
 from .kernels.manip_ops import concat, split
+from .kernels.math_ops import floordiv, minimum, multiply
 from .state.scope import get_variable_scope, variable_scope
 
 __all__ = ["make_parallel", "parallel_towers", "tower_devices", "data_parallel", "num_workers",
@@ -100,8 +101,6 @@ def data_parallel(fn, inputs, num_shards=None, session=None, device_type=None):
     worker); by default towers are not placed. Feeding the batch chunked by `shard_sizes` makes
     each tower's shard one chunk, so the towers run on different workers.
     """
-    from .kernels.math_ops import floordiv, minimum, multiply
-
     n = int(num_shards or num_workers(session))
     if not inputs:
         raise ValueError("data_parallel needs at least one input")

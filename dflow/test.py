@@ -17,7 +17,7 @@ from unittest import mock
 
 import numpy as np
 
-from .devices import ConfigProto
+from .devices import ConfigProto, DeviceSpec
 from .errors import OpError
 from .graph.gradients import gradients
 from .graph.graph import (
@@ -387,8 +387,6 @@ class TestCase(unittest.TestCase):
         self.assertEqual(list(np.shape(np_array)), tf_tensor.get_shape().as_list(), msg)
 
     def assertDeviceEqual(self, device1, device2, msg=None):  # noqa: N802
-        from .devices import DeviceSpec
-
         self.assertEqual(DeviceSpec.from_string(device1 or "").to_string(),
                          DeviceSpec.from_string(device2 or "").to_string(), msg)
 

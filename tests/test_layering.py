@@ -1,6 +1,7 @@
 """Arrows point down: every import in dflow (module level or inside a function) goes to a module of
 the same layer or a lower one, and there are no import cycles, between packages or between the
-modules of one package.
+modules of one package. Imports of dflow sit at the module top: one inside a function or class is a
+hidden arrow, allowed only where LAZY_ALLOWED names it with its reason.
 
 The layer table below is the one place the rule is written down (docs/ARCHITECTURE.md draws it).
 A module missing from it fails the test, so a new package is placed deliberately. Each check is a
@@ -44,6 +45,11 @@ LAYERS = [
 LEVEL = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 # the bottom layer imports nothing else of dflow, except these
 BOTTOM_ALLOWED = {"dflow.config": {"dflow.devices"}}
+# function- or class-level imports of dflow modules that stay there, each with why (a cycle it breaks,
+# or a heavy path loaded only when used): {importing module: {imported module: reason}}. An entry that
+# matches no import fails too, so the list stays true. Optional third-party packages are not dflow
+# modules and may be imported where they are used.
+LAZY_ALLOWED: dict[str, dict[str, str]] = {}
 
 
 def _modules(root=ROOT):
@@ -156,6 +162,25 @@ def _upward(modules):
             elif LEVEL[here] == 0 and there != here and there not in BOTTOM_ALLOWED.get(here, ()):
                 out.append(f"{module} -> {target} (line {line}, {where}): the bottom layer imports "
                            f"nothing else of dflow")
+    return out
+
+
+def _lazy(modules, allowed=None):
+    """Each import of a dflow module inside a function or class that `allowed` does not name, and
+    each entry of `allowed` that names no such import."""
+    allowed = LAZY_ALLOWED if allowed is None else allowed
+    out, used = [], set()
+    for module in sorted(modules):
+        for target, line, where in _imports(module, modules):
+            if not where.startswith("inside"):
+                continue
+            if target in allowed.get(module, {}):
+                used.add((module, target))
+            else:
+                out.append(f"{module} -> {target} (line {line}, {where}): import it at the module top")
+    out += [f"LAZY_ALLOWED names {module} -> {target}, an import that is not there"
+            for module, targets in sorted(allowed.items()) for target in sorted(targets)
+            if (module, target) not in used]
     return out
 
 
@@ -272,6 +297,13 @@ def test_modules_within_a_package_import_each_other_without_cycles():
     assert not cycles, "import cycles inside a package:\n" + "\n".join(cycles)
 
 
+def test_imports_of_dflow_sit_at_module_top():
+    # one in a function hides an arrow from the reader of the module's head (and the cycle checks
+    # above already count it, so moving it up creates no cycle the tests would miss)
+    lazy = _lazy(MODULES)
+    assert not lazy, "function- or class-level imports of dflow:\n" + "\n".join(lazy)
+
+
 # -- the checks can fail: each one sees a violation planted in a copy of the module map
 
 
@@ -351,3 +383,17 @@ def test_the_checker_sees_a_cycle_inside_a_package(tmp_path):
 def test_the_checker_sees_an_unplaced_module(tmp_path):
     modules = _plant(tmp_path, {"dflow.newpkg.thing": ""})
     assert _new(_unplaced, modules) == ["dflow.newpkg.thing"]
+
+
+def test_the_checker_sees_a_function_level_import(tmp_path):
+    text = "from .common import apply_op\ndef f():\n    from .math_ops import cast\n    return cast\n" \
+           "class A:\n    from . import array_ops\n"
+    modules = _plant(tmp_path, {"dflow.kernels.fake": text})
+    assert _new(_lazy, modules) == [
+        "dflow.kernels.fake -> dflow.kernels.math_ops (line 3, inside a function): import it at the module top",
+        "dflow.kernels.fake -> dflow.kernels.array_ops (line 6, inside a class): import it at the module top"]
+    allowed = {"dflow.kernels.fake": {"dflow.kernels.math_ops": "a planted reason"},
+               "dflow.kernels.gone": {"dflow.kernels.common": "an import that was removed"}}
+    assert [v for v in _lazy(modules, allowed) if "fake" in v or "gone" in v] == [
+        "dflow.kernels.fake -> dflow.kernels.array_ops (line 6, inside a class): import it at the module top",
+        "LAZY_ALLOWED names dflow.kernels.gone -> dflow.kernels.common, an import that is not there"]

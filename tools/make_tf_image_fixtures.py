@@ -8,45 +8,17 @@ inputs the tests rebuild from the same numpy seeds. Run with TensorFlow's interp
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import tensorflow.compat.v1 as tf
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from tests.kernels.image_fixture import combined_inputs, inputs  # noqa: E402  (the tests' own inputs)
+
 tf.disable_v2_behavior()
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures", "tf_image", "tf1_image.npz")
-
-
-def inputs():
-    """The inputs, also built by tests/kernels/test_box_ops.py and test_image_quality_ops.py."""
-    rng = np.random.RandomState(0)
-    a = rng.rand(2, 16, 17, 3).astype(np.float32)
-    b = np.clip(a + 0.1 * rng.randn(*a.shape), 0, 1).astype(np.float32)
-    big_a = rng.rand(1, 45, 38, 2).astype(np.float32)
-    big_b = np.clip(big_a + 0.2 * rng.randn(*big_a.shape), 0, 1).astype(np.float32)
-    img = rng.rand(2, 5, 6, 3).astype(np.float32)
-    boxes = np.array([[0.1, 0.2, 0.7, 0.9], [0.5, 0.5, 0.2, 0.1], [-0.2, 0.0, 1.3, 1.0], [0.3, 0.3, 0.3, 0.3]],
-                     np.float32)
-    box_ind = np.array([0, 1, 1, 0], np.int32)
-    nms_boxes = (rng.rand(20, 4) * [1, 1, 0.5, 0.5]).astype(np.float32)
-    nms_boxes[:, 2:] += nms_boxes[:, :2]
-    nms_scores = rng.rand(20).astype(np.float32)
-    nms_scores[3] = nms_scores[5]  # a tie: the lower index first
-    overlaps = rng.rand(20, 20).astype(np.float32)
-    return dict(a=a, b=b, big_a=big_a, big_b=big_b, img=img, boxes=boxes, box_ind=box_ind, nms_boxes=nms_boxes,
-                nms_scores=nms_scores, overlaps=overlaps)
-
-
-def combined_inputs():
-    """Inputs of combined_non_max_suppression: shared boxes, per-class boxes, scores."""
-    rng = np.random.RandomState(5)
-    b = (rng.rand(2, 10, 1, 4) * [1, 1, .5, .5]).astype(np.float32)
-    b[..., 2:] += b[..., :2]
-    b[0, 0, 0] = [-0.1, 0.2, 1.2, 0.9]  # clipped by clip_boxes
-    bq = (rng.rand(2, 10, 3, 4) * [1, 1, .5, .5]).astype(np.float32)
-    bq[..., 2:] += bq[..., :2]
-    s = rng.rand(2, 10, 3).astype(np.float32)
-    return b, bq, s
 
 
 def main():

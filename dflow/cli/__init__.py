@@ -22,6 +22,11 @@ import argparse
 import sys
 
 from ..version import __version__
+from .coverage import coverage_command
+from .graph import graph_command
+from .inspect import inspect_checkpoint
+from .predict import predict_command
+from .run import run_script
 
 __all__ = ["main"]
 
@@ -195,29 +200,19 @@ def main(argv=None):
     if argv and argv[0] in script_parsers:
         own, script_args = split_run_args(argv[1:])
         args = script_parsers[argv[0]].parse_args(own)
-        from .run import run_script
-
         return run_script(args.script, script_args, scheduler=args.scheduler, workers=args.workers,
                           memory_budget=args.memory_budget, as_tensorflow=args.as_tensorflow,
                           progress=args.progress, explain=argv[0] == "explain", always_dask=args.always_dask)
     args = parser.parse_args(argv)
     if args.command == "inspect-checkpoint":
-        from .inspect import inspect_checkpoint
-
         return inspect_checkpoint(args.path, tensor_name=args.tensor_name, all_tensors=args.all_tensors,
                                   verify=args.verify)
     if args.command == "graph":
-        from .graph import graph_command
-
         tags = [t for t in args.tags.split(",") if t] if args.tags else None
         return graph_command(args.path, args.format, args.output, tags)
     if args.command == "predict":
-        from .predict import predict_command
-
         return predict_command(args)
     if args.command == "coverage":
-        from .coverage import coverage_command
-
         return coverage_command(args.module)
     parser.print_help()
     return 2

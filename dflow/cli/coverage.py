@@ -8,8 +8,9 @@ pip-installed user can read what the missing-name AttributeError points to.
 
 from __future__ import annotations
 
-import importlib
 import sys
+
+import dflow
 
 from ..tf1_names import reference
 
@@ -18,7 +19,7 @@ __all__ = ["coverage_command", "module_coverage"]
 
 def _resolve(path):
     """dflow's module for TF module `path` ("" is the top level), or None."""
-    obj = importlib.import_module("dflow")
+    obj = dflow
     for part in filter(None, path.split(".")):
         try:
             obj = getattr(obj, part)

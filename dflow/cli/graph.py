@@ -13,16 +13,15 @@ import os
 import sys
 
 from ..errors import DataLossError, NotFoundError, OpError
+from ..io.graph_io import read_graph_def
+from ..io.meta_graph import read_meta_graph_file
+from ..io.saved_model import read_saved_model
 
 __all__ = ["graph_def_of", "to_dot", "graph_command"]
 
 
 def graph_def_of(path, tags=None):
     """The GraphDef saved at `path` (graph file, meta graph or SavedModel directory)."""
-    from ..io.graph_io import read_graph_def
-    from ..io.meta_graph import read_meta_graph_file
-    from ..io.saved_model import read_saved_model
-
     path = os.fspath(path)
     if os.path.isdir(path):
         metas = read_saved_model(path).meta_graphs

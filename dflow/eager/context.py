@@ -34,6 +34,9 @@ from ..graph.graph import Graph
 from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_opdef
+from ..kernels.common import convert_to_tensor
+from ..platform.app import run as app_run
+from ..schedule.steps import input_failure, value_shape
 from . import tensor as _tensor
 from .gpus import gpu_namespace, num_gpus
 from .lazy import LazyPlan
@@ -305,8 +308,6 @@ def _not_eager(t, op_type):
 
 
 def _failure(op, exc, values):
-    from ..schedule.steps import input_failure, value_shape
-
     if op is not None and op._origin is None:
         op._origin = user_frames()  # an eager op was made where it failed: the message says where
     if isinstance(exc, OpError):
@@ -376,8 +377,6 @@ def enable_eager_execution(config=None, device_policy=None, execution_mode=None)
 
 def to_tensor(value, dtype=None):
     """`value` as an EagerTensor (TF1's conversion rules)."""
-    from ..kernels.common import convert_to_tensor
-
     with eager_mode():
         return convert_to_tensor(value, dtype=dtype)
 
@@ -396,7 +395,5 @@ def in_graph_mode():
 
 def run(main=None, argv=None):
     """Enables eager execution, then runs `main` as `tf.app.run` does (TF1.5's `tfe.run`)."""
-    from ..platform.app import run as app_run
-
     enable_eager_execution()
     return app_run(main=main, argv=argv)

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph.dtypes import as_dtype
 from ..graph.graph import Graph, executing_eagerly
 from ..graph.ops import Tensor
 from ..graph.registry import get_opdef
 from ..kernels.array_ops import placeholder
+from ..kernels.state_ops import variable_op
 from ..schedule.session import Session
 from .context import EagerGraph, context
 from .tape import flatten, pack_as
@@ -71,8 +73,6 @@ class _TraceGraph(Graph):
             return hit[1]
         if not isinstance(t, HandleTensor):  # an eager tensor's value never changes: a constant
             return super()._capture_eager(t)
-        from ..kernels.state_ops import variable_op
-
         with self.as_default(), self.name_scope(None):
             inner = variable_op(t.shape, t.dtype, name=f"captured_{len(self.variables)}/")
         self.variables.append((t._slot, inner))
@@ -121,8 +121,6 @@ class _Traced:
 
 
 def _dtype(v):
-    from ..graph.dtypes import as_dtype
-
     return as_dtype(v.dtype)
 
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import threading
 
+from ..graph.dtypes import as_dtype
 from ..graph.graph import Graph
 from ..graph.ops import Operation
+from ..kernels.array_ops import placeholder
 from ..schedule.session import Session
 from . import tensor as _tensor
 from .tensor import EagerTensor
@@ -47,9 +49,6 @@ class LazyPlan:
     def from_dask(self, executor, array, dtype=None):
         """A LazyTensor of a dask array: a placeholder of the lazy graph, fed with the array (its
         chunks stay lazy: the Session lowers the plan over them)."""
-        from ..graph.dtypes import as_dtype
-        from ..kernels.array_ops import placeholder
-
         dtype = as_dtype(dtype if dtype is not None else array.dtype)
         if array.dtype != dtype.np_dtype:
             array = array.astype(dtype.np_dtype)

@@ -18,6 +18,7 @@ import contextlib
 from ..graph.gradients import backward, gradients
 from ..graph.indexed_slices import IndexedSlices, densify
 from ..graph.ops import Tensor
+from ..kernels.common import convert_to_tensor
 from .context import EagerGraph, context
 from .tensor import EagerTensor, HandleTensor, ReadTensor
 
@@ -196,8 +197,6 @@ class GradientTape:
 
 def _graph_gradient(target, sources, output_gradients, unconnected_gradients):
     """A tape used while a function is traced into a graph (`defun`): `tf.gradients` there."""
-    from ..kernels.common import convert_to_tensor
-
     targets = flatten(target)
     graph = targets[0].graph
     flat = []

@@ -7,6 +7,7 @@ import contextlib
 import re
 import threading
 
+from ..devices import canonical_device
 from ..errors import user_frames
 from .dtypes import as_dtype
 from .ops import (  # noqa: F401 - the default-session stack lives with Tensor.eval/Operation.run
@@ -18,6 +19,7 @@ from .ops import (  # noqa: F401 - the default-session stack lives with Tensor.e
     get_default_session,
 )
 from .registry import get_opdef, is_registered
+from .serialize import graph_to_def
 from .shape import as_shape
 
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
@@ -195,8 +197,6 @@ class Graph:
         op); None clears. Strings are put in TF1's canonical form; ValueError if malformed."""
         d = device_name_or_function
         if d is not None and not callable(d):
-            from ..devices import canonical_device
-
             d = canonical_device(d)
         self._device_stack.append(d)
         try:
@@ -214,14 +214,10 @@ class Graph:
                     continue  # device functions are applied to the op once it exists
                 chosen = d(op)
                 if chosen:
-                    from ..devices import canonical_device
-
                     merged = _merge_device(merged, canonical_device(chosen))
             else:
                 merged = _merge_device(merged, str(d))
         if merged:
-            from ..devices import canonical_device
-
             merged = canonical_device(merged)
         return merged
 
@@ -341,8 +337,6 @@ class Graph:
         return _default_graph_stack.get_controller(self)
 
     def as_graph_def(self, from_version=None, add_shapes=False):
-        from .serialize import graph_to_def
-
         return graph_to_def(self)
 
     def _last_id(self):

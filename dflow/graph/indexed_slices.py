@@ -16,7 +16,9 @@ import warnings
 
 import numpy as np
 
-from .ops import Tensor
+from . import dtypes
+from .ops import Tensor, constant_value
+from .shape import TensorShape
 
 # Above this many dense elements TF1 warns when an IndexedSlices is densified
 _LARGE_SPARSE_NUM_ELEMENTS = 100000000
@@ -46,9 +48,6 @@ class IndexedSlices:
     @property
     def shape(self):
         """The static dense shape: the values' shape with the first dimension of dense_shape."""
-        from .ops import constant_value
-        from .shape import TensorShape
-
         if self._dense_shape is not None:
             known = constant_value(self._dense_shape)
             if known is not None:
@@ -105,6 +104,4 @@ def _const(graph, value, dtype, name):
 
 
 def _int32():
-    from . import dtypes
-
     return dtypes.int32

@@ -22,9 +22,13 @@ import zarr
 
 from ..errors import DataLossError, InvalidArgumentError, NotFoundError
 from ..graph.dtypes import as_dtype
+from ..kernels.common import constant
+from ..kernels.state_ops import assign
+from ..state.variables import global_variables
 from ..storage import files
 from ..storage.chunks import chunk_io
 from ..storage.values import block_indices, block_slices
+from ..version import __version__
 from . import tf_checkpoint as tfc
 from .checkpoint_index import (
     CheckpointState,
@@ -32,6 +36,7 @@ from .checkpoint_index import (
     get_checkpoint_state,
     update_checkpoint_state,
 )
+from .zarr_io import read_zarr
 
 __all__ = ["latest_checkpoint", "get_checkpoint_state", "checkpoint_exists", "list_variables",
            "load_variable", "load_checkpoint", "NewCheckpointReader", "init_from_checkpoint", "CheckpointState",
@@ -43,8 +48,6 @@ _CHUNK_BYTES = 64 << 20
 
 
 def dflow_version():
-    from ..version import __version__
-
     return __version__
 
 
@@ -175,8 +178,6 @@ class _ZarrSource:
 
     def tensor(self, name):
         """A graph tensor reading the value lazily (init_from_checkpoint)."""
-        from .zarr_io import read_zarr
-
         return read_zarr(os.path.join(self.path, self.entries[name]["array"]))
 
     def close(self):
@@ -228,8 +229,6 @@ class _TFSource:
         return into
 
     def tensor(self, name):
-        from ..kernels.common import constant
-
         return constant(self.reader.read(name))
 
     def close(self):
@@ -400,9 +399,6 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
 
 
 def _init_from(src, assignment_map):
-    from ..kernels.state_ops import assign
-    from ..state.variables import global_variables
-
     names = src.names()
     by_name = {v.op.name: v for v in global_variables()}
     pairs = []

@@ -23,7 +23,9 @@ from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import get_opdef
 from ..graph.serialize import GraphDef, parse_input
+from ..state.variables import Variable
 from ..storage import files
+from ..version import __version__
 from .graph_io import (
     _NAME_ATTRS,
     _UNBOUND,
@@ -250,8 +252,6 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
 
 
 def _version():
-    from ..version import __version__
-
     return __version__
 
 
@@ -296,8 +296,6 @@ def _saver_def(saver, saver_def, rename, names):
 
 
 def _export_collections(graph, collection_list, rename, names):
-    from ..state.variables import Variable
-
     keys = graph.get_all_collection_keys() if collection_list is None else list(collection_list)
     out = {}
     for key in keys:
@@ -415,8 +413,6 @@ def _rebuild_item(graph, item, created, variables):
 
 def _rebuild_variable(graph, d, created, variables):
     """A `dflow.Variable` bound to the imported ops (no op is added), as Variable.__init__ leaves it."""
-    from ..state.variables import Variable
-
     handle = _lookup(created, d["handle"], "variable")
     if handle in variables:
         return variables[handle]
@@ -444,8 +440,6 @@ def _saver_variables(graph, meta, created, variables):
             if op not in variables:
                 if get_opdef(op.type).state != "variable":
                     raise _fail(f"saver variable {handle_name!r} is a {op.type} op, not a variable")
-                from ..state.variables import Variable
-
                 v = Variable.__new__(Variable)
                 v._handle, v._initializer_op, v._snapshot = op.outputs[0], None, op.outputs[0]
                 v._initial_value, v._trainable, v._graph = None, False, graph

@@ -20,6 +20,7 @@ import zarr
 
 from ..errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from ..graph.graph import get_default_graph
+from ..state.variables import Variable, global_variables
 from ..storage import files
 from ..storage.chunks import chunk_io, row_chunks
 from ..storage.values import StoredValue
@@ -100,8 +101,6 @@ class Saver:
         return self._built
 
     def _collect(self):
-        from ..state.variables import Variable, global_variables
-
         vl = self._var_list
         if vl is None:
             with self._graph.as_default():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import nn
 from ..kernels import math_ops
 from . import backend as K
-from .utils.generic_utils import deserialize_keras_object
+from .utils.generic_utils import deserialize_keras_object, get_identified
 
 __all__ = ["softmax", "elu", "selu", "softplus", "softsign", "relu", "tanh", "sigmoid", "hard_sigmoid",
            "exponential", "linear", "get", "serialize", "deserialize"]
@@ -80,10 +80,4 @@ def deserialize(name, custom_objects=None):
 
 def get(identifier):
     """A callable for a name, a callable, or None (linear); ValueError otherwise."""
-    if identifier is None:
-        return linear
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
+    return get_identified(identifier, deserialize, "activation function", none=linear)

@@ -325,6 +325,20 @@ def batch_set_value(tuples):
             variable_.load(value, get_session())
 
 
+def _set_weights_checked(params, weights, kind, owner):
+    """Loads `weights` into the variables `params` of a `kind` ('layer', 'optimizer') named `owner`;
+    ValueError with Keras's wording when the count or a shape differs (nothing is loaded then)."""
+    if len(params) != len(weights):
+        raise ValueError(f"You called `set_weights(weights)` on {kind} {owner} with a weight list of "
+                         f"length {len(weights)}, but the {kind} was expecting {len(params)} weights. "
+                         f"Provided weights: {str(weights)[:50]}...")
+    for variable_, value in zip(params, weights):
+        if tuple(variable_.shape.as_list()) != np.shape(value):
+            raise ValueError(f"{kind.capitalize()} weight shape {tuple(variable_.shape.as_list())} not compatible "
+                             f"with provided weight shape {np.shape(value)}")
+    batch_set_value(list(zip(params, weights)))
+
+
 def int_shape(x):
     """The static shape as a tuple of ints and None (None when the rank is unknown)."""
     shape = x.shape if hasattr(x, "shape") else convert_to_tensor(x).shape

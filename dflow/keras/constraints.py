@@ -9,7 +9,7 @@ from ..kernels import array_ops, math_ops, reduction_ops
 from ..kernels.common import convert_to_tensor
 from ..kernels.gather_ops import gather
 from . import backend as K
-from .utils.generic_utils import deserialize_keras_object, serialize_keras_object
+from .utils.generic_utils import deserialize_keras_object, get_identified, serialize_keras_object
 
 __all__ = ["Constraint", "MaxNorm", "NonNeg", "UnitNorm", "MinMaxNorm", "max_norm", "non_neg", "unit_norm",
            "min_max_norm", "RadialConstraint", "radial_constraint", "get", "serialize", "deserialize"]
@@ -116,12 +116,4 @@ def deserialize(config, custom_objects=None):
 
 
 def get(identifier):
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        return deserialize(identifier)()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret constraint identifier: {identifier!r}")
+    return get_identified(identifier, deserialize, "constraint", from_name=lambda made: made())

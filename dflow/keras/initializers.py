@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..graph.dtypes import float32
 from ..state import initializers as tf_init
-from .utils.generic_utils import deserialize_keras_object, serialize_keras_object
+from .utils.generic_utils import deserialize_keras_object, get_identified, serialize_keras_object
 
 __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomNormal", "RandomUniform", "TruncatedNormal",
            "VarianceScaling", "Orthogonal", "Identity", "GlorotUniform", "GlorotNormal", "get", "serialize",
@@ -134,14 +134,8 @@ def deserialize(config, custom_objects=None):
 def get(identifier):
     """An initializer for a name ('glorot_uniform' makes a new one), a config dict, a callable or
     None; ValueError otherwise."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        made = deserialize(identifier)
+    def from_name(made):
         return made() if isinstance(made, type) or made in (he_normal, he_uniform, lecun_normal,
-                                                              lecun_uniform) else made
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret initializer identifier: {identifier!r}")
+                                                             lecun_uniform) else made
+
+    return get_identified(identifier, deserialize, "initializer", from_name=from_name)

@@ -12,7 +12,7 @@ from ..graph.graph import name_scope
 from ..kernels import array_ops, manip_ops, math_ops, reduction_ops
 from ..kernels.common import convert_to_tensor
 from . import backend as K
-from .utils.generic_utils import deserialize_keras_object, serialize_keras_object
+from .utils.generic_utils import deserialize_keras_object, get_identified, serialize_keras_object
 
 __all__ = [
     "mean_squared_error", "mse", "MSE", "mean_absolute_error", "mae", "MAE", "mean_absolute_percentage_error",
@@ -284,10 +284,4 @@ def deserialize(name, custom_objects=None):
 
 def get(identifier):
     """A loss for a name, a config dict, a callable or None; ValueError otherwise."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret loss function identifier: {identifier!r}")
+    return get_identified(identifier, deserialize, "loss function")

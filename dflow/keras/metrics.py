@@ -43,7 +43,12 @@ from .losses import (
     sparse_categorical_crossentropy,
     squared_hinge,
 )
-from .utils.generic_utils import deserialize_keras_object, serialize_keras_object
+from .utils.generic_utils import (
+    _RAISE,
+    deserialize_keras_object,
+    get_identified,
+    serialize_keras_object,
+)
 
 __all__ = [
     "accuracy", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy",
@@ -675,8 +680,4 @@ def deserialize(config, custom_objects=None):
 
 def get(identifier):
     """A metric function or object for a name, a config dict or a callable; ValueError otherwise."""
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret metric function identifier: {identifier!r}")
+    return get_identified(identifier, deserialize, "metric function", none=_RAISE)

@@ -202,18 +202,7 @@ class Optimizer(tf_optimizer.Optimizer):
         return K.batch_get_value(self._weights)
 
     def set_weights(self, weights):
-        params = self.weights
-        if len(params) != len(weights):
-            raise ValueError(f"You called `set_weights(weights)` on optimizer {self._name} with a weight list of "
-                             f"length {len(weights)}, but the optimizer was expecting {len(params)} weights. "
-                             f"Provided weights: {str(weights)[:50]}...")
-        pairs = []
-        for p, w in zip(params, weights):
-            if tuple(p.shape.as_list()) != np.shape(w):
-                raise ValueError(f"Optimizer weight shape {tuple(p.shape.as_list())} not compatible with provided "
-                                 f"weight shape {np.shape(w)}")
-            pairs.append((p, w))
-        K.batch_set_value(pairs)
+        K._set_weights_checked(self.weights, weights, "optimizer", self._name)
 
     def _serialize_hyperparameter(self, name):
         value = self._hyper[name]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..kernels import math_ops, reduction_ops
 from ..kernels.common import constant
-from .utils.generic_utils import deserialize_keras_object, serialize_keras_object
+from .utils.generic_utils import deserialize_keras_object, get_identified, serialize_keras_object
 
 __all__ = ["Regularizer", "L1L2", "l1", "l2", "l1_l2", "get", "serialize", "deserialize"]
 
@@ -58,12 +58,4 @@ def deserialize(config, custom_objects=None):
 
 
 def get(identifier):
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        return deserialize(identifier)()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret regularizer identifier: {identifier!r}")
+    return get_identified(identifier, deserialize, "regularizer", from_name=lambda made: made())

@@ -21,11 +21,11 @@ import numpy as np
 
 from ..graph.graph import name_scope
 from ..graph.registry import def_grad, register_op
-from .common import FLOAT, apply_op, broadcast_infer, convert_pair, convert_to_tensor, unary_infer
+from .common import apply_op, broadcast_infer, convert_pair, convert_to_tensor
 from .creation_ops import zeros_like
 from .grad_util import unbroadcast
 from .math_ops import equal, exp, log1p, multiply, reciprocal, sign, square, where
-from .special_ops import _erf, _erfc
+from .special_ops import _erf, _erfc, _register_unary, _unary
 
 __all__ = ["bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "ndtri", "erfinv", "erfcinv", "nextafter",
            "multiply_no_nan", "reciprocal_no_nan", "xlog1py"]
@@ -144,27 +144,10 @@ def _erfinv(v):
         return np.where((a > 1.0) | np.isnan(v), np.nan, np.copysign(y, v))
 
 
-def _back(xp, out, like):
-    return xp.asarray(out.astype(np.asarray(like).dtype, copy=False))
-
-
-_UNARY = {"BesselI0": _i0, "BesselI0e": _i0e, "BesselI1": _i1, "BesselI1e": _i1e, "Ndtri": _ndtri,
-          "Erfinv": _erfinv}
-for _type, _fn in _UNARY.items():
-    register_op(_type, unary_infer(FLOAT, None, _type),
-                eager=lambda xp, x, _fn=_fn: _back(xp, _fn(np.asarray(x)), x), elementwise=True)
+_register_unary({"BesselI0": _i0, "BesselI0e": _i0e, "BesselI1": _i1, "BesselI1e": _i1e, "Ndtri": _ndtri,
+                 "Erfinv": _erfinv})
 register_op("NextAfter", broadcast_infer("f", None, "NextAfter"),
             eager=lambda xp, x1, x2: xp.asarray(np.nextafter(np.asarray(x1), np.asarray(x2))), elementwise=True)
-
-
-def _unary(op_type, public):
-    def fn(x, name=None):
-        return apply_op(op_type, [convert_to_tensor(x, name="x")], name=name, default_name=op_type)
-
-    fn.__name__ = public
-    fn.__doc__ = (f"Elementwise {public} (op `{op_type}`): float16/32/64 in, same shape and dtype out; "
-                  "TypeError for other dtypes.")
-    return fn
 
 
 bessel_i0 = _unary("BesselI0", "bessel_i0")

@@ -26,7 +26,13 @@ from ..graph.graph import control_dependencies, get_default_graph, name_scope
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape
+from . import math_ops
+from .array_ops import rank as rank_of
+from .array_ops import shape
 from .common import FLOAT, apply_op, check_dtype, convert_to_tensor
+from .control_ops import group, no_op
+from .math_ops import equal, greater_equal
+from .reduction_ops import reduce_all
 
 __all__ = ["Assert", "assert_equal", "assert_none_equal", "assert_less", "assert_less_equal", "assert_greater",
            "assert_greater_equal", "assert_positive", "assert_negative", "assert_non_negative",
@@ -255,8 +261,6 @@ def _static_string(d):
 
 
 def _binary_assert(sym, opname, op_func, static_func, x, y, data, summarize, message, name):
-    from .reduction_ops import reduce_all
-
     with name_scope(name, opname, [x, y]):
         x = convert_to_tensor(x, name="x")
         y = convert_to_tensor(y, name="y")
@@ -273,11 +277,7 @@ def _binary_assert(sym, opname, op_func, static_func, x, y, data, summarize, mes
 
 def _binary(sym, opname, fn_name, static_func):
     def check(x, y, data=None, summarize=None, message=None, name=None):
-        from . import math_ops
-
         if opname == "assert_equal" and x is y:
-            from .control_ops import no_op
-
             with name_scope(name, opname, [x]):
                 return no_op()
         return _binary_assert(sym, opname, getattr(math_ops, fn_name), static_func, x, y, data, summarize,
@@ -323,10 +323,6 @@ assert_non_positive = _unary("<= 0", "assert_non_positive",
 
 
 def _rank_check(x, rank, data, summarize, message, name, opname, words, static_ok, dynamic):
-    from .array_ops import rank as rank_of
-    from .array_ops import shape
-    from .control_ops import no_op
-
     with name_scope(name, opname, [x, rank]):
         x = convert_to_tensor(x, name="x")
         rank = convert_to_tensor(rank, name="rank")
@@ -354,24 +350,18 @@ def assert_rank(x, rank, data=None, summarize=None, message=None, name=None):
     ValueError when the graph is built if the static rank is known and wrong; a no_op if it is
     known and right; else InvalidArgumentError when it runs. TypeError if rank is not int32.
     """
-    from .math_ops import equal
-
     return _rank_check(x, rank, data, summarize, message, name, "assert_rank", "rank",
                        lambda a, b: a == b, equal)
 
 
 def assert_rank_at_least(x, rank, data=None, summarize=None, message=None, name=None):
     """As `assert_rank`, for rank(x) >= rank."""
-    from .math_ops import greater_equal
-
     return _rank_check(x, rank, data, summarize, message, name, "assert_rank_at_least", "rank at least",
                        lambda a, b: a >= b, greater_equal)
 
 
 def assert_type(tensor, tf_type, message=None, name=None):
     """A no_op when `tensor` has dtype `tf_type`; TypeError (when the graph is built) otherwise."""
-    from .control_ops import no_op
-
     tf_type = as_dtype(tf_type)
     with name_scope(name, "assert_type", [tensor]):
         tensor = convert_to_tensor(tensor, name="tensor")
@@ -383,8 +373,6 @@ def assert_type(tensor, tf_type, message=None, name=None):
 
 def assert_integer(x, message=None, name=None):
     """A no_op when `x` has an integer dtype; TypeError (when the graph is built) otherwise."""
-    from .control_ops import no_op
-
     with name_scope(name, "assert_integer", [x]):
         x = convert_to_tensor(x, name="x")
         if not x.dtype.is_integer:
@@ -444,8 +432,6 @@ def verify_tensor_all_finite(t, msg, name=None):
 def add_check_numerics_ops():
     """A group op running check_numerics on every float16/32/64 tensor of the default graph
     (message "op_name:output_index"), chained by control dependencies as TF1."""
-    from .control_ops import group
-
     graph = get_default_graph()
     check_op = []
     for op in list(graph.get_operations()):

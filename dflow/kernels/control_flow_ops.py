@@ -11,12 +11,17 @@ iteration by iteration, each iteration one run of a cached plan computing `body(
 
 from __future__ import annotations
 
+from ..errors import UnimplementedError
 from ..graph.graph import control_dependencies, executing_eagerly, get_default_graph, name_scope
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape, as_shape
-from .array_ops import identity, placeholder
+from .array_ops import identity, placeholder, stack
+from .check_ops import Assert
 from .common import convert_to_tensor
+from .creation_ops import zeros_like
+from .math_ops import cast
+from .reduction_ops import reduce_sum
 from .tensor_array_ops import TensorArray as _TA
 
 __all__ = ["cond", "case", "while_loop"]
@@ -180,13 +185,7 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
         raise ValueError("case: needs at least one (pred, fn) pair or a default")
     with name_scope(name, "case", [p for p, _ in pairs]):
         if exclusive and len(pairs) > 1:
-            from .check_ops import Assert
-            from .math_ops import cast
-            from .reduction_ops import reduce_sum
-
             preds = [convert_to_tensor(p) for p, _ in pairs]
-            from .array_ops import stack
-
             count = reduce_sum(cast(stack(preds), "int32"))
             check = Assert(count <= 1, [count], name="Assert_exclusive")
             with control_dependencies([check]):
@@ -294,8 +293,6 @@ def _refuse_state_changes(g, start, outputs):
             continue
         seen.add(op)
         if op.op_def.state in ("assign", "update", "sink"):
-            from ..errors import UnimplementedError
-
             raise UnimplementedError(None, op, f"while_loop: the body or condition creates {op.type} op "
                                      f"{op.name!r}; state changes inside loops are not supported (dflow runs "
                                      "a loop's iterations as separate host runs that do not commit). Carry the "
@@ -355,8 +352,6 @@ def _cond_grad(op, *grads):
 
     def branch(outs):
         def fn():
-            from .creation_ops import zeros_like
-
             ys = [o for o, g in zip(outs, grads) if g is not None and differentiable(o.dtype)]
             gys = [g for o, g in zip(outs, grads) if g is not None and differentiable(o.dtype)]
             # partial derivatives (caps held constant): a cap computed from another cap (a TensorArray flow
@@ -400,8 +395,6 @@ def _while_grad(op, *grads):
     # partial derivatives, the loop vars and captures held constant (a capture computed from another
     # capture passes its gradient on outside the loop, not through the body's VJP too)
     vjp = gradients([body[i] for i in idx], wrt, grad_ys=g_phs, stop_gradients=wrt)
-    from .creation_ops import zeros_like
-
     vjp = [convert_to_tensor(v) if v is not None else zeros_like(w) for v, w in zip(vjp, wrt)]  # (IndexedSlices)
     out_grads = [grads[i] if grads[i] is not None else zeros_like(op.outputs[i]) for i in idx]
     specs = tuple((op.inputs[i].shape, op.inputs[i].dtype) for i in idx) + tuple(

@@ -25,6 +25,7 @@ from ..graph.shape import Dimension, TensorShape, too_many_elements, unknown_sha
 from .array_ops import partial_shape_value, stack
 from .common import apply_op, check_allocation, convert_to_tensor, host_ints, to_numpy
 from .math_ops import cast
+from .reduction_ops import reduce_sum
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "range", "linspace", "lin_space"]
 
@@ -353,8 +354,6 @@ lin_space = linspace
 
 @def_grad("Fill")
 def _fill_grad(op, g):
-    from .reduction_ops import reduce_sum
-
     return [None, reduce_sum(g)]  # every element is the one value
 
 

@@ -22,6 +22,8 @@ from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape
+from .manip_ops import expand_dims
+from .math_ops import multiply
 from .numpy_kernels import numpy_op
 from .whole_task import lower_whole
 
@@ -164,9 +166,6 @@ numpy_op("CTCLoss", _ctc_loss_infer, _ctc_loss, lambda x, i, v, s, **k: [(x[1],)
 
 @def_grad("CTCLoss")
 def _ctc_loss_grad(op, grad_loss, _):
-    from .manip_ops import expand_dims
-    from .math_ops import multiply
-
     # the loss's gradient is the op's second output, scaled by each row's incoming gradient
     return [multiply(expand_dims(grad_loss, -1), op.outputs[1]), None, None, None]
 

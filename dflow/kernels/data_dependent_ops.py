@@ -33,7 +33,11 @@ from ..graph.dtypes import as_dtype
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
+from .array_ops import reshape
 from .common import INT, REAL, apply_op, check_dtype, convert_to_tensor, normalize_axis
+from .manip_ops import add_n
+from .math_ops import cast, equal
+from .scatter_ops import unsorted_segment_sum
 
 __all__ = ["boolean_mask", "unique", "dynamic_partition", "dynamic_stitch", "gather_nd", "sequence_mask"]
 
@@ -327,9 +331,6 @@ def dynamic_partition(data, partitions, num_partitions, name=None):
 @def_grad("DynamicPartition")
 def _partition_grad(op, *grads):
     """Each part's gradient put back where its rows came from (chunked like the data)."""
-    from .manip_ops import add_n
-    from .math_ops import equal
-
     data, p = op.inputs
     back = [apply_op("BooleanMaskGrad", [g, equal(p, i), data], {"axis": 0}) for i, g in enumerate(grads)
             if g is not None]
@@ -524,10 +525,6 @@ def gather_nd(params, indices, name=None, batch_dims=0):
 
 @def_grad("GatherNd")
 def _gather_nd_grad(op, g):
-    from .array_ops import reshape
-    from .math_ops import cast
-    from .scatter_ops import unsorted_segment_sum
-
     params, indices = op.inputs
     b = op.get_attr("batch_dims")
     if not params.shape.is_fully_defined() or indices.shape.ndims is None or indices.shape[-1].value is None:

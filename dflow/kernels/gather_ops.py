@@ -32,6 +32,7 @@ from .common import (
 )
 from .index_ops import _py_slice, _runtime_error, _tensor
 from .math_ops import cast
+from .reduction_ops import reduce_sum
 
 __all__ = ["gather", "one_hot", "top_k"]
 
@@ -343,8 +344,6 @@ register_op("TopKV2", _top_k_infer, eager=_top_k_eager, lower=_top_k_lower, num_
 
 @def_grad("TopKV2")
 def _top_k_grad(op, g_values, g_indices):
-    from .reduction_ops import reduce_sum
-
     x = op.inputs[0]
     depth = x.shape[-1].value
     if depth is None:

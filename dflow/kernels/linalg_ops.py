@@ -15,8 +15,15 @@ from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import register_op
 from ..graph.shape import Dimension, TensorShape, broadcast_static_shape, unknown_shape
+from . import math_ops as m
+from .array_ops import rank, reshape, shape
 from .common import apply_op, check_dtype, constant, convert_pair, convert_to_tensor
 from .cores import intra_op_parts, may_split, run_parts
+from .creation_ops import range as range_
+from .grad_util import broadcast_like
+from .manip_ops import expand_dims, transpose
+from .math_ops import cast, equal
+from .reduction_ops import kept_shape, reduce_max, reduce_sum
 
 __all__ = ["norm", "matmul", "tensordot", "einsum"]
 
@@ -419,8 +426,6 @@ def _shaped(grads, inputs):
 
 
 def _conj(t):
-    from .manip_ops import transpose
-
     if t.shape.ndims is not None:
         return transpose(t, list(range(t.shape.ndims)), conjugate=True)
     return transpose(transpose(t, conjugate=True))  # unknown rank: reverse the axes twice
@@ -486,8 +491,6 @@ def _complex_matmul_grad(op, g):
 
 def _unpermute(t, order):
     """`t`, whose axis k is axis order[k] of the input, with the input's axis order."""
-    from .manip_ops import transpose
-
     perm = [int(i) for i in np.argsort(order)]
     return t if perm == list(range(len(perm))) else transpose(t, perm)
 
@@ -550,11 +553,6 @@ def _explicit_labels(terms, out, inputs, eq):
 
 def _diagonal(gk, kept, t, x, used, eq):
     """(gk put on the diagonals of the labels `t` repeats, its labels): X[i, i] = gk[i]."""
-    from .array_ops import shape
-    from .creation_ops import range as range_
-    from .manip_ops import expand_dims
-    from .math_ops import cast, equal
-
     fresh = iter(c for c in reversed(_LETTERS) if c not in used)
     labels, deltas = [], []
     for i, c in enumerate(t):
@@ -579,11 +577,6 @@ def _einsum_grad(op, g):
     """dX_k = einsum(out, other terms -> term_k)(g, other inputs); labels summed in X_k alone are
     broadcast back, repeated labels put on their diagonal, broadcast '...' dims summed.
     UnimplementedError: '...' of unknown rank in several inputs, or absent from the output."""
-    from .array_ops import rank, reshape
-    from .creation_ops import range as range_
-    from .grad_util import broadcast_like
-    from .reduction_ops import kept_shape, reduce_sum
-
     eq = op.get_attr("equation")
     inputs = list(op.inputs)
     given, out, _ = _parse_equation(eq, len(inputs))
@@ -621,12 +614,6 @@ def _einsum_grad(op, g):
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None, keep_dims=None):  # noqa: A002
     """The vector norm of `tensor` over `axis` (all elements by default): "euclidean"/2, 1 or
     np.inf (TF1's `tf.norm` for vectors)."""
-    import numpy as np
-
-    from ..graph.graph import name_scope
-    from . import math_ops as m
-    from .reduction_ops import reduce_max, reduce_sum
-
     keep = bool(keepdims if keepdims is not None else keep_dims)
     with name_scope(name, "norm", [tensor]):
         t = convert_to_tensor(tensor)

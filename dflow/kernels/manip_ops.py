@@ -35,6 +35,7 @@ from .creation_ops import (
     _tensor,
     zeros_like,
 )
+from .gather_ops import gather
 from .math_ops import cast
 
 __all__ = ["broadcast_to", "transpose", "invert_permutation", "expand_dims", "squeeze", "concat", "unstack", "split",
@@ -626,8 +627,6 @@ def _unpack_grad(op, *grads):
 
 @def_grad("ConcatV2")
 def _concat_grad(op, g):
-    from .gather_ops import gather
-
     values, axis_t = op.inputs[:-1], op.inputs[-1]
     a, r = _static_scalar(axis_t), g.shape.ndims
     if a is not None and r is not None:  # each input's size along the axis: static, else run-time

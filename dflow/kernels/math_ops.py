@@ -15,6 +15,7 @@ from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor
 from ..graph.registry import register_op, set_flags
+from ..graph.shape import broadcast_static_shape
 from .common import (
     ANY,
     BOOL,
@@ -399,8 +400,6 @@ def _select_infer(inputs, attrs):
         raise TypeError(f"where: x and y must have the same dtype, got {x.dtype.name} ({x.name!r}) and "
                         f"{y.dtype.name} ({y.name!r})")
     shape, _ = broadcast_infer(ANY + STRING, None, "Select")([x, y], attrs)
-    from ..graph.shape import broadcast_static_shape
-
     try:
         shape = broadcast_static_shape(c.shape, shape)
     except ValueError:

@@ -16,6 +16,7 @@ from ..graph.graph import name_scope
 from ..graph.ops import constant_value
 from ..graph.registry import def_bind, def_grad, register_op
 from ..graph.shape import TensorShape, unknown_shape
+from .array_ops import reshape, shape, size, stack
 from .common import apply_op, check_allocation
 from .creation_ops import (
     _check_rank,
@@ -27,6 +28,9 @@ from .creation_ops import (
     _pyrange,
     _tensor,
 )
+from .creation_ops import range as _range
+from .manip_ops import concat, reverse, split, transpose
+from .reduction_ops import reduce_sum
 
 __all__ = ["tile", "pad"]
 
@@ -226,11 +230,6 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
 
 @def_grad("Tile")
 def _tile_grad(op, g):
-    from .array_ops import reshape, shape, size, stack
-    from .creation_ops import range as _range
-    from .manip_ops import transpose
-    from .reduction_ops import reduce_sum
-
     x, mult_t = op.inputs
     dims, mult = _dims(x.shape), _partial_shape(mult_t)
     if dims == []:
@@ -260,8 +259,6 @@ def _pad_amounts(op):
 
 def _cut(t, axis, sizes):
     """`t` split along `axis` into `sizes` (one -1); a size that is a Python 0 gives None."""
-    from .manip_ops import split
-
     keep = [_is_tensor(s) or s != 0 for s in sizes]
     parts = iter(split(t, [s for s, k in zip(sizes, keep) if k], axis=axis) if sum(keep) > 1 else [t])
     return [next(parts) if k else None for k in keep]
@@ -283,16 +280,12 @@ def _pad_grad(op, g):
 @def_grad("PadV2")
 def _pad_v2_grad(op, g):
     # TF1 gives constant_values no gradient; every padded cell holds it, so its gradient is their sum.
-    from .reduction_ops import reduce_sum
-
     dx = _interior(op, g)
     return [dx, None, reduce_sum(g) - reduce_sum(dx)]
 
 
 @def_grad("MirrorPad")
 def _mirror_pad_grad(op, g):
-    from .manip_ops import concat, reverse
-
     edge = 1 if op.get_attr("mode") == "REFLECT" else 0  # REFLECT's mirror skips the edge cell
     for i, (b, a) in enumerate(_pad_amounts(op)):
         before, g, after = _cut(g, i, [b, -1, a])

@@ -14,12 +14,14 @@ import math
 
 import numpy as np
 
+from ..dask_compat import meta_from_array
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_bind, register_op
 from ..graph.shape import TensorShape, unknown_shape
+from .array_ops import rank, reshape, shape, size
 from .common import (
     BOOL,
     FLOAT,
@@ -31,6 +33,7 @@ from .common import (
     convert_to_tensor,
     host_ints,
 )
+from .math_ops import cast, equal, exp, floormod, maximum, not_equal, sqrt, square, subtract, where
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
            "reduce_all", "reduce_logsumexp", "argmax", "argmin", "arg_max", "arg_min", "cumsum", "count_nonzero", "reduce_variance",
@@ -277,8 +280,6 @@ def _lse_aggregate(parts, axis, keepdims):
 def _lse_lower(ctx, x, axes, keepdims):
     if not axes or any(x.shape[a] == 0 for a in axes):
         return _logsumexp(ctx.xp, x, axes, keepdims)
-    from ..dask_compat import meta_from_array
-
     meta = meta_from_array(x, ndim=x.ndim if keepdims else x.ndim - len(axes))
     return ctx.da.reduction(x, _lse_chunk, _lse_aggregate, combine=_lse_combine, axis=axes,
                             keepdims=keepdims, dtype=x.dtype, concatenate=False, meta=meta,
@@ -581,8 +582,6 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int6
 
     Built as TF1 does: NotEqual(x, 0) -> Cast(int64) -> Sum. Axis rules as `reduce_sum`.
     """
-    from .math_ops import cast, not_equal
-
     input_tensor = _pick(input_tensor, input, "input_tensor", "input")
     axis = _pick(axis, reduction_indices, "axis", "reduction_indices")
     keepdims = bool(_pick(keepdims, keep_dims, "keepdims", "keep_dims"))
@@ -603,9 +602,6 @@ from .grad_util import broadcast_like  # noqa: E402
 def kept_shape(x, axes):
     """The shape of `x` with `axes` (an int Tensor) set to 1: a list of ints when static, else an
     int32 Tensor from `shape(x)` (axes unknown when building need only be known at run time)."""
-    from .array_ops import rank, reshape, shape
-    from .math_ops import cast, equal, floormod, where
-
 
     value = constant_value(axes)
     if x.shape.ndims is not None and value is not None:
@@ -628,8 +624,6 @@ not_differentiable("ArgMax", "ArgMin", "Any", "All")
 def _keep_dims(op, t):
     """`t` (shaped as `op`'s output) with the reduced axes kept as size 1, so it broadcasts against
     the input (the scalar of an all-axes reduction of unknown rank does already)."""
-    from .array_ops import reshape
-
     if op.get_attr("keep_dims") or len(op.inputs) == 1:
         return t
     return reshape(t, kept_shape(op.inputs[0], op.inputs[1]))
@@ -647,9 +641,6 @@ def _axes_grad(op, grad_x):
 
 @def_grad("Sum", "Mean")
 def _sum_grad(op, g):
-    from .array_ops import size
-    from .math_ops import cast, maximum
-
     x, y = op.inputs[0], op.outputs[0]
     if op.type == "Mean" and x.shape.is_fully_defined() and y.shape.is_fully_defined():
         g = g / constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
@@ -661,8 +652,6 @@ def _sum_grad(op, g):
 @def_grad("Max", "Min")
 def _extreme_grad(op, g):
     """Ties share the gradient equally (TF1): g * (x == y) / number of ties."""
-    from .math_ops import cast, equal
-
     ties = cast(equal(op.inputs[0], _keep_dims(op, op.outputs[0])), g.dtype)
     return _axes_grad(op, ties / reduce_sum(ties, axis=_axis(op), keepdims=True) * _keep_dims(op, g))
 
@@ -673,8 +662,6 @@ def _prod_grad(op, g):
     product of the rest at the zero and 0 elsewhere; 0 with several. Unlike TF1 (exclusive cumprods),
     y / x_i can lose precision when the product under- or overflows, and second derivatives are
     exact away from zeros only (the rule picks a branch by the count of zeros)."""
-    from .math_ops import cast, equal, where
-
     is_zero = equal(op.inputs[0], 0)
     safe_x = where(is_zero, 1, op.inputs[0])
     others = reduce_prod(safe_x, axis=_axis(op), keepdims=True)  # the product of the non-zeros
@@ -688,8 +675,6 @@ def _prod_grad(op, g):
 @def_grad("ReduceLogSumExp")
 def _logsumexp_grad(op, g):
     """g * exp(x - y): softmax weights, at most 1, so it cannot overflow."""
-    from .math_ops import exp
-
     return _axes_grad(op, _keep_dims(op, g) * exp(op.inputs[0] - _keep_dims(op, op.outputs[0])))
 
 
@@ -707,8 +692,6 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 
     Built as reduce_mean(square(x - reduce_mean(x, axis, keepdims=True))): on data larger than a
     stage the compiler computes it in the mean's own pass (dflow/schedule/moments.py)."""
-    from .math_ops import square, subtract
-
     x = convert_to_tensor(input_tensor)
     with name_scope(name, "reduce_variance", [x]) as scope:
         mean = reduce_mean(x, axis, keepdims=True)
@@ -717,16 +700,12 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """Standard deviation over `axis`: sqrt(reduce_variance) (TF1's tf.math.reduce_std)."""
-    from .math_ops import sqrt
-
     with name_scope(name, "reduce_std", [input_tensor]) as scope:
         return sqrt(reduce_variance(input_tensor, axis, keepdims), name=scope)
 
 
 def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
     """sqrt(sum(x**2)) over `axis` (TF1's tf.math.reduce_euclidean_norm)."""
-    from .math_ops import sqrt, square
-
     x = convert_to_tensor(input_tensor)
     with name_scope(name, "reduce_euclidean_norm", [x]) as scope:
         return sqrt(reduce_sum(square(x), axis, keepdims=keepdims), name=scope)

@@ -20,6 +20,7 @@ from ..graph.shape import TensorShape
 from .array_ops import reshape, shape
 from .common import apply_op, convert_to_tensor
 from .creation_ops import ones_like
+from .math_ops import where
 from .numpy_kernels import numpy_op
 from .sparse_ops import SparseTensor, SparseTensorValue
 
@@ -201,8 +202,6 @@ def _parts(x, what, dtype=None):
         x = SparseTensor.from_value(x)
     if isinstance(x, SparseTensor):
         return x.indices, x.values, x.dense_shape
-    from .math_ops import where
-
     t = convert_to_tensor(x, name=what, dtype=dtype)
     if t.shape.ndims is not None and t.shape.ndims < 2:
         raise ValueError(f"{what}: a set operand needs rank >= 2, got shape {t.shape}")

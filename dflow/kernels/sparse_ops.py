@@ -20,7 +20,7 @@ from ..graph import dtypes
 from ..graph.ops import Tensor, _session_for, constant_value
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape, unknown_shape
-from .array_ops import placeholder
+from .array_ops import placeholder, reshape
 from .common import INT, apply_op, check_dtype, convert_to_tensor
 from .math_ops import cast, subtract
 from .reduction_ops import reduce_sum
@@ -172,8 +172,6 @@ register_op("SparseToDense", _to_dense_infer, eager=_to_dense_eager, lower=_to_d
 def _to_dense_grad(op, g):
     indices = op.inputs[0]
     if indices.shape.ndims is not None and indices.shape.ndims < 2:
-        from .array_ops import reshape
-
         indices = reshape(indices, [-1, 1])
     values_grad = apply_op("GatherNd", [g, indices], {"batch_dims": 0})  # GatherNd lives above this module
     return [None, None, values_grad, subtract(reduce_sum(g), reduce_sum(values_grad))]

@@ -418,10 +418,14 @@ def _betainc_infer(inputs, attrs):
     return shape, dtype
 
 
-_UNARY = {"Erf": _erf, "Erfc": _erfc, "Lgamma": _lgamma, "Digamma": _digamma, "Rint": np.rint}
-for _type, _fn in _UNARY.items():
-    register_op(_type, unary_infer(FLOAT, None, _type),
-                eager=lambda xp, x, _fn=_fn: _back(xp, _fn(np.asarray(x)), x), elementwise=True)
+def _register_unary(table):
+    """Registers each {op type: numpy function} as an elementwise float op (result in x's dtype)."""
+    for op_type, fn in table.items():
+        register_op(op_type, unary_infer(FLOAT, None, op_type),
+                    eager=lambda xp, x, fn=fn: _back(xp, fn(np.asarray(x)), x), elementwise=True)
+
+
+_register_unary({"Erf": _erf, "Erfc": _erfc, "Lgamma": _lgamma, "Digamma": _digamma, "Rint": np.rint})
 
 _BINARY = {"Igamma": lambda a, x: _igamma_pair(a, x)[0], "Igammac": lambda a, x: _igamma_pair(a, x)[1],
            "Zeta": _zeta, "Polygamma": _polygamma}

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.graph import get_default_graph
 from ..graph.ops import Tensor
 from ..graph.registry import register_op, set_flags
 from ..graph.shape import TensorShape, as_shape, broadcast_static_shape, check_static_size
@@ -43,8 +44,6 @@ register_op("VariableV2", _variable_infer, eager=_variable_eager, lower=_variabl
 
 def variable_op(shape, dtype, name=None, chunks=None):
     """A variable's handle tensor (used by `dflow.Variable`); `shape` must be fully defined."""
-    from ..graph.graph import get_default_graph
-
     shape = as_shape(shape)
     if not shape.is_fully_defined():
         raise ValueError(f"Variable {name!r}: shape {shape} must be fully defined")

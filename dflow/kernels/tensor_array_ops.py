@@ -18,6 +18,7 @@ from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, as_shape
 from .array_ops import identity, shape
 from .common import apply_op, convert_to_tensor
+from .control_ops import no_op
 
 __all__ = ["TensorArray"]
 
@@ -433,6 +434,4 @@ class TensorArray:
         return apply_op("TensorArraySizeV3", [self._flow], self._attrs(), name=name)
 
     def close(self, name=None):
-        from .control_ops import no_op
-
         return no_op(name=name)

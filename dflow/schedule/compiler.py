@@ -33,6 +33,7 @@ from ..errors import (
     kernel_failure,
     raise_kernel_failure,
 )
+from ..graph.dtypes import as_dtype
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
 from . import moments  # noqa: F401 - registers its rewrite
 from .fusion import (
@@ -338,8 +339,6 @@ class LowerContext:
         """A dask array whose value the session supplies each run (a random op's counter, a
         variable's value at the start of the run); chunked like a feed."""
         if spec not in self._params:
-            from ..graph.dtypes import as_dtype
-
             shape = tuple(int(d) for d in shape)
             chunks = normalize_chunks(chunks or self.options.chunks, shape, dtype, self.options.chunk_limit)
             slot_spec = FeedSpec("numpy", shape, as_dtype(np.dtype(dtype)), chunks)

@@ -29,7 +29,14 @@ from ..dask_compat import (
     keyed_task_exceptions,
     synchronous_pool,
 )
-from ..errors import InvalidArgumentError, OpError, ResourceExhaustedError, UnavailableError
+from ..errors import (
+    AbortedError,
+    CancelledError,
+    InvalidArgumentError,
+    OpError,
+    ResourceExhaustedError,
+    UnavailableError,
+)
 from ..kernels.cores import keep_kernel_memory, share_process_cores, task_threads
 from ..storage.values import Part
 from .cluster_graph import REREAD_TASKS, SOURCE_READERS, chunk_regions, sources_inlined
@@ -178,8 +185,6 @@ class _PoolExecutor(Executor):
     def _pool_failure(self, exc):
         """The pool cannot run tasks any more (a worker process died, or the session was closed
         under the run): this run's error as a dflow error; the next run gets a fresh pool."""
-        from ..errors import AbortedError, CancelledError
-
         if self._closed:
             return CancelledError(None, None, "The Session was closed while this run was in progress; "
                                   "nothing was committed.")
@@ -638,8 +643,6 @@ def local_cluster(num_workers=None, memory_budget=None):
     """A distributed LocalCluster on loopback owned by a session: one single-threaded worker
     process per core, each with a memory limit of budget / workers when there is a budget (the
     nanny pauses a worker near its limit, spills its data to disk, and restarts it past it)."""
-    import os
-
     from distributed import Client, LocalCluster
 
     n = num_workers or os.cpu_count() or 1

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..dask_compat import concatenate3, elemwise
 from ..errors import raise_kernel_failure
+from .memory import max_chunk_bytes
 
 _ids = itertools.count()
 
@@ -292,8 +293,6 @@ def _slab_rows(chunks):
 def fused_scratch_chunks(leaves, arr):
     """Output-chunk-sized buffers a fused task holds besides its output, for the memory projection:
     none when its chunks are large enough to run by slabs, else one (two intermediates alive)."""
-    from .memory import max_chunk_bytes
-
     sizes = [max_chunk_bytes(a) for a in list(leaves) + [arr]]
     return 0 if all(b is not None for b in sizes) and max(sizes) > 4 * SLAB_BYTES else 1
 

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import OpError
+from ..kernels.reduction_ops import _host_ints, _normalize_axes
+from .fusion import Expr
 from .staging import register_rewrite
 
 
@@ -142,10 +145,6 @@ def one_pass_moment(ctx, op, env, stager, memory):
     """Lowers `reduce_mean(square(X - m))` with m from a later stage than X in X's own stage: X is
     read once for m and the squares together. False if the pattern does not apply."""
     import dask.array as da
-
-    from ..errors import OpError
-    from ..kernels.reduction_ops import _host_ints, _normalize_axes
-    from .fusion import Expr
 
     found = match(op)
     if found is None:

@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 
+from ..dask_compat import HighLevelGraph, MaterializedLayer
 from ..devices import DeviceSpec, canonical_device
 from ..errors import InvalidArgumentError
 
@@ -154,8 +155,6 @@ def with_resources(dsk, gpu_keys):
     the result to `Client.get` after the keys are final (renamed), so each GPU task runs only on
     a worker started with `--resources GPU=1`.
     """
-    from ..dask_compat import HighLevelGraph, MaterializedLayer
-
     gpu = {k: v for k, v in dsk.items() if k in gpu_keys}
     host = {k: v for k, v in dsk.items() if k not in gpu_keys}
     layers = {"dflow-host": MaterializedLayer(host)}

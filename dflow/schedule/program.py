@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph.ops import FOLD_MAX_ELEMENTS, Operation, Tensor
+from .placement import check_placement
 from .state import reads_input, resolve_state
 
 
@@ -106,8 +107,6 @@ class Program:
             return  # topological: it depends on no other pending decision
         check_feeds_complete(self.ops, fed)
         if options is not None and (options.config is not None or any(op._device for op in self.ops)):
-            from .placement import check_placement
-
             check_placement(self.ops, options.config, options.gpus)  # refuses ops on missing devices
         self.state = resolve_state(self.ops, fed, self.fetch_elements, lambda op: inputs_of(op, decisions))
         self.steps = self._walk()

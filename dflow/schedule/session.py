@@ -15,7 +15,7 @@ import dask.array as da
 import numpy as np
 
 from ..config import default_session_settings
-from ..devices import ConfigProto, machine_memory
+from ..devices import ConfigProto, gpu_count, machine_memory
 from ..errors import (
     FailedPreconditionError,
     InvalidArgumentError,
@@ -31,12 +31,14 @@ from ..graph.ops import Operation, Tensor
 from ..kernels.common import to_bytes_array
 from ..kernels.sparse_ops import SparseTensor
 from ..run_options import RunOptions
+from ..storage.chunks import dask_array
 from ..storage.layout import StoragePolicy
 from .compiler import compile_plan, normalize_chunks
 from .executors import ClusterDataLost, make_executor
 from .feeds import FeedError, all_bytes, check_chunks, holds_bytes, tf1_feed_cast
 from .fetches import flatten_fetches
 from .host import HostRun, RunTransaction, decision_key
+from .memory import format_bytes
 from .plan import FeedSpec, RunContext
 from .store import VariableStore, to_host, unshared
 from .tracing import RunTrace
@@ -142,8 +144,6 @@ class Session:
             if budget is not None:
                 small_plan_bytes = min(small_plan_bytes, budget // 16)
         stage_bytes = Options.stage_bytes if budget is None else min(Options.stage_bytes, max(1, budget // 4))
-        from ..devices import gpu_count
-
         gpus = True if not self._executor.is_local else gpu_count
         # with a budget, variables over a quarter of it are held in Zarr on local disk between runs
         # (local schedulers only: a cluster's workers hold theirs)
@@ -201,8 +201,6 @@ class Session:
     def explain(self, fetches, feed_dict=None):
         """A text report of the plan for `fetches`: mode, stages, each task's projected memory and
         the projected peak (compiles the plan if needed; runs nothing)."""
-        from .memory import format_bytes
-
         plan, elements = self._plan_for(fetches, feed_dict)
         names = ", ".join(getattr(e, "name", "?") for e in elements)
         lines = [f"Plan for [{names}] on the {self._executor.name} scheduler"]
@@ -518,8 +516,6 @@ class Session:
                             f"Python scalars, strings, lists, numpy ndarrays, or TensorHandles. For reference, the "
                             f"tensor object was {value} which was passed to the feed with key {t}.")
         if type(value).__module__.startswith("zarr"):
-            from ..storage.chunks import dask_array
-
             value, _ = dask_array(value)  # chunk files streamed into the tasks' buffers
         if isinstance(value, da.Array):
             kind = "dask"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dask.array as da
 import numpy as np
 
+from ..graph.dtypes import as_dtype
 from ..storage.chunks import dask_chunks
 from .fusion import Expr
 from .plan import FeedSlot, FeedSpec, Spill
@@ -108,8 +109,6 @@ class Stager:
 
 
 def key_dtype(key, arr):
-    from ..graph.dtypes import as_dtype
-
     return key.dtype if hasattr(key, "dtype") and not isinstance(key, Spill) else as_dtype(np.dtype(arr.dtype))
 
 

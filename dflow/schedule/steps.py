@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpError, kernel_failure
+from ..graph.shape import TensorShape
 
 
 class StepCode:
@@ -219,8 +220,6 @@ class _WithShape:
     """A stand-in of tensor `t` with the run-time shape `shape` (for `input_failure`)."""
 
     def __init__(self, t, shape):
-        from ..graph.shape import TensorShape
-
         self._t = t
         self.shape = TensorShape([None if d != d else int(d) for d in shape])
 

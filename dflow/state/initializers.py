@@ -9,7 +9,13 @@ import numpy as np
 
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.shape import as_shape
 from ..kernels.common import constant
+from ..kernels.creation_ops import ones, zeros
+from ..kernels.manip_ops import reshape, transpose
+from ..kernels.math_ops import multiply, sign
+from ..kernels.matrix_ops import matrix_diag_part, qr
+from ..kernels.random_ops import random_normal, random_uniform, truncated_normal
 
 __all__ = [
     "Initializer", "zeros_initializer", "ones_initializer", "constant_initializer",
@@ -35,8 +41,6 @@ class zeros_initializer(Initializer):  # noqa: N801 - TF1 public name
         self.dtype = as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.creation_ops import zeros
-
         return zeros(_dims(shape), dtype=self._dtype(dtype))
 
 
@@ -45,8 +49,6 @@ class ones_initializer(Initializer):  # noqa: N801 - TF1 public name
         self.dtype = as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.creation_ops import ones
-
         return ones(_dims(shape), dtype=self._dtype(dtype))
 
 
@@ -69,8 +71,6 @@ class random_normal_initializer(Initializer):  # noqa: N801 - TF1 public name
         self.mean, self.stddev, self.seed, self.dtype = mean, stddev, seed, as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.random_ops import random_normal
-
         return random_normal(_dims(shape), self.mean, self.stddev, self._dtype(dtype), seed=self.seed)
 
 
@@ -79,8 +79,6 @@ class truncated_normal_initializer(Initializer):  # noqa: N801 - TF1 public name
         self.mean, self.stddev, self.seed, self.dtype = mean, stddev, seed, as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.random_ops import truncated_normal
-
         return truncated_normal(_dims(shape), self.mean, self.stddev, self._dtype(dtype), seed=self.seed)
 
 
@@ -89,8 +87,6 @@ class random_uniform_initializer(Initializer):  # noqa: N801 - TF1 public name
         self.minval, self.maxval, self.seed, self.dtype = minval, maxval, seed, as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.random_ops import random_uniform
-
         return random_uniform(_dims(shape), self.minval, self.maxval, self._dtype(dtype), seed=self.seed)
 
 
@@ -112,8 +108,6 @@ class variance_scaling_initializer(Initializer):  # noqa: N801 - TF1 public name
         self.dtype = as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.random_ops import random_normal, random_uniform, truncated_normal
-
         dims = _dims(shape)
         dtype = self._dtype(dtype)
         fan_in, fan_out = _fans(dims)
@@ -161,11 +155,6 @@ class orthogonal_initializer(Initializer):  # noqa: N801 - TF1 public name
         self.gain, self.seed, self.dtype = gain, seed, as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.manip_ops import reshape, transpose
-        from ..kernels.math_ops import multiply, sign
-        from ..kernels.matrix_ops import matrix_diag_part, qr
-        from ..kernels.random_ops import random_normal
-
         dims, dtype = _dims(shape), self._dtype(dtype)
         if len(dims) < 2:
             raise ValueError("The tensor to initialize must be at least two-dimensional")
@@ -185,8 +174,6 @@ class uniform_unit_scaling_initializer(Initializer):  # noqa: N801 - TF1 public 
         self.factor, self.seed, self.dtype = factor, seed, as_dtype(dtype)
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from ..kernels.random_ops import random_uniform
-
         dims = _dims(shape)
         size = float(np.prod(dims[:-1])) if len(dims) > 1 else float(dims[0]) if dims else 1.0
         m = math.sqrt(3.0 / max(1.0, size)) * self.factor
@@ -208,8 +195,6 @@ class identity_initializer(Initializer):  # noqa: N801 - TF1 public name (tf.ini
 
 
 def _dims(shape):
-    from ..graph.shape import as_shape
-
     s = as_shape(shape)
     if not s.is_fully_defined():
         raise ValueError(f"An initializer needs a fully defined shape, got {s}")

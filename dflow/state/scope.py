@@ -18,7 +18,7 @@ from ..graph.keys import GraphKeys
 from ..graph.shape import as_shape
 from ..kernels.common import convert_to_tensor
 from .initializers import glorot_uniform_initializer, zeros_initializer
-from .variables import Variable
+from .variables import Variable, global_variables, trainable_variables
 
 __all__ = ["AUTO_REUSE", "VariableScope", "variable_scope", "variable_op_scope", "get_variable",
            "get_variable_scope", "make_template", "get_local_variable"]
@@ -309,14 +309,10 @@ class Template:
 
     @property
     def trainable_variables(self):
-        from .variables import trainable_variables
-
         return trainable_variables(self._scope.name + "/") if self._scope else []
 
     @property
     def global_variables(self):
-        from .variables import global_variables
-
         return global_variables(self._scope.name + "/") if self._scope else []
 
 

@@ -6,7 +6,13 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
-from ..graph.graph import control_dependencies, executing_eagerly, get_default_graph, name_scope
+from ..graph.graph import (
+    _session_for,
+    control_dependencies,
+    executing_eagerly,
+    get_default_graph,
+    name_scope,
+)
 from ..graph.keys import GraphKeys
 from ..graph.registry import register_op
 from ..graph.shape import TensorShape
@@ -154,8 +160,6 @@ class Variable:
 
     def load(self, value, session=None):
         """Sets the variable's value in `session` directly (no op is added to the graph)."""
-        from ..graph.graph import _session_for
-
         session = _session_for(self._graph, session, what=f"variable {self.name!r}")
         arr = np.asarray(value)
         if arr.dtype != self.dtype.np_dtype:

@@ -31,6 +31,8 @@ import socket
 import threading
 import uuid
 
+from .. import errors
+
 __all__ = ["temp_path", "owner_tag", "owner_alive", "swap_in", "recover", "sweep", "sweep_tree", "discard",
            "Publication", "publish", "node_kind", "link_in", "link_data", "os_error",
            "ensure_dir"]
@@ -353,8 +355,6 @@ def sweep_tree(root):
 
 def os_error(e, what):
     """The dflow error for the OSError `e` met while `what` (a phrase naming the path), never bare."""
-    from .. import errors
-
     if isinstance(e, PermissionError):
         cls = errors.PermissionDeniedError
     elif isinstance(e, FileNotFoundError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..graph.graph import name_scope
 from ..graph.indexed_slices import IndexedSlices
 from ..kernels import math_ops as m
+from ..kernels.array_ops import size
 from ..kernels.common import convert_to_tensor
 from ..kernels.reduction_ops import reduce_sum
 
@@ -60,8 +61,6 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
 def clip_by_average_norm(t, clip_norm, name=None):
     """clip_by_norm of t by clip_norm scaled to the average over its elements."""
-    from ..kernels.array_ops import size
-
     with name_scope(name, "clip_by_average_norm", [t, clip_norm]):
         t = convert_to_tensor(t)
         n = m.cast(size(t), t.dtype)

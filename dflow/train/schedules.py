@@ -8,6 +8,7 @@ from ..graph import dtypes
 from ..graph.graph import get_default_graph, name_scope
 from ..graph.keys import GraphKeys
 from ..kernels import math_ops as m
+from ..kernels.array_ops import identity
 from ..kernels.common import convert_to_tensor
 from ..kernels.random_ops import random_normal
 from ..state.variables import Variable
@@ -79,8 +80,6 @@ def piecewise_constant(x, boundaries, values, name=None):
         result = vals[-1]
         for b, v in reversed(list(zip(boundaries, vals[:-1]))):
             result = m.where(m.less_equal(x, convert_to_tensor(b, dtype=x.dtype)), v, result)
-        from ..kernels.array_ops import identity
-
         return identity(result, name=scope)
 
 

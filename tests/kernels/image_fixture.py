@@ -1,4 +1,4 @@
-"""The inputs of tools/make_tf_image_fixtures.py (rebuilt from the same seeds) and TF 1.x's outputs on
+"""The inputs (fixed numpy seeds) tools/make_tf_image_fixtures.py runs TF 1.x on, and TF's outputs on
 them (tests/fixtures/tf_image/tf1_image.npz)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def inputs():
     nms_boxes = (rng.rand(20, 4) * [1, 1, 0.5, 0.5]).astype(np.float32)
     nms_boxes[:, 2:] += nms_boxes[:, :2]
     nms_scores = rng.rand(20).astype(np.float32)
-    nms_scores[3] = nms_scores[5]
+    nms_scores[3] = nms_scores[5]  # a tie: the lower index first
     overlaps = rng.rand(20, 20).astype(np.float32)
     return dict(a=a, b=b, big_a=big_a, big_b=big_b, img=img, boxes=boxes, box_ind=box_ind, nms_boxes=nms_boxes,
                 nms_scores=nms_scores, overlaps=overlaps)

@@ -240,19 +240,7 @@ class Layer(tf_base.Layer):
 
     def set_weights(self, weights):
         """Loads numpy values into `weights` (same count and shapes; ValueError otherwise)."""
-        params = self.weights
-        if len(params) != len(weights):
-            raise ValueError(f"You called `set_weights(weights)` on layer \"{self.name}\" with a weight list of "
-                             f"length {len(weights)}, but the layer was expecting {len(params)} weights. "
-                             f"Provided weights: {str(weights)[:50]}...")
-        pairs = []
-        for variable, value in zip(params, weights):
-            value = np.asarray(value)
-            if tuple(variable.shape.as_list()) != value.shape:
-                raise ValueError(f"Layer weight shape {tuple(variable.shape.as_list())} not compatible with "
-                                 f"provided weight shape {value.shape}")
-            pairs.append((variable, value))
-        K.batch_set_value(pairs)
+        K._set_weights_checked(self.weights, weights, "layer", f'"{self.name}"')
 
     def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None, trainable=None,
                    constraint=None, partitioner=None, use_resource=None, synchronization=None, aggregation=None,

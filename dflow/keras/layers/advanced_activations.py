@@ -8,9 +8,8 @@ from ... import nn
 from ...graph.shape import TensorShape
 from ...kernels.math_ops import cast, greater, relu
 from .. import backend as K
-from .. import constraints, initializers, regularizers
 from ..engine.base_layer import InputSpec, Layer
-from .core import _ser
+from .core import _set_weights_args, _weights_config
 
 __all__ = ["LeakyReLU", "PReLU", "ELU", "ThresholdedReLU", "Softmax", "ReLU"]
 
@@ -47,9 +46,8 @@ class PReLU(_Elementwise):
     def __init__(self, alpha_initializer="zeros", alpha_regularizer=None, alpha_constraint=None, shared_axes=None,
                  **kwargs):
         super().__init__(**kwargs)
-        self.alpha_initializer = initializers.get(alpha_initializer)
-        self.alpha_regularizer = regularizers.get(alpha_regularizer)
-        self.alpha_constraint = constraints.get(alpha_constraint)
+        _set_weights_args(self, alpha_initializer=alpha_initializer, alpha_regularizer=alpha_regularizer,
+                          alpha_constraint=alpha_constraint)
         if shared_axes is None:
             self.shared_axes = None
         elif not isinstance(shared_axes, (list, tuple)):
@@ -81,10 +79,7 @@ class PReLU(_Elementwise):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"alpha_initializer": _ser(initializers, self.alpha_initializer),
-                       "alpha_regularizer": _ser(regularizers, self.alpha_regularizer),
-                       "alpha_constraint": _ser(constraints, self.alpha_constraint),
-                       "shared_axes": self.shared_axes})
+        config.update({**_weights_config(self, ["alpha"]), "shared_axes": self.shared_axes})
         return config
 
 

@@ -20,10 +20,10 @@ from ...kernels.pad_ops import pad, tile
 from ...layers import convolutional as tf_conv
 from ...layers.base import input_shape_of
 from ...layers.utils import conv_output_length, normalize_data_format, normalize_tuple
-from .. import activations, constraints, initializers, regularizers
+from .. import activations
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
-from .core import _ser
+from .core import _KINDS, _dense_config, _set_weights_args, _weights_config
 
 __all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "Conv3DTranspose", "Convolution3DTranspose", "SeparableConv1D", "SeparableConv2D",
            "DepthwiseConv2D", "Convolution1D", "Convolution2D", "Convolution3D", "Convolution2DTranspose",
@@ -39,15 +39,12 @@ def _data_format(value):
 def _keras_args(kwargs):
     """Keras's string identifiers resolved for the tf.layers constructors."""
     out = dict(kwargs)
-    for key, module in (("activation", activations), ("kernel_initializer", initializers),
-                        ("bias_initializer", initializers), ("depthwise_initializer", initializers),
-                        ("pointwise_initializer", initializers), ("kernel_regularizer", regularizers),
-                        ("bias_regularizer", regularizers), ("depthwise_regularizer", regularizers),
-                        ("pointwise_regularizer", regularizers), ("kernel_constraint", constraints),
-                        ("bias_constraint", constraints), ("depthwise_constraint", constraints),
-                        ("pointwise_constraint", constraints)):
-        if key in out:
-            out[key] = module.get(out[key])
+    if "activation" in out:
+        out["activation"] = activations.get(out["activation"])
+    for weight in ("kernel", "bias", "depthwise", "pointwise"):
+        for kind, module in _KINDS.items():
+            if f"{weight}_{kind}" in out:
+                out[f"{weight}_{kind}"] = module.get(out[f"{weight}_{kind}"])
     return out
 
 
@@ -59,25 +56,15 @@ class _ConvConfig:
         config.update({
             "filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
             "padding": self.padding, "data_format": self.data_format, "dilation_rate": self.dilation_rate,
-            "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-            "kernel_initializer": _ser(initializers, self.kernel_initializer),
-            "bias_initializer": _ser(initializers, self.bias_initializer),
-            "kernel_regularizer": _ser(regularizers, self.kernel_regularizer),
-            "bias_regularizer": _ser(regularizers, self.bias_regularizer),
-            "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, self.kernel_constraint),
-            "bias_constraint": _ser(constraints, self.bias_constraint)})
+            **_dense_config(self)})
         return config
 
     def _separable_config(self):
         config = self._base_config()
         for key in ("kernel_initializer", "kernel_regularizer", "kernel_constraint"):
             config.pop(key)
-        config.update({
-            "depth_multiplier": self.depth_multiplier,
-            "depthwise_initializer": _ser(initializers, self.depthwise_initializer),
-            "depthwise_regularizer": _ser(regularizers, self.depthwise_regularizer),
-            "depthwise_constraint": _ser(constraints, self.depthwise_constraint)})
+        config["depth_multiplier"] = self.depth_multiplier
+        config.update(_weights_config(self, ["depthwise"]))
         return config
 
     def get_config(self):
@@ -220,7 +207,22 @@ def _dynamic_length(n, filter_size, padding, output_padding, stride, dilation):
     return n * stride + (max(filter_size - stride, 0) if padding == "valid" else 0)
 
 
-class Conv2DTranspose(_ConvConfig, tf_conv.Conv2DTranspose, Layer):
+class _TransposeShape:
+    """Output lengths and shape of the transposed convolutions (Conv2DTranspose, Conv3DTranspose)."""
+
+    def _out_lengths(self, spatial):
+        pads = self.output_padding or (None,) * len(spatial)
+        return [transpose_output_length(n, k, self.padding, p, s, d) for n, k, p, s, d in
+                zip(spatial, self.kernel_size, pads, self.strides, self.dilation_rate)]
+
+    def compute_output_shape(self, input_shape):
+        dims = input_shape_of(input_shape).as_list()
+        first = self.data_format == "channels_first"
+        out = self._out_lengths(dims[2:] if first else dims[1:-1])
+        return TensorShape([dims[0], self.filters] + out if first else [dims[0]] + out + [self.filters])
+
+
+class Conv2DTranspose(_TransposeShape, _ConvConfig, tf_conv.Conv2DTranspose, Layer):
     """The transpose of a 2-D convolution; kernel [kh, kw, filters, in_channels]."""
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, data_format=None,
@@ -238,10 +240,6 @@ class Conv2DTranspose(_ConvConfig, tf_conv.Conv2DTranspose, Layer):
             raise ValueError(f"Conv2DTranspose: strides > 1 not supported in conjunction with dilation_rate > 1 "
                              f"(strides {self.strides}, dilation_rate {self.dilation_rate})")
 
-    def _out_lengths(self, spatial):
-        pads = self.output_padding or (None,) * len(spatial)
-        return [transpose_output_length(n, k, self.padding, p, s, d) for n, k, p, s, d in
-                zip(spatial, self.kernel_size, pads, self.strides, self.dilation_rate)]
 
     def _convolve(self, inputs):
         first = self.data_format == "channels_first"
@@ -260,19 +258,13 @@ class Conv2DTranspose(_ConvConfig, tf_conv.Conv2DTranspose, Layer):
         out.set_shape(TensorShape([batch, self.filters] + static if first else [batch] + static + [self.filters]))
         return out
 
-    def compute_output_shape(self, input_shape):
-        dims = input_shape_of(input_shape).as_list()
-        first = self.data_format == "channels_first"
-        out = self._out_lengths(dims[2:] if first else dims[1:-1])
-        return TensorShape([dims[0], self.filters] + out if first else [dims[0]] + out + [self.filters])
-
     def get_config(self):
         config = self._base_config()
         config["output_padding"] = self.output_padding
         return config
 
 
-class Conv3DTranspose(Conv3D):
+class Conv3DTranspose(_TransposeShape, Conv3D):
     """The transpose of a 3-D convolution; kernel [kd, kh, kw, filters, in_channels]. Built from
     2-D transposed convolutions of the depth slices (one per kernel depth, over all slices at
     once), placed at depth i·stride + j and cropped as TF's conv3d_transpose pads; the input's
@@ -292,10 +284,6 @@ class Conv3DTranspose(Conv3D):
     def _kernel_shape(self, input_dim):
         return list(self.kernel_size) + [self.filters, input_dim]
 
-    def _out_lengths(self, spatial):
-        pads = self.output_padding or (None,) * 3
-        return [transpose_output_length(n, k, self.padding, p, s) for n, k, p, s in
-                zip(spatial, self.kernel_size, pads, self.strides)]
 
     def _convolve(self, inputs):
         first = self.data_format == "channels_first"
@@ -332,12 +320,6 @@ class Conv3DTranspose(Conv3D):
             out = out + self.bias
         return transpose(out, [0, 4, 1, 2, 3]) if first else out
 
-    def compute_output_shape(self, input_shape):
-        dims = input_shape_of(input_shape).as_list()
-        first = self.data_format == "channels_first"
-        out = self._out_lengths(dims[2:] if first else dims[1:-1])
-        return TensorShape([dims[0], self.filters] + out if first else [dims[0]] + out + [self.filters])
-
     def get_config(self):
         config = self._base_config()
         config.pop("dilation_rate")
@@ -366,10 +348,7 @@ class SeparableConv2D(_ConvConfig, tf_conv.SeparableConv2D, Layer):
 
     def get_config(self):
         config = self._separable_config()
-        config.update({
-            "pointwise_initializer": _ser(initializers, self.pointwise_initializer),
-            "pointwise_regularizer": _ser(regularizers, self.pointwise_regularizer),
-            "pointwise_constraint": _ser(constraints, self.pointwise_constraint)})
+        config.update(_weights_config(self, ["pointwise"]))
         return config
 
 
@@ -431,9 +410,9 @@ class DepthwiseConv2D(_ConvConfig, tf_conv.Conv2D, Layer):
                                         activity_regularizer, None, bias_constraint), **kwargs)
         self.filters = None
         self.depth_multiplier = int(depth_multiplier)
-        self.depthwise_initializer = initializers.get(depthwise_initializer)
-        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
-        self.depthwise_constraint = constraints.get(depthwise_constraint)
+        _set_weights_args(self, depthwise_initializer=depthwise_initializer,
+                          depthwise_regularizer=depthwise_regularizer,
+                          depthwise_constraint=depthwise_constraint)
 
     def build(self, input_shape):
         input_dim = self._input_dim(input_shape)
@@ -488,9 +467,11 @@ def _pairs(value, rank, name):
 
 
 class _Spatial(Layer):
-    """What the padding/cropping/upsampling layers share: rank, data_format, input ndim."""
+    """What the padding/cropping/upsampling layers share: rank, data_format, input ndim, and the
+    one argument (`_arg`: padding, cropping or size) their config stores besides data_format."""
 
     _rank = 2
+    _arg = None
 
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
@@ -508,32 +489,35 @@ class _Spatial(Layer):
             dims[axis] = resize(i, dims[axis]) if dims[axis] is not None else None
         return TensorShape(dims)
 
+    def _set_edges(self, value):
+        """Per spatial axis (before, after) amounts in `self._edges`; the `_arg` attribute keeps
+        Keras's form (the one pair for rank 1)."""
+        self._edges = _pairs(value, self._rank, self._arg)
+        setattr(self, self._arg, self._edges[0] if self._rank == 1 else self._edges)
+
     def get_config(self):
         config = super().get_config()
         if self._rank > 1:
             config["data_format"] = self.data_format
+        config[self._arg] = getattr(self, self._arg)
         return config
 
 
 class _ZeroPadding(_Spatial):
+    _arg = "padding"
+
     def __init__(self, padding=1, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
-        self._pads = _pairs(padding, self._rank, "padding")
-        self.padding = self._pads[0] if self._rank == 1 else self._pads
+        self._set_edges(padding)
 
     def call(self, inputs):
         paddings = [[0, 0]] * (self._rank + 2)
-        for axis, pair in zip(self._spatial_axes(), self._pads):
+        for axis, pair in zip(self._spatial_axes(), self._edges):
             paddings[axis] = list(pair)
         return pad(inputs, paddings)
 
     def compute_output_shape(self, input_shape):
-        return self._out_shape(input_shape, lambda i, n: n + sum(self._pads[i]))
-
-    def get_config(self):
-        config = super().get_config()
-        config["padding"] = self.padding
-        return config
+        return self._out_shape(input_shape, lambda i, n: n + sum(self._edges[i]))
 
 
 class ZeroPadding1D(_ZeroPadding):
@@ -552,24 +536,20 @@ class ZeroPadding3D(_ZeroPadding):
 
 
 class _Cropping(_Spatial):
+    _arg = "cropping"
+
     def __init__(self, cropping, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
-        self._crops = _pairs(cropping, self._rank, "cropping")
-        self.cropping = self._crops[0] if self._rank == 1 else self._crops
+        self._set_edges(cropping)
 
     def call(self, inputs):
         index = [slice(None)] * (self._rank + 2)
-        for axis, (before, after) in zip(self._spatial_axes(), self._crops):
+        for axis, (before, after) in zip(self._spatial_axes(), self._edges):
             index[axis] = slice(before, -after if after else None)
         return inputs[tuple(index)]
 
     def compute_output_shape(self, input_shape):
-        return self._out_shape(input_shape, lambda i, n: n - sum(self._crops[i]))
-
-    def get_config(self):
-        config = super().get_config()
-        config["cropping"] = self.cropping
-        return config
+        return self._out_shape(input_shape, lambda i, n: n - sum(self._edges[i]))
 
 
 class Cropping1D(_Cropping):
@@ -611,6 +591,8 @@ def repeat_elements(x, rep, axis):
 
 
 class _UpSampling(_Spatial):
+    _arg = "size"
+
     def __init__(self, size=2, data_format=None, **kwargs):
         super().__init__(data_format=data_format, **kwargs)
         self.size = normalize_tuple(size, self._rank, "size")
@@ -623,11 +605,6 @@ class _UpSampling(_Spatial):
 
     def compute_output_shape(self, input_shape):
         return self._out_shape(input_shape, lambda i, n: n * self.size[i])
-
-    def get_config(self):
-        config = super().get_config()
-        config["size"] = self.size
-        return config
 
 
 class UpSampling1D(_UpSampling):

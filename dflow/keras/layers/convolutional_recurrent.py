@@ -31,11 +31,11 @@ from ...kernels.manip_ops import concat, reverse, transpose, unstack
 from ...kernels.math_ops import add, cast, less, multiply, where
 from ...kernels.tensor_array_ops import TensorArray
 from ...layers.utils import conv_output_length, normalize_tuple
-from .. import activations, constraints, initializers, regularizers
+from .. import activations, regularizers
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
 from .convolutional import _data_format
-from .core import _ser
+from .core import _RECURRENT_WEIGHTS, _ser, _set_weights_args, _weights_config
 
 __all__ = ["ConvLSTM2D"]
 
@@ -59,16 +59,13 @@ class ConvLSTM2DCell(Layer):
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
+        _set_weights_args(self, kernel_initializer=kernel_initializer,
+                          recurrent_initializer=recurrent_initializer,
+                          bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                          recurrent_regularizer=recurrent_regularizer,
+                          bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                          recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint)
         self.unit_forget_bias = bool(unit_forget_bias)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
         self.dropout = min(1.0, max(0.0, float(dropout)))
         self.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
         self._input_masks = self._recurrent_masks = None
@@ -321,17 +318,10 @@ class ConvLSTM2D(Layer):
             "padding": cell.padding, "data_format": self.data_format, "dilation_rate": cell.dilation_rate,
             "activation": activations.serialize(cell.activation),
             "recurrent_activation": activations.serialize(cell.recurrent_activation), "use_bias": cell.use_bias,
-            "kernel_initializer": _ser(initializers, cell.kernel_initializer),
-            "recurrent_initializer": _ser(initializers, cell.recurrent_initializer),
-            "bias_initializer": _ser(initializers, cell.bias_initializer),
-            "unit_forget_bias": cell.unit_forget_bias,
-            "kernel_regularizer": _ser(regularizers, cell.kernel_regularizer),
-            "recurrent_regularizer": _ser(regularizers, cell.recurrent_regularizer),
-            "bias_regularizer": _ser(regularizers, cell.bias_regularizer),
+            **_weights_config(cell, _RECURRENT_WEIGHTS, ["initializer"]), "unit_forget_bias": cell.unit_forget_bias,
+            **_weights_config(cell, _RECURRENT_WEIGHTS, ["regularizer"]),
             "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, cell.kernel_constraint),
-            "recurrent_constraint": _ser(constraints, cell.recurrent_constraint),
-            "bias_constraint": _ser(constraints, cell.bias_constraint),
+            **_weights_config(cell, _RECURRENT_WEIGHTS, ["constraint"]),
             "dropout": cell.dropout, "recurrent_dropout": cell.recurrent_dropout,
             "return_sequences": self.return_sequences, "return_state": self.return_state,
             "go_backwards": self.go_backwards, "stateful": self.stateful, "unroll": self.unroll,

@@ -36,6 +36,35 @@ def _ser(module, value):
     return module.serialize(value) if value is not None else None
 
 
+_KINDS = {"initializer": initializers, "regularizer": regularizers, "constraint": constraints}
+
+
+_RECURRENT_WEIGHTS = ("kernel", "recurrent", "bias")
+
+
+def _set_weights_args(owner, **identifiers):
+    """owner.<weight>_<kind> = that kind's module `get(identifier)`, for each `<weight>_<kind>=`
+    argument (kind: initializer, regularizer, constraint)."""
+    for key, identifier in identifiers.items():
+        setattr(owner, key, _KINDS[key.rsplit("_", 1)[1]].get(identifier))
+
+
+def _weights_config(owner, weights=("kernel", "bias"), kinds=tuple(_KINDS)):
+    """{"<weight>_<kind>": the serialized `owner.<weight>_<kind>`} for each kind (initializer,
+    regularizer, constraint) and weight: the config entries a layer with those weights stores."""
+    return {f"{w}_{kind}": _ser(_KINDS[kind], getattr(owner, f"{w}_{kind}")) for kind in kinds for w in weights}
+
+
+def _dense_config(layer):
+    """The config entries Dense, the convolutions and the locally-connected layers share, in
+    Keras's order: activation, use_bias, then their kernel's and bias's initializers,
+    regularizers (with the activity regularizer) and constraints."""
+    return {"activation": activations.serialize(layer.activation), "use_bias": layer.use_bias,
+            **_weights_config(layer, kinds=["initializer", "regularizer"]),
+            "activity_regularizer": _ser(regularizers, layer.activity_regularizer),
+            **_weights_config(layer, kinds=["constraint"])}
+
+
 class Dense(tf_core.Dense, Layer):
     """activation(inputs · kernel + bias); Keras's defaults: glorot_uniform kernel, zeros bias."""
 
@@ -54,15 +83,7 @@ class Dense(tf_core.Dense, Layer):
 
     def get_config(self):
         config = Layer.get_config(self)
-        config.update({
-            "units": self.units, "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-            "kernel_initializer": _ser(initializers, self.kernel_initializer),
-            "bias_initializer": _ser(initializers, self.bias_initializer),
-            "kernel_regularizer": _ser(regularizers, self.kernel_regularizer),
-            "bias_regularizer": _ser(regularizers, self.bias_regularizer),
-            "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, self.kernel_constraint),
-            "bias_constraint": _ser(constraints, self.bias_constraint)})
+        config.update({"units": self.units, **_dense_config(self)})
         return config
 
 
@@ -362,9 +383,6 @@ class SpatialDropout1D(_SpatialDropout):
     """Dropout of whole channels of [batch, steps, channels]."""
     _rank = 1
 
-    def __init__(self, rate, **kwargs):
-        super().__init__(rate, **kwargs)
-
 
 class SpatialDropout2D(_SpatialDropout):
     """Dropout of whole feature maps of images."""
@@ -376,97 +394,81 @@ class SpatialDropout3D(_SpatialDropout):
     _rank = 3
 
 
-class GaussianNoise(Layer):
-    """Adds N(0, stddev²) noise while training; the identity otherwise."""
+class _TrainingNoise(Layer):
+    """A layer that applies `_noised(inputs)` while training and is the identity otherwise (or when
+    `_acts()` says its parameters make it a no-op); `_config_keys` name what `get_config` stores."""
 
-    def __init__(self, stddev, seed=None, **kwargs):
+    _config_keys = ("rate", "seed")
+
+    def __init__(self, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.supports_masking = True
-        self.stddev = stddev
         self.seed = seed
 
+    def _acts(self):
+        return 0.0 < self.rate < 1.0
+
     def call(self, inputs, training=None):
-        if training is None:
+        if training is None or not self._acts():
             return inputs
-
-        def noised():
-            return inputs + random_normal(shape(inputs), mean=0.0, stddev=self.stddev, dtype=inputs.dtype,
-                                          seed=self.seed)
-
-        return smart_cond(training, noised, lambda: identity(inputs))
+        return smart_cond(training, lambda: self._noised(inputs), lambda: identity(inputs))
 
     def compute_output_shape(self, input_shape):
         return input_shape
 
     def get_config(self):
         config = super().get_config()
-        config.update({"stddev": self.stddev, "seed": self.seed})
+        config.update({key: getattr(self, key) for key in self._config_keys})
         return config
 
 
-class GaussianDropout(Layer):
+class GaussianNoise(_TrainingNoise):
+    """Adds N(0, stddev²) noise while training; the identity otherwise."""
+
+    _config_keys = ("stddev", "seed")
+
+    def __init__(self, stddev, seed=None, **kwargs):
+        super().__init__(seed=seed, **kwargs)
+        self.stddev = stddev
+
+    def _acts(self):
+        return True
+
+    def _noised(self, inputs):
+        return inputs + random_normal(shape(inputs), mean=0.0, stddev=self.stddev, dtype=inputs.dtype,
+                                      seed=self.seed)
+
+
+class GaussianDropout(_TrainingNoise):
     """Multiplies by N(1, rate/(1 - rate)) noise while training; the identity otherwise."""
 
     def __init__(self, rate, seed=None, **kwargs):
-        super().__init__(**kwargs)
-        self.supports_masking = True
+        super().__init__(seed=seed, **kwargs)
         self.rate = rate
-        self.seed = seed
 
-    def call(self, inputs, training=None):
-        if training is None or not 0 < self.rate < 1:
-            return inputs
+    def _noised(self, inputs):
         stddev = float(np.sqrt(self.rate / (1.0 - self.rate)))
-
-        def noised():
-            return inputs * random_normal(shape(inputs), mean=1.0, stddev=stddev, dtype=inputs.dtype,
-                                          seed=self.seed)
-
-        return smart_cond(training, noised, lambda: identity(inputs))
-
-    def compute_output_shape(self, input_shape):
-        return input_shape
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"rate": self.rate, "seed": self.seed})
-        return config
+        return inputs * random_normal(shape(inputs), mean=1.0, stddev=stddev, dtype=inputs.dtype, seed=self.seed)
 
 
-class AlphaDropout(Layer):
+class AlphaDropout(_TrainingNoise):
     """Dropout that keeps a SELU network's mean and variance: while training a dropped input
     becomes -alpha·scale, then a·x + b restores the moments (TF 1.15's math); the identity
     otherwise."""
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(seed=seed, **kwargs)
         self.rate = rate
         self.noise_shape = noise_shape
-        self.seed = seed
-        self.supports_masking = True
 
-    def call(self, inputs, training=None):
-        if training is None or not 0.0 < self.rate < 1.0:
-            return inputs
+    def _noised(self, inputs):
         rate = float(self.rate)
         noise_shape = self.noise_shape if self.noise_shape else shape(inputs)
-
-        def dropped():
-            alpha = 1.6732632423543772848170429916717
-            scale = 1.0507009873554804934193349852946
-            alpha_p = -alpha * scale
-            kept = cast(greater_equal(random_uniform(noise_shape, dtype=inputs.dtype, seed=self.seed), rate),
-                        inputs.dtype)
-            a = ((1 - rate) * (1 + rate * alpha_p ** 2)) ** -0.5
-            b = -a * alpha_p * rate
-            return a * (inputs * kept + alpha_p * (1 - kept)) + b
-
-        return smart_cond(training, dropped, lambda: identity(inputs))
-
-    def compute_output_shape(self, input_shape):
-        return input_shape
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"rate": self.rate, "seed": self.seed})
-        return config
+        alpha = 1.6732632423543772848170429916717
+        scale = 1.0507009873554804934193349852946
+        alpha_p = -alpha * scale
+        kept = cast(greater_equal(random_uniform(noise_shape, dtype=inputs.dtype, seed=self.seed), rate),
+                    inputs.dtype)
+        a = ((1 - rate) * (1 + rate * alpha_p ** 2)) ** -0.5
+        b = -a * alpha_p * rate
+        return a * (inputs * kept + alpha_p * (1 - kept)) + b

@@ -19,9 +19,10 @@ from ...kernels.linalg_ops import matmul
 from ...kernels.manip_ops import concat
 from ...kernels.math_ops import add, multiply, sigmoid, subtract, tanh
 from ...nn.core import bias_add
-from .. import constraints, initializers, regularizers
+from .. import regularizers
 from ..engine.base_layer import InputSpec, Layer
-from .recurrent import RNN, _input_dim, _ser
+from .core import _RECURRENT_WEIGHTS, _ser, _set_weights_args, _weights_config
+from .recurrent import RNN, _input_dim
 
 __all__ = ["CuDNNLSTM", "CuDNNGRU"]
 
@@ -37,15 +38,12 @@ class _CuDNNCell(Layer):
         if self.units <= 0:
             raise ValueError(f"Received an invalid value for argument `units`, expected a positive integer, "
                              f"got {units}.")
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        _set_weights_args(self, kernel_initializer=kernel_initializer,
+                          recurrent_initializer=recurrent_initializer,
+                          bias_initializer=bias_initializer, kernel_regularizer=kernel_regularizer,
+                          recurrent_regularizer=recurrent_regularizer,
+                          bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+                          recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint)
         self.unit_forget_bias = bool(unit_forget_bias)
 
     def build(self, input_shape):
@@ -151,17 +149,9 @@ class _CuDNNRNN(RNN):
         config.pop("unroll", None)
         cell = self.cell
         config.update({
-            "units": cell.units,
-            "kernel_initializer": _ser(initializers, cell.kernel_initializer),
-            "recurrent_initializer": _ser(initializers, cell.recurrent_initializer),
-            "bias_initializer": _ser(initializers, cell.bias_initializer),
-            "kernel_regularizer": _ser(regularizers, cell.kernel_regularizer),
-            "recurrent_regularizer": _ser(regularizers, cell.recurrent_regularizer),
-            "bias_regularizer": _ser(regularizers, cell.bias_regularizer),
+            "units": cell.units, **_weights_config(cell, _RECURRENT_WEIGHTS, ["initializer", "regularizer"]),
             "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, cell.kernel_constraint),
-            "recurrent_constraint": _ser(constraints, cell.recurrent_constraint),
-            "bias_constraint": _ser(constraints, cell.bias_constraint)})
+            **_weights_config(cell, _RECURRENT_WEIGHTS, ["constraint"])})
         return config
 
     @classmethod

@@ -7,14 +7,11 @@ from ...graph import dtypes
 from ...kernels.gather_ops import gather
 from ...kernels.math_ops import cast, not_equal
 from .. import backend as K
-from .. import constraints, initializers, regularizers
+from .. import regularizers
 from ..engine.base_layer import Layer
+from .core import _ser, _set_weights_args, _weights_config
 
 __all__ = ["Embedding"]
-
-
-def _ser(module, value):
-    return module.serialize(value) if value is not None else None
 
 
 class Embedding(Layer):
@@ -32,9 +29,9 @@ class Embedding(Layer):
         super().__init__(dtype=dtype, activity_regularizer=activity_regularizer, **kwargs)
         self.input_dim = int(input_dim)
         self.output_dim = int(output_dim)
-        self.embeddings_initializer = initializers.get(embeddings_initializer)
-        self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = constraints.get(embeddings_constraint)
+        _set_weights_args(self, embeddings_initializer=embeddings_initializer,
+                          embeddings_regularizer=embeddings_regularizer,
+                          embeddings_constraint=embeddings_constraint)
         self.mask_zero = bool(mask_zero)
         self.supports_masking = self.mask_zero
         self.input_length = input_length
@@ -82,9 +79,8 @@ class Embedding(Layer):
         config = super().get_config()
         config.update({
             "input_dim": self.input_dim, "output_dim": self.output_dim,
-            "embeddings_initializer": _ser(initializers, self.embeddings_initializer),
-            "embeddings_regularizer": _ser(regularizers, self.embeddings_regularizer),
+            **_weights_config(self, ["embeddings"], ["initializer", "regularizer"]),
             "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "embeddings_constraint": _ser(constraints, self.embeddings_constraint),
+            **_weights_config(self, ["embeddings"], ["constraint"]),
             "mask_zero": self.mask_zero, "input_length": self.input_length})
         return config

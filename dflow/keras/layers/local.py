@@ -17,20 +17,23 @@ from ...kernels.linalg_ops import matmul
 from ...kernels.manip_ops import transpose
 from ...layers.base import input_shape_of
 from ...layers.utils import conv_output_length, normalize_tuple
-from .. import activations, constraints, initializers, regularizers
+from .. import activations
 from ..engine.base_layer import InputSpec, Layer
 from .convolutional import _data_format
-from .core import _ser
+from .core import _dense_config, _set_weights_args
 
 __all__ = ["LocallyConnected1D", "LocallyConnected2D"]
 
 
 class _LocallyConnected(Layer):
+    """LocallyConnected1D/2D by `_rank`: Keras's arguments and defaults (strides 1 on each axis)."""
+
     _rank = 1
 
-    def __init__(self, filters, kernel_size, strides, padding, data_format, activation, use_bias, kernel_initializer,
-                 bias_initializer, kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
-                 bias_constraint, implementation, **kwargs):
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, activation=None,
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, implementation=1, **kwargs):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         name = type(self).__name__
         self.filters = int(filters)
@@ -48,12 +51,9 @@ class _LocallyConnected(Layer):
         self.data_format = _data_format(data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
+        _set_weights_args(self, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                          kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                          kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         self.input_spec = InputSpec(ndim=self._rank + 2)
 
     def _split(self, input_shape):
@@ -129,15 +129,7 @@ class _LocallyConnected(Layer):
         config = super().get_config()
         config.update({
             "filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
-            "padding": self.padding, "data_format": self.data_format,
-            "activation": activations.serialize(self.activation), "use_bias": self.use_bias,
-            "kernel_initializer": _ser(initializers, self.kernel_initializer),
-            "bias_initializer": _ser(initializers, self.bias_initializer),
-            "kernel_regularizer": _ser(regularizers, self.kernel_regularizer),
-            "bias_regularizer": _ser(regularizers, self.bias_regularizer),
-            "activity_regularizer": _ser(regularizers, self.activity_regularizer),
-            "kernel_constraint": _ser(constraints, self.kernel_constraint),
-            "bias_constraint": _ser(constraints, self.bias_constraint),
+            "padding": self.padding, "data_format": self.data_format, **_dense_config(self),
             "implementation": self.implementation})
         return config
 
@@ -154,24 +146,8 @@ class LocallyConnected1D(_LocallyConnected):
 
     _rank = 1
 
-    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, activation=None,
-                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, implementation=1, **kwargs):
-        super().__init__(filters, kernel_size, strides, padding, data_format, activation, use_bias,
-                         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-                         activity_regularizer, kernel_constraint, bias_constraint, implementation, **kwargs)
-
 
 class LocallyConnected2D(_LocallyConnected):
     """Unshared 2-D convolution over images (see the module docstring)."""
 
     _rank = 2
-
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, activation=None,
-                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
-                 kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-                 bias_constraint=None, implementation=1, **kwargs):
-        super().__init__(filters, kernel_size, strides, padding, data_format, activation, use_bias,
-                         kernel_initializer, bias_initializer, kernel_regularizer, bias_regularizer,
-                         activity_regularizer, kernel_constraint, bias_constraint, implementation, **kwargs)

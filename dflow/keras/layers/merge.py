@@ -6,6 +6,9 @@ ValueError with Keras's wording."""
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 from ... import nn
 from ...graph.dtypes import bool as bool_
 from ...graph.shape import TensorShape
@@ -23,6 +26,18 @@ __all__ = ["Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Conc
 
 def _as_list(shape):
     return shape.as_list() if isinstance(shape, TensorShape) else (list(shape) if shape is not None else None)
+
+
+def _any_mask(inputs, mask):
+    """Whether a merge has masks to combine: `mask` a list (one per input) with an entry not None;
+    ValueError when it is not a list or its length differs from the inputs'."""
+    if mask is None:
+        return False
+    if not isinstance(mask, (list, tuple)):
+        raise ValueError(f"`mask` should be a list. Received: {mask}")
+    if len(mask) != len(inputs):
+        raise ValueError("The lists `inputs` and `mask` should have the same length.")
+    return any(m is not None for m in mask)
 
 
 class _Merge(Layer):
@@ -96,13 +111,7 @@ class _Merge(Layer):
         return TensorShape(None) if out is None else TensorShape([batch[0] if batch else None] + list(out))
 
     def compute_mask(self, inputs, mask=None):
-        if mask is None:
-            return None
-        if not isinstance(mask, (list, tuple)):
-            raise ValueError(f"`mask` should be a list. Received: {mask}")
-        if len(mask) != len(inputs):
-            raise ValueError("The lists `inputs` and `mask` should have the same length.")
-        if all(m is None for m in mask):
+        if not _any_mask(inputs, mask):
             return None
         masks = [expand_dims(m, 0) for m in mask if m is not None]
         return reduce_all(concat(masks, axis=0), axis=0, keepdims=False)
@@ -112,10 +121,7 @@ class Add(_Merge):
     """The sum of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = out + x
-        return out
+        return reduce(operator.add, inputs)
 
 
 class Subtract(_Merge):
@@ -136,40 +142,28 @@ class Multiply(_Merge):
     """The element-wise product of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = out * x
-        return out
+        return reduce(operator.mul, inputs)
 
 
 class Average(_Merge):
     """The element-wise mean of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = out + x
-        return out / len(inputs)
+        return reduce(operator.add, inputs) / len(inputs)
 
 
 class Maximum(_Merge):
     """The element-wise maximum of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = _maximum(out, x)
-        return out
+        return reduce(_maximum, inputs)
 
 
 class Minimum(_Merge):
     """The element-wise minimum of the inputs."""
 
     def _merge_function(self, inputs):
-        out = inputs[0]
-        for x in inputs[1:]:
-            out = _minimum(out, x)
-        return out
+        return reduce(_minimum, inputs)
 
 
 class Concatenate(_Merge):
@@ -213,13 +207,7 @@ class Concatenate(_Merge):
         return TensorShape(out)
 
     def compute_mask(self, inputs, mask=None):
-        if mask is None:
-            return None
-        if not isinstance(mask, (list, tuple)):
-            raise ValueError(f"`mask` should be a list. Received: {mask}")
-        if len(mask) != len(inputs):
-            raise ValueError("The lists `inputs` and `mask` should have the same length.")
-        if all(m is None for m in mask):
+        if not _any_mask(inputs, mask):
             return None
         masks = []
         for x, m in zip(inputs, mask):
@@ -317,34 +305,22 @@ def _batch_dot(x, y, axes):
     return expand_dims(result, 1) if len(out) == 1 else result
 
 
-def add(inputs, **kwargs):
-    """Functional form of `Add`: the sum of a list of tensors."""
-    return Add(**kwargs)(inputs)
+def _functional(layer_class, name, doc):
+    """The functional form of a merge layer: `name(inputs, **kwargs)` builds the layer and calls it."""
+    def apply(inputs, **kwargs):
+        return layer_class(**kwargs)(inputs)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = doc
+    return apply
 
 
-def subtract(inputs, **kwargs):
-    """Functional form of `Subtract`: inputs[0] - inputs[1]."""
-    return Subtract(**kwargs)(inputs)
-
-
-def multiply(inputs, **kwargs):
-    """Functional form of `Multiply`."""
-    return Multiply(**kwargs)(inputs)
-
-
-def average(inputs, **kwargs):
-    """Functional form of `Average`."""
-    return Average(**kwargs)(inputs)
-
-
-def maximum(inputs, **kwargs):
-    """Functional form of `Maximum`."""
-    return Maximum(**kwargs)(inputs)
-
-
-def minimum(inputs, **kwargs):
-    """Functional form of `Minimum`."""
-    return Minimum(**kwargs)(inputs)
+add = _functional(Add, "add", "Functional form of `Add`: the sum of a list of tensors.")
+subtract = _functional(Subtract, "subtract", "Functional form of `Subtract`: inputs[0] - inputs[1].")
+multiply = _functional(Multiply, "multiply", "Functional form of `Multiply`.")
+average = _functional(Average, "average", "Functional form of `Average`.")
+maximum = _functional(Maximum, "maximum", "Functional form of `Maximum`.")
+minimum = _functional(Minimum, "minimum", "Functional form of `Minimum`.")
 
 
 def concatenate(inputs, axis=-1, **kwargs):

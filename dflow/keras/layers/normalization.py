@@ -15,7 +15,7 @@ from ...layers import normalization as tf_norm
 from ...layers.base import input_shape_of
 from .. import constraints, initializers, regularizers
 from ..engine.base_layer import InputSpec, Layer
-from .core import _ser
+from .core import _set_weights_args, _weights_config
 
 __all__ = ["BatchNormalization", "LayerNormalization"]
 
@@ -51,14 +51,9 @@ class BatchNormalization(tf_norm.BatchNormalization, Layer):
         config = Layer.get_config(self)
         config.update({
             "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon, "center": self.center,
-            "scale": self.scale, "beta_initializer": _ser(initializers, self.beta_initializer),
-            "gamma_initializer": _ser(initializers, self.gamma_initializer),
-            "moving_mean_initializer": _ser(initializers, self.moving_mean_initializer),
-            "moving_variance_initializer": _ser(initializers, self.moving_variance_initializer),
-            "beta_regularizer": _ser(regularizers, self.beta_regularizer),
-            "gamma_regularizer": _ser(regularizers, self.gamma_regularizer),
-            "beta_constraint": _ser(constraints, self.beta_constraint),
-            "gamma_constraint": _ser(constraints, self.gamma_constraint)})
+            "scale": self.scale,
+            **_weights_config(self, ["beta", "gamma", "moving_mean", "moving_variance"], ["initializer"]),
+            **_weights_config(self, ["beta", "gamma"], ["regularizer", "constraint"])})
         return config
 
 
@@ -79,12 +74,9 @@ class LayerNormalization(Layer):
                              f"received instead: {axis}")
         self.epsilon = epsilon
         self.center, self.scale = center, scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        _set_weights_args(self, beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                          beta_regularizer=beta_regularizer, gamma_regularizer=gamma_regularizer,
+                          beta_constraint=beta_constraint, gamma_constraint=gamma_constraint)
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -130,10 +122,5 @@ class LayerNormalization(Layer):
         config = super().get_config()
         config.update({
             "axis": self.axis, "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
-            "beta_initializer": _ser(initializers, self.beta_initializer),
-            "gamma_initializer": _ser(initializers, self.gamma_initializer),
-            "beta_regularizer": _ser(regularizers, self.beta_regularizer),
-            "gamma_regularizer": _ser(regularizers, self.gamma_regularizer),
-            "beta_constraint": _ser(constraints, self.beta_constraint),
-            "gamma_constraint": _ser(constraints, self.gamma_constraint)})
+            **_weights_config(self, ["beta", "gamma"])})
         return config

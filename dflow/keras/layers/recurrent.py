@@ -37,17 +37,14 @@ from ...kernels.state_ops import assign
 from ...kernels.tensor_array_ops import TensorArray
 from ...nn.core import bias_add
 from ...state.variables import Variable
-from .. import activations, constraints, initializers, regularizers
+from .. import activations, regularizers
 from .. import backend as K
 from ..engine.base_layer import InputSpec, Layer
 from ..utils.generic_utils import deserialize_keras_object, serialize_keras_object
+from .core import _RECURRENT_WEIGHTS, _ser, _set_weights_args, _weights_config
 
 __all__ = ["RNN", "SimpleRNNCell", "LSTMCell", "GRUCell", "StackedRNNCells", "SimpleRNN", "LSTM", "GRU",
            "AbstractRNNCell"]
-
-
-def _ser(module, value):
-    return module.serialize(value) if value is not None else None
 
 
 def deserialize_layer(config, custom_objects=None):
@@ -184,20 +181,10 @@ class _DropoutCell:
         config = {"units": self.units, "activation": activations.serialize(self.activation)}
         if hasattr(self, "recurrent_activation"):
             config["recurrent_activation"] = activations.serialize(self.recurrent_activation)
-        config.update({
-            "use_bias": self.use_bias,
-            "kernel_initializer": _ser(initializers, self.kernel_initializer),
-            "recurrent_initializer": _ser(initializers, self.recurrent_initializer),
-            "bias_initializer": _ser(initializers, self.bias_initializer)})
+        config.update({"use_bias": self.use_bias, **_weights_config(self, _RECURRENT_WEIGHTS, ["initializer"])})
         config.update(extra)
-        config.update({
-            "kernel_regularizer": _ser(regularizers, self.kernel_regularizer),
-            "recurrent_regularizer": _ser(regularizers, self.recurrent_regularizer),
-            "bias_regularizer": _ser(regularizers, self.bias_regularizer),
-            "kernel_constraint": _ser(constraints, self.kernel_constraint),
-            "recurrent_constraint": _ser(constraints, self.recurrent_constraint),
-            "bias_constraint": _ser(constraints, self.bias_constraint),
-            "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout})
+        config.update({**_weights_config(self, _RECURRENT_WEIGHTS, ["regularizer", "constraint"]),
+                       "dropout": self.dropout, "recurrent_dropout": self.recurrent_dropout})
         return config
 
 
@@ -209,15 +196,12 @@ def _init_cell(cell, units, activation, use_bias, kernel_initializer, recurrent_
         raise ValueError(f"Received an invalid value for argument `units`, expected a positive integer, got {units}.")
     cell.activation = activations.get(activation)
     cell.use_bias = bool(use_bias)
-    cell.kernel_initializer = initializers.get(kernel_initializer)
-    cell.recurrent_initializer = initializers.get(recurrent_initializer)
-    cell.bias_initializer = initializers.get(bias_initializer)
-    cell.kernel_regularizer = regularizers.get(kernel_regularizer)
-    cell.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-    cell.bias_regularizer = regularizers.get(bias_regularizer)
-    cell.kernel_constraint = constraints.get(kernel_constraint)
-    cell.recurrent_constraint = constraints.get(recurrent_constraint)
-    cell.bias_constraint = constraints.get(bias_constraint)
+    _set_weights_args(cell, kernel_initializer=kernel_initializer,
+                      recurrent_initializer=recurrent_initializer, bias_initializer=bias_initializer,
+                      kernel_regularizer=kernel_regularizer,
+                      recurrent_regularizer=recurrent_regularizer, bias_regularizer=bias_regularizer,
+                      kernel_constraint=kernel_constraint, recurrent_constraint=recurrent_constraint,
+                      bias_constraint=bias_constraint)
     cell.dropout = min(1.0, max(0.0, float(dropout)))
     cell.recurrent_dropout = min(1.0, max(0.0, float(recurrent_dropout)))
     cell._reset_dropout()

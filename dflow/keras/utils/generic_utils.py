@@ -51,6 +51,24 @@ def serialize_keras_object(instance):
     raise ValueError(f"Cannot serialize {instance!r}: it has no get_config() and no __name__")
 
 
+_RAISE = object()
+
+
+def get_identified(identifier, deserialize, what, none=None, from_name=lambda obj: obj):
+    """What a Keras module's `get` returns: `none` for None (a ValueError when `none` is `_RAISE`),
+    the deserialized object for a config dict, `from_name(deserialized)` for a name, a callable as
+    it is; ValueError naming `what` for anything else."""
+    if identifier is None and none is not _RAISE:
+        return none
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
+    if isinstance(identifier, str):
+        return from_name(deserialize(identifier))
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret {what} identifier: {identifier!r}")
+
+
 def deserialize_keras_object(identifier, module_objects=None, custom_objects=None,
                              printable_module_name="object"):
     """The object a config dict or a name stands for; ValueError naming what is unknown."""
