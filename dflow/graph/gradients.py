@@ -200,7 +200,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                          else _create(graph, "ZerosLike", [t], "zeros_like")
                          for t, g in zip(op.outputs, out_grads)]
             with graph.name_scope(op.name + "_grad"):
-                if not op._opdef.sparse_grad:  # a rule that needs dense gradients gets them densified
+                if not op._opdef.traits.sparse_grad:  # a rule that needs dense gradients gets them densified
                     out_grads = [densify(g, warn=False) if isinstance(g, IndexedSlices) else g for g in out_grads]
                 in_grads = fn(op, *out_grads)
             in_grads = list(in_grads) if isinstance(in_grads, (list, tuple)) else [in_grads]
