@@ -11,7 +11,7 @@ from .errors import InvalidArgumentError
 from .graph import dtypes
 from .graph.dtypes import as_dtype
 from .graph.ops import Operation
-from .graph.registry import get_opdef, is_registered
+from .graph.registry import OpState, get_opdef, is_registered
 from .graph.serialize import GraphDef, NodeDef, parse_input, tensor_refs
 from .io.graph_io import import_graph_def
 
@@ -65,7 +65,7 @@ def extract_sub_graph(graph_def, dest_nodes):
 
 
 def _is_variable(node):
-    return is_registered(node.op) and get_opdef(node.op).state == "variable"
+    return is_registered(node.op) and get_opdef(node.op).state is OpState.VARIABLE
 
 
 def convert_variables_to_constants(sess, input_graph_def, output_node_names, variable_names_whitelist=None,
@@ -83,7 +83,7 @@ def convert_variables_to_constants(sess, input_graph_def, output_node_names, var
     frozen = {n.name for n in inference.node if _is_variable(n) and (white is None or n.name in white)
               and n.name not in black}
     for n in inference.node:
-        if is_registered(n.op) and get_opdef(n.op).state in ("assign", "update") and n.input:
+        if is_registered(n.op) and get_opdef(n.op).state in (OpState.ASSIGN, OpState.UPDATE) and n.input:
             target = parse_input(n.input[0])
             if target and target[0] in frozen:
                 raise InvalidArgumentError(None, None, f"convert_variables_to_constants: variable {target[0]!r} "

@@ -33,7 +33,7 @@ from ..graph.dtypes import DType, as_dtype
 from ..graph.graph import Graph
 from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
-from ..graph.registry import get_opdef
+from ..graph.registry import OpState, get_opdef
 from ..kernels.common import convert_to_tensor
 from ..platform.app import run as app_run
 from ..schedule.steps import input_failure, value_shape
@@ -125,17 +125,17 @@ class EagerGraph(Graph):
             if t._lazy:
                 lazy = True
         state = opdef.state
-        if state is not None:
-            if state == "variable":
+        if state is not OpState.NONE:
+            if state is OpState.VARIABLE:
                 return self._new_variable(opdef, name, attrs)
-            if state == "sink" and lazy:  # a Zarr sink of a plan: written chunk by chunk, now
+            if state is OpState.SINK and lazy:  # a Zarr sink of a plan: written chunk by chunk, now
                 op = self._lazy_plan().build(self, opdef, op_type, inputs, attrs, name)
                 for t in op._outputs:
                     t._v  # noqa: B018 - runs the plan
                 return op
-            if state in ("host", "sink") or opdef.eager is None:
+            if state in (OpState.HOST, OpState.SINK) or opdef.eager is None:
                 return self._via_graph(op_type, inputs, attrs, name)
-        elif lazy or (opdef.cheap_source and opdef.stateful and not inputs):  # out of core: a plan
+        elif lazy or (opdef.traits.cheap_source and opdef.traits.stateful and not inputs):  # out of core: a plan
             return self._lazy_plan().build(self, opdef, op_type, inputs, attrs, name)
         elif opdef.eager is None:
             return self._via_graph(op_type, inputs, attrs, name)
@@ -145,7 +145,7 @@ class EagerGraph(Graph):
         # same shape, and a failure there is the kernel's, worded by that rule (`_failure`).
         try:
             key = (op_type, tuple(attrs.items()) if attrs else (), *[(t._dtype, t._v.shape) for t in inputs]) \
-                if state is None else None
+                if state is OpState.NONE else None
             dtypes = self._infer_cache.get(key) if key is not None else None
         except TypeError:  # an unhashable attr (a list, an array): no caching
             key = dtypes = None
@@ -163,7 +163,7 @@ class EagerGraph(Graph):
                 if len(self._infer_cache) > 4096:
                     self._infer_cache.clear()
                 self._infer_cache[key] = dtypes
-        if state == "assign":  # overwrites its variable without reading it
+        if state is OpState.ASSIGN:  # overwrites its variable without reading it
             values = [None] + [t._v for t in inputs[1:]]
         else:
             values = [t._v for t in inputs]
@@ -178,7 +178,7 @@ class EagerGraph(Graph):
         op = Operation(self, name, op_type, inputs, attrs, (), "", opdef, -1)
         try:
             with np.errstate(all="ignore"):
-                if opdef.run_state:
+                if opdef.traits.run_state:
                     out = opdef.eager(xp, *values, ctx=_RunCtx(self, op), **attrs)
                 else:
                     out = opdef.eager(xp, *values, **attrs)
@@ -193,11 +193,11 @@ class EagerGraph(Graph):
             elif v.dtype != dt._np:
                 v = v.astype(dt._np)
             tensors.append(_make(v, dt, self._anon))
-        if state is not None:  # Assign, AssignAdd, scatters: the result is the variable's new value
+        if state is not OpState.NONE:  # Assign, AssignAdd, scatters: the result is the variable's new value
             slot = inputs[0]._slot
             slot.value = tensors[0]._v
         op._outputs = tuple(tensors)
-        if self._tapes and state is None:
+        if self._tapes and state is OpState.NONE:
             self._offer(op, values, tensors)
         return op
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..graph.dtypes import as_dtype
 from ..graph.graph import Graph, executing_eagerly
 from ..graph.ops import Tensor
-from ..graph.registry import get_opdef
+from ..graph.registry import OpState, get_opdef
 from ..kernels.array_ops import placeholder
 from ..kernels.state_ops import variable_op
 from ..schedule.session import Session
@@ -36,9 +36,9 @@ def _to_eager(value, dtype):
 def run_single_op(ctx, op_type, inputs, attrs, name):
     """Runs one op with no whole-array kernel as a graph in a Session; its outputs as eager tensors."""
     opdef = get_opdef(op_type)
-    if opdef.must_feed:
+    if opdef.traits.must_feed:
         raise RuntimeError(f"tf.placeholder() is not compatible with eager execution ({op_type!r})")
-    if opdef.state == "host":
+    if opdef.state is OpState.HOST:
         raise RuntimeError(f"Op {op_type!r} runs in a Session only: it is not compatible with eager execution")
     g = Graph()
     with g.as_default():
@@ -100,10 +100,11 @@ class _Traced:
         self.outputs = [t for t in flatten(out) if isinstance(t, Tensor)]
         self.graph = g
         self.assigned = [(slot, h) for slot, h in g.variables
-                         if any(c.op_def.state in ("assign", "update") for c in h.consumers())]
+                         if any(c.op_def.state in (OpState.ASSIGN, OpState.UPDATE) for c in h.consumers())]
         self.session = Session(graph=g)
         # the function's effects run with it, as in TF's functions: every assign it made
-        self.effects = [op for op in g.get_operations() if op.op_def.state in ("assign", "update", "sink")]
+        self.effects = [op for op in g.get_operations()
+                        if op.op_def.state in (OpState.ASSIGN, OpState.UPDATE, OpState.SINK)]
         self.fetches = list(self.outputs)
         self.var_names = [(slot, h.op.name) for slot, h in g.variables]
         self.assigned_names = [(slot, h.op.name) for slot, h in self.assigned]

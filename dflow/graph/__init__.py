@@ -22,11 +22,11 @@ from .graph import (
     set_random_seed,
 )
 from .ops import Operation, Tensor, constant_value
-from .registry import OpDef, RegisterGradient, get_opdef, register_op
+from .registry import OpDef, OpState, RegisterGradient, Traits, get_opdef, register_op
 from .shape import Dimension, TensorShape, as_shape, broadcast_static_shape, dimension_value
 
 __all__ = [
-    "dtypes", "registry", "shape", "DType", "as_dtype", "Graph", "Operation", "Tensor", "OpDef",
+    "dtypes", "registry", "shape", "DType", "as_dtype", "Graph", "Operation", "Tensor", "OpDef", "OpState", "Traits",
     "RegisterGradient", "get_opdef", "register_op", "Dimension", "TensorShape", "as_shape",
     "broadcast_static_shape", "dimension_value", "constant_value", "add_to_collection",
     "add_to_collections", "control_dependencies", "device", "get_collection", "get_collection_ref",

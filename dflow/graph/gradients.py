@@ -183,7 +183,7 @@ def backward(graph, ys, grad_ys, sources, ops=None, needed=None, stop_gradients=
             raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
         out_grads = [g if g is not None or not differentiable(t._dtype) else _create(graph, "ZerosLike", [t], "zeros_like")
                      for t, g in zip(outs, out_grads)]
-        if not op._opdef.sparse_grad:  # a rule that needs dense gradients gets them densified
+        if not op._opdef.traits.sparse_grad:  # a rule that needs dense gradients gets them densified
             out_grads = [densify(g, warn=False) if isinstance(g, IndexedSlices) else g for g in out_grads]
         skipped = needed is not None and frozenset(i for i, t in enumerate(inputs) if id(t) not in needed)
         outer, _skip.value = getattr(_skip, "value", None), (op, skipped) if skipped else None

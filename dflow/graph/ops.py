@@ -346,7 +346,7 @@ def _constant_value(tensor):
         v = fold(op)
         if v is not None:
             return v[tensor.value_index] if isinstance(v, (list, tuple)) else v
-    if opdef.stateful or opdef.run_state or opdef.eager is None:
+    if opdef.traits.stateful or opdef.traits.run_state or opdef.eager is None:
         return None
     for t in op.outputs:
         n = t.shape.num_elements()

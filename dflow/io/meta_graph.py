@@ -21,7 +21,7 @@ from ..graph import serialize
 from ..graph.graph import get_default_graph
 from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
-from ..graph.registry import get_opdef
+from ..graph.registry import OpState, get_opdef
 from ..graph.serialize import GraphDef, parse_input
 from ..state.variables import Variable
 from ..storage import files
@@ -416,7 +416,7 @@ def _rebuild_variable(graph, d, created, variables):
     handle = _lookup(created, d["handle"], "variable")
     if handle in variables:
         return variables[handle]
-    if get_opdef(handle.type).state != "variable":
+    if get_opdef(handle.type).state is not OpState.VARIABLE:
         raise _fail(f"meta graph variable {d['handle']!r} is a {handle.type} op, not a variable")
     v = Variable.__new__(Variable)
     v._handle = handle.outputs[0]
@@ -438,7 +438,7 @@ def _saver_variables(graph, meta, created, variables):
         for ckpt_name, handle_name in sd["var_list"].items():
             op = _lookup(created, handle_name, "saver variable")
             if op not in variables:
-                if get_opdef(op.type).state != "variable":
+                if get_opdef(op.type).state is not OpState.VARIABLE:
                     raise _fail(f"saver variable {handle_name!r} is a {op.type} op, not a variable")
                 v = Variable.__new__(Variable)
                 v._handle, v._initializer_op, v._snapshot = op.outputs[0], None, op.outputs[0]

@@ -57,7 +57,8 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF1 signa
 
 
 register_op("Identity", lambda inputs, attrs: (inputs[0].shape, inputs[0].dtype),
-            eager=lambda xp, x: x, lower=lambda ctx, x: x, cheap_source=True, takes_whole=True)
+            eager=lambda xp, x: x, lower=lambda ctx, x: x, cheap_source=True, takes_whole=True,
+            sparse_grad=True)  # an IndexedSlices passes through as it is (TF1)
 
 
 def identity(input, name=None):  # noqa: A002 - TF1 signature
@@ -75,7 +76,8 @@ def stop_gradient(input, name=None):  # noqa: A002 - TF1 signature
 
 
 register_op("IdentityN", lambda inputs, attrs: [(t.shape, t.dtype) for t in inputs],
-            eager=lambda xp, *xs: tuple(xs), lower=lambda ctx, *xs: tuple(xs), num_outputs=None, takes_whole=True)
+            eager=lambda xp, *xs: tuple(xs), lower=lambda ctx, *xs: tuple(xs), num_outputs=None, takes_whole=True,
+            sparse_grad=True)
 
 
 def identity_n(input, name=None):  # noqa: A002 - TF1 signature
@@ -127,7 +129,7 @@ def data_shape(ctx, x, dtype=np.int64):
     return da.concatenate(dims).astype(dtype)
 
 
-register_op("Shape", _shape_infer, eager=_shape_eager, lower=_shape_lower, fold=_shape_fold)
+register_op("Shape", _shape_infer, eager=_shape_eager, lower=_shape_lower, fold=_shape_fold, shape_only=True)
 
 
 def shape(input, name=None, out_type=dtypes.int32):  # noqa: A002 - TF1 signature
@@ -148,7 +150,7 @@ def _size_lower(ctx, x, out_type):
 
 register_op("Size", lambda inputs, attrs: (TensorShape([]), attrs["out_type"]),
             eager=lambda xp, x, out_type: np.array(int(np.prod(x.shape)), dtype=out_type.np_dtype),
-            lower=_size_lower, fold=_size_fold)
+            lower=_size_lower, fold=_size_fold, shape_only=True)
 
 
 def size(input, name=None, out_type=dtypes.int32):  # noqa: A002 - TF1 signature
@@ -163,7 +165,7 @@ def _rank_fold(op):
 
 register_op("Rank", lambda inputs, attrs: (TensorShape([]), dtypes.int32),
             eager=lambda xp, x: np.array(x.ndim, dtype=np.int32),
-            lower=lambda ctx, x: np.array(x.ndim, dtype=np.int32), fold=_rank_fold)
+            lower=lambda ctx, x: np.array(x.ndim, dtype=np.int32), fold=_rank_fold, shape_only=True)
 
 
 def rank(input, name=None):  # noqa: A002 - TF1 signature
@@ -312,13 +314,11 @@ def stack(values, axis=0, name="stack"):
 
 # ---- gradient rules ----------------------------------------------------------------------------
 
-from ..graph.registry import def_grad, not_differentiable, set_flags, shape_only  # noqa: E402
+from ..graph.registry import def_grad, not_differentiable  # noqa: E402
 
 def_grad("Identity", "PlaceholderWithDefault")(lambda op, g: [g])
 def_grad("IdentityN")(lambda op, *gs: list(gs))
-set_flags("Identity", "IdentityN", sparse_grad=True)  # an IndexedSlices passes through as it is (TF1)
 not_differentiable("StopGradient", "Shape", "Size", "Rank")
-shape_only("Shape", "Size", "Rank")
 def_grad("Reshape")(lambda op, g: [reshape(g, shape(op.inputs[0])) if not op.inputs[0].shape.is_fully_defined()
                                    else reshape(g, op.inputs[0].shape.as_list()), None])
 

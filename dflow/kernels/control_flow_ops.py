@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..errors import UnimplementedError
 from ..graph.graph import control_dependencies, executing_eagerly, get_default_graph, name_scope
 from ..graph.ops import Operation, Tensor
-from ..graph.registry import register_op
+from ..graph.registry import OpState, register_op
 from ..graph.shape import TensorShape, as_shape
 from .array_ops import identity, placeholder, stack
 from .check_ops import Assert
@@ -292,7 +292,7 @@ def _refuse_state_changes(g, start, outputs):
         if op in seen or op._id < start:
             continue
         seen.add(op)
-        if op.op_def.state in ("assign", "update", "sink"):
+        if op.op_def.state in (OpState.ASSIGN, OpState.UPDATE, OpState.SINK):
             raise UnimplementedError(None, op, f"while_loop: the body or condition creates {op.type} op "
                                      f"{op.name!r}; state changes inside loops are not supported (dflow runs "
                                      "a loop's iterations as separate host runs that do not commit). Carry the "
@@ -308,9 +308,9 @@ def _variables_made_inside(g, start, phs):
     captured as the variables made outside are, so gradients reach them."""
     varying, of_variable = {p.op for p in phs}, set()
     for op in g._ops[start:]:
-        if op in varying or op.op_def.must_feed or any(t.op in varying for t in op.inputs):
+        if op in varying or op.op_def.traits.must_feed or any(t.op in varying for t in op.inputs):
             varying.add(op)
-        elif op.op_def.state == "variable" or (op.inputs and all(t.op in of_variable for t in op.inputs)):
+        elif op.op_def.state is OpState.VARIABLE or (op.inputs and all(t.op in of_variable for t in op.inputs)):
             of_variable.add(op)
     return list(dict.fromkeys(t for op in g._ops[start:] if op in varying for t in op.inputs
                               if t.op in of_variable))
@@ -424,9 +424,10 @@ def _saved(phs, loop, grad_ops):
     start, mine = min(p.op._id for p in phs), {p.op for p in phs}
     body, varying = set(), set(mine)
     for o in loop.graph._ops[start:loop._id]:
-        if o in mine or (not o.op_def.must_feed and all(t.op in body or t.op._id < start for t in o.inputs)):
+        if o in mine or (not o.op_def.traits.must_feed and all(t.op in body or t.op._id < start for t in o.inputs)):
             body.add(o)
-            if (o.op_def.stateful and o.op_def.state != "variable") or any(t.op in varying for t in o.inputs):
+            if (o.op_def.traits.stateful and o.op_def.state is not OpState.VARIABLE) or \
+                    any(t.op in varying for t in o.inputs):
                 varying.add(o)
     saved, seen = [], set(phs)
     for o in grad_ops:

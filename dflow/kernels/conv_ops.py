@@ -290,7 +290,7 @@ def _check_backprop(op_type, x_dims, w_dims, dy_dims, attrs, depthwise):
 def register_conv_family(op, kernels, depthwise, out_channels, epilogue=False):
     """Registers `op`, `op`BackpropInput and `op`BackpropFilter from their NHWC kernels (forward,
     input gradient, filter gradient) and gives them their gradient rules; `out_channels(filter
-    shape)` is the output depth. `epilogue`: the forward kernel takes `epilogue=` (OpDef flag)."""
+    shape)` is the output depth. `epilogue`: the forward kernel takes `epilogue=` (a `Traits` field)."""
     types = (op, op + "BackpropInput", op + "BackpropFilter")
     eager = [functools.partial(wrap, kernel, t) for wrap, kernel, t in
              zip((_fwd_eager, _input_grad_eager, _filter_grad_eager), kernels, types)]

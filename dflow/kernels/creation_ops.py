@@ -20,7 +20,7 @@ from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor, constant_value
-from ..graph.registry import def_grad, not_differentiable, register_op, shape_only
+from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import Dimension, TensorShape, too_many_elements, unknown_shape
 from .array_ops import partial_shape_value, stack
 from .common import apply_op, check_allocation, convert_to_tensor, host_ints, to_numpy
@@ -200,7 +200,7 @@ def _register_like(op_type, fill_value):
         return None
 
     # From the input's chunks, not its data: the result does not wait for `x` to be computed.
-    register_op(op_type, infer, fold=fold,
+    register_op(op_type, infer, fold=fold, shape_only=True,
                 eager=lambda xp, x, dtype: xp.full(x.shape, value(dtype), dtype=dtype.np_dtype),
                 lower=lambda ctx, x, dtype: ctx.da.full_like(ctx.as_dask(x), value(dtype), dtype=dtype.np_dtype))
 
@@ -358,4 +358,3 @@ def _fill_grad(op, g):
 
 
 not_differentiable("ZerosLike", "OnesLike", "Range", "LinSpace")  # as TF1: the values depend on shapes only
-shape_only("ZerosLike", "OnesLike")

@@ -110,9 +110,9 @@ def _elementwise(g, traced):
         return False
     derived = set(xs)
     for op in g._ops[traced["start"]:traced["end"]]:
-        if not op.inputs and not op.op_def.stateful:  # a constant made by fn
+        if not op.inputs and not op.op_def.traits.stateful:  # a constant made by fn
             continue
-        if not op.op_def.elementwise or op.op_def.stateful or op.control_inputs:
+        if not op.op_def.traits.elementwise or op.op_def.traits.stateful or op.control_inputs:
             return False
         for t in op.inputs:
             if t not in derived and (t.shape.ndims is None or t.shape.ndims > elem.ndims):

@@ -18,7 +18,7 @@ from ..graph import dtypes
 from ..graph.graph import name_scope
 from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import Tensor, constant_value
-from ..graph.registry import def_grad, register_op, set_flags
+from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape, unknown_shape
 from .array_ops import reshape, shape
 from .common import (
@@ -107,8 +107,8 @@ def _gather_lower(ctx, params, indices, axis, batch_dims=0):
     return out.reshape(params.shape[:a] + idx.shape + params.shape[a + 1:])
 
 
-register_op("GatherV2", _gather_infer, eager=_gather_eager, lower=_gather_lower)
-set_flags("GatherV2", reads_rows=True)  # an embedding read only by gathers keeps a plan in process
+# reads_rows: an embedding read only by gathers keeps a plan in process
+register_op("GatherV2", _gather_infer, eager=_gather_eager, lower=_gather_lower, reads_rows=True)
 
 
 @def_grad("GatherV2")

@@ -14,7 +14,7 @@ from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor
-from ..graph.registry import register_op, set_flags
+from ..graph.registry import register_op, set_traits
 from ..graph.shape import broadcast_static_shape
 from .common import (
     ANY,
@@ -75,7 +75,7 @@ for _type, (_pub, _kinds, _fn, _out) in _UNARY.items():
     register_op(_type, unary_infer(_kinds, _out, _type), eager=_fn, elementwise=True)
 
 
-set_flags("Relu", monotone=(0,))
+set_traits("Relu", monotone=(0,))
 
 
 def _unary(op_type):
@@ -318,8 +318,8 @@ _BINARY = {
 
 for _type, (_pub, _kinds, _fn, _out) in _BINARY.items():
     register_op(_type, broadcast_infer(_kinds, _out, _type), eager=_fn, elementwise=True)
-set_flags("Add", "Maximum", "Minimum", monotone=(0, 1))
-set_flags("Sub", monotone=(0,))
+set_traits("Add", "Maximum", "Minimum", monotone=(0, 1))
+set_traits("Sub", monotone=(0,))
 
 
 def _binary(op_type, public=None):

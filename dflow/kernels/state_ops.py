@@ -14,7 +14,7 @@ from ..graph import dtypes
 from ..graph.dtypes import as_dtype
 from ..graph.graph import get_default_graph
 from ..graph.ops import Tensor
-from ..graph.registry import register_op, set_flags
+from ..graph.registry import OpState, register_op
 from ..graph.shape import TensorShape, as_shape, broadcast_static_shape, check_static_size
 from ..storage.patch import materialized, patched
 from .common import apply_op, convert_to_tensor, ints_in_range
@@ -55,7 +55,7 @@ def variable_op(shape, dtype, name=None, chunks=None):
 def _check_ref(ref, op_type):
     ref = getattr(ref, "_handle", ref)
     ref = convert_to_tensor(ref)
-    if ref.op.op_def.state != "variable":
+    if ref.op.op_def.state is not OpState.VARIABLE:
         raise TypeError(f"{op_type}: 'ref' must be a variable, got tensor {ref.name!r} of op type {ref.op.type}")
     return ref
 
@@ -230,8 +230,7 @@ def _scatter_task(add, sign, old, indices, updates):
 
 for _name, _add, _sign in (("ScatterUpdate", False, 1), ("ScatterAdd", True, 1), ("ScatterSub", True, -1)):
     register_op(_name, _scatter_infer(_name), eager=_scatter_kernel(_add, _sign), lower=_scatter_lower(_add, _sign),
-                stateful=True, state="update")
-set_flags("ScatterUpdate", "ScatterAdd", "ScatterSub", row_patch=True)
+                stateful=True, state="update", row_patch=True)
 
 
 def scatter_update(ref, indices, updates, use_locking=True, name=None):
@@ -335,8 +334,7 @@ def _combine_whole_task(op_type, old, indices, updates):
 
 for _name in _COMBINE:
     register_op(_name, _scatter_infer(_name), eager=_combine_kernel(_name), lower=_combine_lower(_name),
-                stateful=True, state="update")
-set_flags(*_COMBINE, row_patch=True)
+                stateful=True, state="update", row_patch=True)
 
 
 def _combining_scatter(op_type, fn, ref, indices, updates, name):

@@ -35,6 +35,7 @@ from ..errors import (
 )
 from ..graph.dtypes import as_dtype
 from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
+from ..graph.registry import OpState
 from . import moments  # noqa: F401 - registers its rewrite
 from .fusion import (
     Const,
@@ -157,7 +158,7 @@ def _use_eager(program, feeds, options):
     scatters is not counted, nor a scatter's value), no sink, and no storage read above
     EAGER_STORAGE_READ_BYTES."""
     limit = options.small_plan_bytes
-    if not limit or any(op._opdef.state == "sink" for op in program.ops):
+    if not limit or any(op._opdef.state is OpState.SINK for op in program.ops):
         return False
     total = 0
     for spec in feeds.values():
@@ -168,17 +169,17 @@ def _use_eager(program, feeds, options):
         return False
     in_program = None
     for op in program.ops:
-        if op._opdef.row_patch:
+        if op._opdef.traits.row_patch:
             continue  # a row scatter's value is its rows (storage/patch.py); a reader's output is counted
-        if op._opdef.state == "variable":
+        if op._opdef.state is OpState.VARIABLE:
             # an embedding read only by row gathers and scatters stays in memory: the plan touches rows
             in_program = in_program or set(program.ops)
             t = op._outputs[0]
             if options.storage.layout(t.shape.as_list(), t.dtype.np_dtype) is None and all(
-                    (c._opdef.reads_rows or c._opdef.row_patch) and c._inputs[0] is t
+                    (c._opdef.traits.reads_rows or c._opdef.traits.row_patch) and c._inputs[0] is t
                     for c in t.consumers() if c in in_program):
                 continue
-        reads_storage = op._opdef.stateful and op._opdef.cheap_source
+        reads_storage = op._opdef.traits.stateful and op._opdef.traits.cheap_source
         cap = min(limit, EAGER_STORAGE_READ_BYTES) if reads_storage else limit
         for t in op._outputs:
             n = t.shape.num_elements()
@@ -527,7 +528,7 @@ def _lower_step(ctx, program, step, env, stager, memory):
         return
     vals = [env.get(t) if t is not None else None for t in step.inputs]
     for t, v in zip(step.inputs, vals):
-        if isinstance(v, Whole) and not opdef.takes_whole:
+        if isinstance(v, Whole) and not opdef.traits.takes_whole:
             raise NeedValues([t], False, f"{op.type} op {op.name!r} reads {t.name!r}, whose rank is "
                              "unknown (a py_func output without set_shape); it is computed first.")
     rewrite = rewrite_for(op) if stager is not None else None
@@ -559,7 +560,7 @@ def _lower_step(ctx, program, step, env, stager, memory):
             if not any(d != d for d in v.shape):  # a run-time shape no static check saw: refused before the plan is built
                 check_elements(op, v.shape)
     lvl = stager.stage_of(step.inputs) if stager is not None else 0
-    if not opdef.elementwise:
+    if not opdef.traits.elementwise:
         ins = ctx.task_inputs if ctx.task_inputs is not None else \
             [v._array if isinstance(v, Expr) else v for v in vals if isinstance(v, (da.Array, Expr))]
         memory.add(op._name, op._type, ins,
@@ -567,7 +568,7 @@ def _lower_step(ctx, program, step, env, stager, memory):
     for t, v in zip(step.outputs, outs_vals):
         if t in env:
             continue  # fed
-        if opdef.takes_whole and t.shape.ndims is None and isinstance(v, da.Array) and v.ndim == 0 \
+        if opdef.traits.takes_whole and t.shape.ndims is None and isinstance(v, da.Array) and v.ndim == 0 \
                 and any(isinstance(x, Whole) for x in vals):
             v = Whole(v)  # an identity of a whole value
         if stager is not None:
@@ -578,11 +579,12 @@ def _lower_step(ctx, program, step, env, stager, memory):
 
 def _lower_op(ctx, program, op, opdef, vals, inputs):
     host = all(not isinstance(v, (da.Array, Expr, Whole)) for v in vals)
-    if host and not (opdef.stateful or opdef.run_state) and opdef.eager is not None and _foldable(op, vals):
+    if host and not (opdef.traits.stateful or opdef.traits.run_state) and opdef.eager is not None and \
+            _foldable(op, vals):
         with np.errstate(all="ignore"):  # silent as at run time (a folded x / 0 is inf)
             out = opdef.eager(np_xp, *[np.asarray(v) for v in vals], **op._attrs)
         return [np.asarray(o) for o in out] if isinstance(out, (list, tuple)) else [np.asarray(out)]
-    if opdef.elementwise and len(op._outputs) == 1 and any(isinstance(v, (da.Array, Expr)) for v in vals):
+    if opdef.traits.elementwise and len(op._outputs) == 1 and any(isinstance(v, (da.Array, Expr)) for v in vals):
         args = []
         for t, v in zip(inputs, vals):
             if isinstance(v, Expr):
@@ -593,9 +595,9 @@ def _lower_op(ctx, program, op, opdef, vals, inputs):
                 v = np.asarray(v)
                 args.append(Const(v) if v.ndim == 0 else Ext(ctx.as_dask(v)))
         out_t = op._outputs[0]
-        return [Expr(opdef.eager, op._attrs, args, op._name, out_t.shape, out_t.dtype, opdef.monotone)]
+        return [Expr(opdef.eager, op._attrs, args, op._name, out_t.shape, out_t.dtype, opdef.traits.monotone)]
     vals = [v.array if isinstance(v, Whole) else
-            v if isinstance(v, Expr) and opdef.takes_fused and program.fuses_into_consumer(t) else
+            v if isinstance(v, Expr) and opdef.traits.takes_fused and program.fuses_into_consumer(t) else
             ctx.materialized(v) for t, v in zip(inputs, vals)]
     if opdef.lower is not None:
         out = opdef.lower(ctx, *vals, **op._attrs)

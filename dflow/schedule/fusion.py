@@ -323,8 +323,8 @@ class Group:
 
 def fusable_step(step):
     d = step.opdef
-    return d.elementwise and not step.select and len(step.outputs) == 1 and not d.run_state and \
-        not d.stateful and d.eager is not None
+    return d.traits.elementwise and not step.select and len(step.outputs) == 1 and not d.traits.run_state and \
+        not d.traits.stateful and d.eager is not None
 
 
 def fusion_groups(program):
@@ -397,12 +397,12 @@ def epilogue_producers(program, groups):
     runs as soon as its inputs are ready (after the producer and the other leaves' ops), so before
     the root's consumers; the shape readers must come after that point."""
     producer_of = {s.outputs[0]: s for s in program.steps
-                   if s.opdef.epilogue and len(s.outputs) == 1 and not s.select and not s.opdef.run_state}
+                   if s.opdef.traits.epilogue and len(s.outputs) == 1 and not s.select and not s.opdef.traits.run_state}
     position = {s.op: i for i, s in enumerate(program.steps)}
     shape_readers = {}
     for i, step in enumerate(program.steps):
         for t in step.inputs:
-            if t in producer_of and step.opdef.shape_only:
+            if t in producer_of and step.opdef.traits.shape_only:
                 shape_readers.setdefault(t, []).append(i)
     fused, reroute = {}, {}
     for group in {id(g): g for g in groups.values()}.values():

@@ -183,7 +183,7 @@ class EagerPlan:
                         steps.append((op, kernel, kernel.inputs, step.outputs, {}, False))
                     else:
                         steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
-                                      step.opdef.run_state))
+                                      step.opdef.traits.run_state))
                 elif group.root is step:
                     steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
                 if len(labels) < len(steps):  # (not when inside a fused chain)
@@ -202,7 +202,7 @@ class EagerPlan:
             steps = [(op, fn, [reroute.get(t, t) for t in inputs], *rest) for op, fn, inputs, *rest in steps]
         # a row scatter's value is a RowPatch (storage/patch.py): committed in place, materialized
         # for any step or fetch that reads it as data
-        patches = {t for op, _, _, outputs, _, _ in steps if op._opdef.row_patch for t in outputs}
+        patches = {t for op, _, _, outputs, _, _ in steps if op._opdef.traits.row_patch for t in outputs}
         if patches:
             steps = [(op, _reading_patches(fn), *rest) if any(t in patches for t in rest[0]) else (op, fn, *rest)
                      for op, fn, *rest in steps]

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph.ops import FOLD_MAX_ELEMENTS, Operation, Tensor
+from ..graph.registry import OpState
 from .placement import check_placement
 from .state import reads_input, resolve_state
 
@@ -43,7 +44,7 @@ class Step:
 def inputs_of(op, decisions):
     """An op's data inputs, where a decided cond reads its taken branch's outputs and a decided
     host op without outputs (an iterator initializer: its effect happened on the host) reads nothing."""
-    if op._opdef.state == "host" and op in decisions:
+    if op._opdef.state is OpState.HOST and op in decisions:
         if not op._outputs:
             return []
         return op._attrs["true_outputs" if decisions[op] else "false_outputs"]
@@ -78,7 +79,7 @@ def prune(fetch_elements, fed, decisions=None):
 
 
 def check_feeds_complete(ops, fed):
-    missing = [op.outputs[0] for op in ops if op._opdef.must_feed and op.outputs[0] not in fed]
+    missing = [op.outputs[0] for op in ops if op._opdef.traits.must_feed and op.outputs[0] not in fed]
     if missing:
         lines = "; ".join(f"placeholder tensor {t.name!r} with dtype {t.dtype.name} and shape {t.shape}"
                           for t in missing)
@@ -101,7 +102,7 @@ class Program:
         self.fed = fed
         self.decisions = decisions
         self.ops = prune(self.fetch_elements, fed, decisions)
-        self.pending = next((op for op in self.ops if op._opdef.state == "host" and op not in decisions and
+        self.pending = next((op for op in self.ops if op._opdef.state is OpState.HOST and op not in decisions and
                              not (op._outputs and all(t in fed for t in op._outputs))), None)
         if self.pending is not None:
             return  # topological: it depends on no other pending decision
@@ -130,9 +131,9 @@ class Program:
             if outs and all(t in fed for t in outs):
                 continue  # every output fed
             opdef = op._opdef
-            if opdef.state == "variable" and op._name not in state.start_vars:
+            if opdef.state is OpState.VARIABLE and op._name not in state.start_vars:
                 continue  # only assigned in this run: its current value is never read
-            if opdef.state == "host":  # a decided cond: its outputs are the taken branch's
+            if opdef.state is OpState.HOST:  # a decided cond: its outputs are the taken branch's
                 steps.append(Step(op, list(inputs_of(op, self.decisions)), select=True))
                 continue
             if state.empty:
@@ -190,8 +191,8 @@ class Program:
 def _fold_step(step, known, fed):
     """The output values of `step` if they follow from `known` values (or, for an op reading only
     its input's shape, from a fully known static shape) and are small plain arrays, else None."""
-    op, opdef = step.op, step.opdef
-    if step.select or opdef.state is not None or opdef.stateful or opdef.run_state or opdef.must_feed or \
+    op, opdef, traits = step.op, step.opdef, step.opdef.traits
+    if step.select or opdef.state is not OpState.NONE or traits.stateful or traits.run_state or traits.must_feed or \
             opdef.eager is None or not step.outputs or any(t in fed for t in step.outputs):
         return None
     for t in step.outputs:
@@ -203,7 +204,7 @@ def _fold_step(step, known, fed):
     for t in step.inputs:
         if t is not None and t in known:
             args.append(known[t])
-        elif t is not None and opdef.shape_only and t.shape.is_fully_defined():
+        elif t is not None and traits.shape_only and t.shape.is_fully_defined():
             # a stand-in of the static shape (an op reading only its input's shape)
             args.append(np.broadcast_to(np.empty((), t.dtype.np_dtype), t.shape.as_list()))
         else:

@@ -18,6 +18,7 @@ import dask.array as da
 import numpy as np
 
 from ..graph.dtypes import as_dtype
+from ..graph.registry import OpState
 from ..storage.chunks import dask_chunks
 from .fusion import Expr
 from .plan import FeedSlot, FeedSpec, Spill
@@ -135,9 +136,9 @@ def _costly(op, stage_bytes, staged):
             continue
         seen.add(o)
         d = o._opdef
-        if d.elementwise or d.shape_only:
+        if d.traits.elementwise or d.traits.shape_only:
             stack.extend(t.op for t in o._inputs if t not in staged and not _statically_small(t, stage_bytes))
-        elif not d.cheap_source and d.state != "variable":
+        elif not d.traits.cheap_source and d.state is not OpState.VARIABLE:
             return True
     return False
 
@@ -146,12 +147,12 @@ def _value_meets_source(op, sources, succ, stage_bytes):
     """True if an op depending on `op`'s value also depends on one of its large `sources` by another
     path (as `X - mean(X)`): only then does computing `op` first save holding the source. Ops that
     read only shapes (OnesLike of a loss, in a gradient) are not value dependencies."""
-    fwd, stack = set(), [c for c in succ.get(op, ()) if not c._opdef.shape_only]
+    fwd, stack = set(), [c for c in succ.get(op, ()) if not c._opdef.traits.shape_only]
     while stack:
         o = stack.pop()
         if o not in fwd:
             fwd.add(o)
-            stack.extend(c for c in succ.get(o, ()) if not c._opdef.shape_only)
+            stack.extend(c for c in succ.get(o, ()) if not c._opdef.traits.shape_only)
     if not fwd:
         return False
     # the large inputs' own sources: back through elementwise producers (a fused chain feeding only
@@ -161,16 +162,16 @@ def _value_meets_source(op, sources, succ, stage_bytes):
         o = stack.pop()
         if o not in roots:
             roots.add(o)
-            if o._opdef.elementwise:  # follow only inputs that may be large (not a bias, not a scalar)
+            if o._opdef.traits.elementwise:  # follow only inputs that may be large (not a bias, not a scalar)
                 stack.extend(t._op for t in o._inputs if not _statically_small(t, stage_bytes))
-    dep, stack = set(), [c for p in roots for c in succ.get(p, ()) if c is not op and not c._opdef.shape_only]
+    dep, stack = set(), [c for p in roots for c in succ.get(p, ()) if c is not op and not c._opdef.traits.shape_only]
     while stack:
         o = stack.pop()
         if o not in dep and o is not op:
             dep.add(o)
             if o in fwd:
                 return True
-            stack.extend(c for c in succ.get(o, ()) if not c._opdef.shape_only)
+            stack.extend(c for c in succ.get(o, ()) if not c._opdef.traits.shape_only)
     return False
 
 
@@ -182,7 +183,7 @@ def _statically_small(t, stage_bytes):
 def _is_stage_boundary(opdef, vals, out, stage_bytes):
     """A small result of a large dask input (a reduction): later ops read it from an earlier stage,
     so their large inputs are re-read instead of held between the two passes."""
-    if opdef.elementwise or not isinstance(out, da.Array) or out.dtype == object:
+    if opdef.traits.elementwise or not isinstance(out, da.Array) or out.dtype == object:
         return False
     out_bytes = nbytes(out)
     if out_bytes is None or out_bytes > stage_bytes // 16:

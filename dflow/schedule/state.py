@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InvalidArgumentError
+from ..graph.registry import OpState
 
 _EMPTY = frozenset()
 
@@ -34,21 +35,21 @@ class StatePlan:
 
 def reads_input(op, i):
     """False for input 0 of a plain assign: the old value is not read (its kernel gets None)."""
-    return not (i == 0 and op.op_def.state == "assign")
+    return not (i == 0 and op.op_def.state is OpState.ASSIGN)
 
 
 def variable_of(t):
     """The VariableV2 op whose handle `t` is, or None."""
-    return t.op if t.op.op_def.state == "variable" else None
+    return t.op if t.op.op_def.state is OpState.VARIABLE else None
 
 
 def resolve_state(ops, fed, fetch_elements, inputs_of=None):
     plan = StatePlan()
     assigns = {}  # var name -> [assign ops] in topological order
     for op in ops:
-        if op.op_def.state == "variable":
+        if op.op_def.state is OpState.VARIABLE:
             plan.var_ops[op.name] = op
-        elif op.op_def.state in ("assign", "update"):
+        elif op.op_def.state in (OpState.ASSIGN, OpState.UPDATE):
             var = variable_of(op.inputs[0])
             if var is None:
                 raise InvalidArgumentError(None, op, f"{op.type} op {op.name!r}: input 0 must be a variable, "
@@ -88,7 +89,7 @@ def resolve_state(ops, fed, fetch_elements, inputs_of=None):
 
     for op in ops:
         for i, t in enumerate(op.inputs):
-            if t in fed or (i == 0 and op.op_def.state == "assign"):
+            if t in fed or (i == 0 and op.op_def.state is OpState.ASSIGN):
                 continue  # a plain assign does not read the value it overwrites
             var = variable_of(t)
             if var is None:

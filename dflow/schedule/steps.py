@@ -187,7 +187,7 @@ class Bound:
 def bound(step, consts):
     """The step's kernel bound to its inputs known at compile time, or None."""
     opdef = step.opdef
-    if opdef.bind is None or opdef.run_state:
+    if opdef.bind is None or opdef.traits.run_state:
         return None
     known = {i: consts[t] for i, t in enumerate(step.inputs) if t is not None and t in consts}
     if not known:
