@@ -228,3 +228,11 @@ def test_tf_keras_loads_dflow_h5(tmp_path):
     np.testing.assert_allclose(got[0], want, atol=1e-5)
     np.testing.assert_allclose(got[1], want, atol=1e-5)
 
+
+
+def test_load_weights_of_tensorflows_checkpoint_format():
+    # tools/make_keras_tf_ckpt_fixture.py: tf.keras's save_weights without .h5 (TF's V2 checkpoint)
+    data = np.load(FIXTURES / "tf_format" / "predictions.npz")
+    model = keras.Sequential([keras.layers.Dense(3, activation="relu", input_shape=(4,)), keras.layers.Dense(2)])
+    model.load_weights(str(FIXTURES / "tf_format" / "weights"))
+    np.testing.assert_allclose(_predict(model, data["x"]), data["y"], rtol=1e-6, atol=1e-6)
