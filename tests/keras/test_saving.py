@@ -210,6 +210,7 @@ def test_tf_keras_loads_dflow_h5(tmp_path):
     want = _predict(model, DATA["x"])
     model.save(str(tmp_path / "d.h5"))
     model.save_weights(str(tmp_path / "dw.h5"))
+    model.save_weights(str(tmp_path / "ckpt" / "weights"))  # TensorFlow's checkpoint format
     np.save(tmp_path / "x.npy", DATA["x"])
     script = textwrap.dedent(f"""
         import numpy as np
@@ -220,13 +221,17 @@ def test_tf_keras_loads_dflow_h5(tmp_path):
         s = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu", input_shape=(4,)),
                                  tf.keras.layers.Dense(3, activation="softmax")])
         s.load_weights({str(tmp_path / 'dw.h5')!r})
-        np.save({str(tmp_path / 'tf.npy')!r}, np.stack([m.predict(x), s.predict(x)]))
+        c = tf.keras.Sequential([tf.keras.layers.Dense(8, activation="relu", input_shape=(4,)),
+                                 tf.keras.layers.Dense(3, activation="softmax")])
+        c.load_weights({str(tmp_path / 'ckpt' / 'weights')!r})
+        np.save({str(tmp_path / 'tf.npy')!r}, np.stack([m.predict(x), s.predict(x), c.predict(x)]))
     """)
     env = dict(os.environ, TF_USE_LEGACY_KERAS="1", TF_CPP_MIN_LOG_LEVEL="3")
     subprocess.run([tf_python, "-c", script], check=True, env=env, timeout=300, capture_output=True)
     got = np.load(tmp_path / "tf.npy")
     np.testing.assert_allclose(got[0], want, atol=1e-5)
     np.testing.assert_allclose(got[1], want, atol=1e-5)
+    np.testing.assert_allclose(got[2], want, atol=1e-5)  # TF's load_weights of dflow's checkpoint
 
 
 
