@@ -1,7 +1,9 @@
 """Prints TF1's tf.metrics top-k figures and variable names hard-coded in tests/test_metrics_topk.py
 (run with /tmp/tfenv/bin/python; needs TensorFlow)."""
 import numpy as np
-import tensorflow.compat.v1 as tf; tf.disable_v2_behavior()
+import tensorflow.compat.v1 as tf
+
+tf.disable_v2_behavior()
 np.set_printoptions(precision=17)
 labels = np.array([[0, 2, -1], [1, 1, 3], [4, -1, -1], [3, 0, 2]], np.int64)
 preds = np.array([[.1, .5, .2, .9, .0], [.3, .8, .1, .2, .6], [.9, .1, .2, .3, .4], [.2, .2, .7, .1, .0]], np.float32)
@@ -22,8 +24,10 @@ res['r2c2w'] = tf.metrics.recall_at_k(sl, preds, 2, class_id=2, weights=w)
 res['rtk'] = tf.metrics.recall_at_top_k(labels, pidx, k=2)
 res['r1_1d'] = tf.metrics.recall_at_k(np.array([1, 0, 4, 2], np.int64), preds, 1)
 res['p1c0_never'] = tf.metrics.precision_at_k(labels, preds, 1, class_id=3)
-for v in tf.local_variables(): print(v.name, v.dtype.base_dtype.name)
-for k,(v,u) in res.items(): print(k, v.name, u.name)
+for v in tf.local_variables():
+    print(v.name, v.dtype.base_dtype.name)
+for k, (v, u) in res.items():
+    print(k, v.name, u.name)
 with tf.Session() as s:
     s.run(tf.local_variables_initializer())
     for k,(v,u) in res.items():

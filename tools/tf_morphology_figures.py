@@ -1,14 +1,20 @@
 """Prints TF1's tf.nn.dilation2d/erosion2d figures and gradients hard-coded in
 tests/kernels/test_morphology_ops.py (run with /tmp/tfenv/bin/python; needs TensorFlow)."""
-import inspect, numpy as np
-import tensorflow.compat.v1 as tf; tf.disable_v2_behavior()
-print(inspect.signature(tf.nn.dilation2d)); print(inspect.signature(tf.nn.erosion2d))
+import inspect
+
+import numpy as np
+import tensorflow.compat.v1 as tf
+
+tf.disable_v2_behavior()
+print(inspect.signature(tf.nn.dilation2d))
+print(inspect.signature(tf.nn.erosion2d))
 np.set_printoptions(precision=17, linewidth=200)
 rng = np.random.RandomState(0)
 x = np.round(rng.randn(1, 4, 5, 2), 2).astype(np.float32)
 f = np.round(rng.randn(2, 3, 2), 2).astype(np.float32)
 x[0, 1, 1, 0] = x[0, 1, 2, 0]  # a tie
-print("x", repr(x.ravel().tolist())); print("f", repr(f.ravel().tolist()))
+print("x", repr(x.ravel().tolist()))
+print("f", repr(f.ravel().tolist()))
 xt, ft = tf.constant(x), tf.constant(f)
 outs = {}
 for pad in ("SAME", "VALID"):
