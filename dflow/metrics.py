@@ -610,3 +610,17 @@ def specificity_at_sensitivity(labels, predictions, sensitivity, weights=None, n
 from .tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)
+
+
+from .metrics_topk import (  # noqa: E402 - the top-k family lives in its own module
+    average_precision_at_k,
+    precision_at_k,
+    precision_at_top_k,
+    recall_at_k,
+    recall_at_top_k,
+    sparse_average_precision_at_k,
+    sparse_precision_at_k,
+)
+
+__all__ += ["average_precision_at_k", "sparse_average_precision_at_k", "precision_at_k", "sparse_precision_at_k",
+            "precision_at_top_k", "recall_at_k", "recall_at_top_k"]

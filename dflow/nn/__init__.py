@@ -150,6 +150,10 @@ __all__ += ["depthwise_conv2d_backprop_input", "depthwise_conv2d_backprop_filter
             "conv3d_backprop_filter", "conv3d_backprop_filter_v2", "atrous_conv2d_transpose", "with_space_to_batch",
             "safe_embedding_lookup_sparse"]
 
+from ..kernels.morphology_ops import dilation2d, erosion2d  # noqa: E402
+
+__all__ += ["dilation2d", "erosion2d"]
+
 from ..tf1_names import missing_attribute as _missing_attribute  # noqa: E402
 
 __getattr__ = _missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)

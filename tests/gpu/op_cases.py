@@ -631,3 +631,11 @@ case("CTCGreedyDecoder", lambda x: tf.nn.ctc_greedy_decoder(x, np.array([3, 2], 
      lambda dt: [idx(np.linspace(-1, 1, 3 * 2 * 4).reshape(3, 2, 4), dt)], (F32,))
 case("CTCBeamSearchDecoder", lambda x: tf.nn.ctc_beam_search_decoder(x, np.array([3, 2], np.int32), beam_width=3)[1],
      lambda dt: [idx(np.linspace(-1, 1, 3 * 2 * 4).reshape(3, 2, 4), dt)], (F32,))
+# ---- issue 28's tf.nn morphology (kernels/morphology_ops.py): whole-array numpy kernels -------------
+_dil = lambda x, f: tf.nn.dilation2d(x, f, [1, 1, 1, 1], [1, 1, 2, 1], "SAME")
+_DIL_IN = lambda dt: [rand((1, 4, 5, 2), dt, 1), rand((2, 2, 2), dt, 2)]
+case("Dilation2D", _dil, _DIL_IN, grad=True)
+case("Dilation2DBackpropInput", lambda x, f: tf.gradients(tf.reduce_sum(_dil(x, f) ** 2), x)[0], _DIL_IN)
+case("Dilation2DBackpropFilter", lambda x, f: tf.gradients(tf.reduce_sum(_dil(x, f) ** 2), f)[0], _DIL_IN)
+LEAKS.update({n: _NUMPY_OP for n in ("Dilation2D", "Dilation2DBackpropInput", "Dilation2DBackpropFilter")})
+BREAKS_CUPY.update({n: why for n, why in LEAKS.items() if "breaks cupy" in why})
