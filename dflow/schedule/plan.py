@@ -18,7 +18,7 @@ import functools
 import math
 import operator
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import array_api_compat
 import array_api_compat.numpy as np_xp
@@ -51,7 +51,7 @@ from ..storage.values import (
     block_slices,
 )
 from .fusion import epilogue_producers, fusion_groups
-from .steps import StepCode, bound
+from .steps import Step, StepCode, bound
 
 
 @dataclass
@@ -161,7 +161,7 @@ class EagerPlan:
         # scalars: faster numpy ops (but a string stays a 0-d object array: numpy would make two
         # bytes scalars an S array)
         consts = {t: v[()] if v.ndim == 0 and v.dtype != object else v for t, v in folded.items()}
-        steps = []  # (op, fn, input tensors, output tensors, attrs, run_state)
+        steps = []  # Steps
         labels = []  # what a traced run names each step (a fused chain: its last op, the chain in the label)
         groups = fusion_groups(program)
         # chains run inside their producer's kernel (as soon as their inputs are ready); shape-only
@@ -176,16 +176,16 @@ class EagerPlan:
             if op not in absorbed and op not in epilogues:
                 group = groups.get(op)
                 if step.select:
-                    steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
+                    steps.append(Step(op, _select, list(step.inputs), step.outputs, {}, False))
                 elif group is None:
                     kernel = bound(step, consts)
                     if kernel is not None:
-                        steps.append((op, kernel, kernel.inputs, step.outputs, {}, False))
+                        steps.append(Step(op, kernel, kernel.inputs, step.outputs, {}, False))
                     else:
-                        steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
-                                      step.opdef.traits.run_state))
+                        steps.append(Step(op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
+                                          step.opdef.traits.run_state))
                 elif group.root is step:
-                    steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
+                    steps.append(Step(op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
                 if len(labels) < len(steps):  # (not when inside a fused chain)
                     labels.append((op._name, "fused: " + ", ".join(p[3] for p in group.kernel.program)
                                    if group is not None else op._type))
@@ -194,18 +194,18 @@ class EagerPlan:
                 fn = functools.partial(run_with_epilogue, producer.opdef.eager, len(producer.inputs), group.kernel,
                                        slot)
                 others = [t for i, t in enumerate(group.leaves) if i != slot]
-                steps.append((producer.op, fn, list(producer.inputs) + others, group.root.outputs, producer.op._attrs,
-                              False))
+                steps.append(Step(producer.op, fn, list(producer.inputs) + others, group.root.outputs,
+                                  producer.op._attrs, False))
                 labels.append((root._name, "fused: " + ", ".join([producer.op._name] +
                                                                 [p[3] for p in group.kernel.program])))
         if reroute:
-            steps = [(op, fn, [reroute.get(t, t) for t in inputs], *rest) for op, fn, inputs, *rest in steps]
+            steps = [s._replace(inputs=[reroute.get(t, t) for t in s.inputs]) for s in steps]
         # a row scatter's value is a RowPatch (storage/patch.py): committed in place, materialized
         # for any step or fetch that reads it as data
-        patches = {t for op, _, _, outputs, _, _ in steps if op._opdef.traits.row_patch for t in outputs}
+        patches = {t for s in steps if s.op._opdef.traits.row_patch for t in s.outputs}
         if patches:
-            steps = [(op, _reading_patches(fn), *rest) if any(t in patches for t in rest[0]) else (op, fn, *rest)
-                     for op, fn, *rest in steps]
+            steps = [s._replace(fn=_reading_patches(s.fn)) if any(t in patches for t in s.inputs) else s
+                     for s in steps]
         self._patched_fetches = [e in patches for e in program.fetch_tensors] if patches else None
         self.steps = steps
         self.labels = labels
@@ -218,8 +218,8 @@ class EagerPlan:
         self.commit_tensors = program.commit_tensors
         # each intermediate is dropped after its last reader (fetched and committed ones are kept)
         last = {}
-        for i, (_, _, inputs, _, _, _) in enumerate(steps):
-            for t in inputs:
+        for i, step in enumerate(steps):
+            for t in step.inputs:
                 if t is not None:
                     last[t] = i
         frees = [[] for _ in steps]
@@ -354,6 +354,26 @@ def _key_names(dsk):
     return {k[0] if isinstance(k, tuple) else k for k in dsk}
 
 
+class StoredCommit(NamedTuple):
+    """A variable held on disk between runs (a StoredValue): its new value's blocks (`keys`) are
+    written by tasks of the run into a new StoredValue of `shape`, `dtype` and `chunk_shape`."""
+
+    var: str
+    keys: list
+    shape: tuple
+    dtype: object
+    chunk_shape: tuple
+
+
+class PatchCommit(NamedTuple):
+    """A variable committed as the rows a row scatter changed: computed like a fetch (`result`:
+    its index in the fetched results), applied by the store (`add`: added, not assigned)."""
+
+    var: str
+    result: int
+    add: bool
+
+
 class DaskPlan:
     """Task graphs computing the fetches: earlier stages (if any), then the final graph."""
 
@@ -374,8 +394,8 @@ class DaskPlan:
         # variables held on disk between runs: their new value is written chunk by chunk into a
         # new StoredValue by tasks of the run, never gathered here
         stored_arrays = [a for var, a in commits.items() if var in stored]
-        self.stored = [(var, a.__dask_keys__(), a.shape, a.dtype, stored[var]) for var, a in commits.items()
-                       if var in stored]
+        self.stored = [StoredCommit(var, a.__dask_keys__(), a.shape, a.dtype, stored[var])
+                       for var, a in commits.items() if var in stored]
         commits = {var: a for var, a in commits.items() if var not in stored}
         self.commit_vars = list(commits)
         arrays = []
@@ -391,7 +411,7 @@ class DaskPlan:
         # row scatters committed as their rows alone: computed like fetches, applied by the store
         self.patches = []
         for var, (a, add) in (patches or {}).items():
-            self.patches.append((var, len(arrays), add))
+            self.patches.append(PatchCommit(var, len(arrays), add))
             arrays.append(a)
         commit_arrays = list(commits.values())
         computed = {id(a) for a in arrays + commit_arrays + stored_arrays}
@@ -490,9 +510,9 @@ class DaskPlan:
             else:
                 dsk = self._fill(dict(self.dsk), self.names, rc, feed_values, stage_values)
                 writes = []
-                for var, block_keys, shape, dtype, chunk_shape in self.stored:
-                    value = stored_values[var] = rc.new_stored(var, shape, dtype, chunk_shape)
-                    tasks = value.write_tasks(block_keys)
+                for sc in self.stored:
+                    value = stored_values[sc.var] = rc.new_stored(sc.var, sc.shape, sc.dtype, sc.chunk_shape)
+                    tasks = value.write_tasks(sc.keys)
                     dsk.update(tasks)
                     writes.extend(tasks)
                 dsk = running = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
@@ -534,9 +554,9 @@ class DaskPlan:
                 commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype, _host_copy(copies[i]))
             else:
                 commits[var] = gather_blocks(r)
-        for var, ref, add in self.patches:
-            indices, rows = _first_block(results[ref])
-            commits[var] = RowPatch(rc.param(("variable", var)), indices, rows, add)
+        for p in self.patches:
+            indices, rows = _first_block(results[p.result])
+            commits[p.var] = RowPatch(rc.param(("variable", p.var)), indices, rows, p.add)
         out = []
         for kind, ref in self.out_index:
             if kind == "dask":
