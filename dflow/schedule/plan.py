@@ -37,19 +37,19 @@ from ..dask_compat import (
     gather_blocks,
     key_name,
 )
-from ..errors import OpError, UnavailableError, kernel_failure
+from ..errors import OpError, kernel_failure
 from ..kernels.common import allocation_limit, index_checks, run_with_epilogue
 from ..kernels.cores import intra_op_threads
 from ..storage.files import publish
 from ..storage.patch import RowPatch, materialized
 from ..storage.values import (
-    HOST_COPY_BYTES,
     Part,
     RemoteValue,
     StoredValue,
     block_indices,
     block_slices,
 )
+from .executors import Kept
 from .fusion import epilogue_producers, fusion_groups
 from .steps import Step, StepCode, bound
 
@@ -276,38 +276,12 @@ def _first_block(r):
     return r
 
 
-def _on_cluster(executor, slot, value, rc):
-    """A variable's committed value as this run reads it on a cluster: shipped there once per change
-    (a loaded value), re-shipped from the session's host copy when the cluster lost it, or, lost
-    without a copy, an UnavailableError naming the variable and how to recover."""
-    if isinstance(value, RemoteValue) and not value.available():
-        if value.host is None:
-            name = slot.tensor[1]
-            raise UnavailableError(None, None, f"The value of variable {name!r} was lost with a worker of the "
-                                   "cluster that held it (it is larger than the session keeps a copy of, "
-                                   f"{HOST_COPY_BYTES >> 20} MiB). Restore it from a checkpoint (Saver.restore) "
-                                   "or run its initializer again.")
-        value = value.host
-    if isinstance(value, np.ndarray):
-        value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
-        rc.remember(slot.tensor, value)
-    return value
-
-
 def _block_ref(key, block):
     """A placeholder key's task reading a cluster-held block: the future itself (an alias), or
     the item of a small plan's one result (`Part`)."""
     if isinstance(block, Part):
         return Task(key, operator.getitem, TaskRef(block.future.key), block.index)
     return block
-
-
-def _host_copy(blocks):
-    if blocks is None:
-        return None
-    value = np.array(gather_blocks(blocks), copy=True)
-    value.setflags(write=False)
-    return value
 
 
 def _none(*_):
@@ -420,10 +394,7 @@ class DaskPlan:
         arrays_extra = [a.map_blocks(_token, dtype=np.int8, chunks=tuple((0,) * len(c) for c in a.chunks))
                         for a in ({id(a): a for a in extra}.values() if extra else []) if id(a) not in computed]
         self.out_keys = [a.__dask_keys__() for a in arrays]
-        self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
-        self.commit_chunks = [a.chunks for a in commit_arrays]
-        self.commit_dtypes = [a.dtype for a in commit_arrays]
-        self.commit_copies = [RemoteValue.keeps_copy(a.shape, a.dtype) for a in commit_arrays]
+        self.kept = [Kept(a.__dask_keys__(), a.chunks, a.dtype) for a in commit_arrays]
         self.barrier_key = None
         barrier = {}
         if arrays_extra:
@@ -454,8 +425,11 @@ class DaskPlan:
             if slot.name not in names:
                 continue
             value = rc.param(slot.tensor)
-            if not executor.is_local and slot.tensor[0] == "variable":
-                value = _on_cluster(executor, slot, value, rc)
+            if slot.tensor[0] == "variable":
+                resident = executor.resident(slot.tensor[1], value, slot.spec.chunks)
+                if resident is not value:  # shipped to a cluster: kept there for later runs
+                    rc.remember(slot.tensor, resident)
+                value = resident
             dsk.update(slot.pieces(value))
         for slot, value in stage_values.items():
             if slot.name in names:
@@ -504,8 +478,7 @@ class DaskPlan:
             keys = list(self.out_keys)
             if self.barrier_key is not None:
                 keys.append(self.barrier_key)
-            copies = []
-            if not keys and not self.commit_keys and not self.stored:
+            if not keys and not self.kept and not self.stored:
                 results, kept = [], []
             else:
                 dsk = self._fill(dict(self.dsk), self.names, rc, feed_values, stage_values)
@@ -515,15 +488,10 @@ class DaskPlan:
                     tasks = value.write_tasks(sc.keys)
                     dsk.update(tasks)
                     writes.extend(tasks)
-                dsk = running = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
-                if executor.is_local:
-                    results, kept = executor.compute(dsk, keys + writes, self.commit_keys,
-                                                     num_workers=self.num_workers, trace=rc.trace)
-                else:  # small committed values also come back, in the same gather, as host copies
-                    results, kept, copies = executor.compute(dsk, keys + writes, self.commit_keys,
-                                                             num_workers=self.num_workers, trace=rc.trace,
-                                                             copies=self.commit_copies, one_task=self.small,
-                                                             task_bytes=self._largest_task())
+                dsk = running = _culled_if_needed(dsk, keys + writes + [k.keys for k in self.kept])
+                results, kept = executor.compute(dsk, keys + writes, self.kept, num_workers=self.num_workers,
+                                                 trace=rc.trace, one_task=self.small,
+                                                 task_bytes=self._largest_task())
                 results = results[:len(keys)]
             if rc.trace is not None:  # before any success hook publishes a write
                 rc.trace.check_deadline(" (when its last task finished)")
@@ -548,12 +516,7 @@ class DaskPlan:
         for value in spills.values():
             value.discard()
         commits = dict(stored_values)
-        for i, (var, r, arr_chunks, dtype) in enumerate(zip(self.commit_vars, kept, self.commit_chunks,
-                                                            self.commit_dtypes)):
-            if not executor.is_local:
-                commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype, _host_copy(copies[i]))
-            else:
-                commits[var] = gather_blocks(r)
+        commits.update(zip(self.commit_vars, kept))
         for p in self.patches:
             indices, rows = _first_block(results[p.result])
             commits[p.var] = RowPatch(rc.param(("variable", p.var)), indices, rows, p.add)
