@@ -452,81 +452,120 @@ class DaskPlan:
         return None if err is exc else err
 
     def run(self, rc, feed_values):
-        executor = rc.executor
-        run = rc
+        """The run's stages in order: hooks before it, the earlier stages, the final graph, the
+        success hooks and publication; then its commits and fetched values. A failure anywhere
+        discards what the run wrote and names the op whose task failed (`_abort`)."""
+        run = _DaskRun(rc, feed_values)
         for hook in self.hooks["before_run"]:
-            hook(run)
-        stored_values, spills = {}, {}
-        running = {}
+            hook(rc)
         try:
-            stage_values = {}
-            for stage in self.stages:
-                dsk = self._fill(dict(stage.dsk), stage.names, rc, feed_values, stage_values)
-                keys = []
-                for slot, k in zip(stage.slots, stage.keys):
-                    if isinstance(slot.tensor, Spill):  # written where it is computed, not gathered
-                        spec = slot.spec
-                        value = spills[slot] = rc.new_stored(f"spill-{slot.name}", spec.shape, spec.dtype.np_dtype,
-                                                             tuple(c[0] for c in spec.chunks))
-                        tasks = value.write_tasks(k)
-                        dsk.update(tasks)
-                        k = list(tasks)
-                    keys.append(k)
-                dsk = running = _culled_if_needed(dsk, keys)
-                for slot, r in zip(stage.slots, executor.get(dsk, keys, num_workers=self.num_workers, trace=rc.trace)):
-                    stage_values[slot] = spills[slot] if slot in spills else gather_blocks(r)
-            keys = list(self.out_keys)
-            if self.barrier_key is not None:
-                keys.append(self.barrier_key)
-            if not keys and not self.kept and not self.stored:
-                results, kept = [], []
-            else:
-                dsk = self._fill(dict(self.dsk), self.names, rc, feed_values, stage_values)
-                writes = []
-                for sc in self.stored:
-                    value = stored_values[sc.var] = rc.new_stored(sc.var, sc.shape, sc.dtype, sc.chunk_shape)
-                    tasks = value.write_tasks(sc.keys)
-                    dsk.update(tasks)
-                    writes.extend(tasks)
-                dsk = running = _culled_if_needed(dsk, keys + writes + [k.keys for k in self.kept])
-                results, kept = executor.compute(dsk, keys + writes, self.kept, num_workers=self.num_workers,
-                                                 trace=rc.trace, one_task=self.small,
-                                                 task_bytes=self._largest_task())
-                results = results[:len(keys)]
-            if rc.trace is not None:  # before any success hook publishes a write
-                rc.trace.check_deadline(" (when its last task finished)")
-            for hook in self.hooks["on_success"]:
-                hook(run)
-            if self.hooks["publish"]:  # the run's outputs (Zarr arrays) go in place together or not at all
-                publish([make(run) for make in self.hooks["publish"]])
+            self._run_stages(run)
+            results, kept = self._run_final(run)
+            self._succeed(rc)
         except BaseException as e:
-            failure = self._task_failure(e, running)
-            for value in stored_values.values():
-                value.discard()
-            for value in spills.values():
-                value.discard()
-            for hook in self.hooks["on_failure"]:
-                try:
-                    hook(run)
-                except Exception:  # noqa: BLE001 - clean-up must not mask the run's error
-                    pass
+            failure = self._abort(run, e)
             if failure is not None:
                 raise failure from e
             raise
-        for value in spills.values():
+        for value in run.spills.values():
             value.discard()
-        commits = dict(stored_values)
+        return self._outputs(results), self._commits(rc, run.stored, results, kept)
+
+    def _run_stages(self, run):
+        """The earlier stages, each one scheduler call; a spilled result is written to disk where
+        it is computed, the others gathered here, for later stages to read as placeholders."""
+        rc = run.rc
+        for stage in self.stages:
+            dsk = self._fill(dict(stage.dsk), stage.names, rc, run.feed_values, run.stage_values)
+            keys = []
+            for slot, k in zip(stage.slots, stage.keys):
+                if isinstance(slot.tensor, Spill):
+                    spec = slot.spec
+                    value = run.spills[slot] = rc.new_stored(f"spill-{slot.name}", spec.shape, spec.dtype.np_dtype,
+                                                             tuple(c[0] for c in spec.chunks))
+                    tasks = value.write_tasks(k)
+                    dsk.update(tasks)
+                    k = list(tasks)
+                keys.append(k)
+            dsk = run.running = _culled_if_needed(dsk, keys)
+            for slot, r in zip(stage.slots, rc.executor.get(dsk, keys, num_workers=self.num_workers, trace=rc.trace)):
+                run.stage_values[slot] = run.spills[slot] if slot in run.spills else gather_blocks(r)
+
+    def _run_final(self, run):
+        """The final graph: (the fetched arrays' blocks, the committed values as the executor keeps
+        them). Variables held on disk are written into new StoredValues by its tasks."""
+        rc = run.rc
+        keys = list(self.out_keys)
+        if self.barrier_key is not None:
+            keys.append(self.barrier_key)
+        if not keys and not self.kept and not self.stored:
+            return [], []
+        dsk = self._fill(dict(self.dsk), self.names, rc, run.feed_values, run.stage_values)
+        writes = []
+        for sc in self.stored:
+            value = run.stored[sc.var] = rc.new_stored(sc.var, sc.shape, sc.dtype, sc.chunk_shape)
+            tasks = value.write_tasks(sc.keys)
+            dsk.update(tasks)
+            writes.extend(tasks)
+        dsk = run.running = _culled_if_needed(dsk, keys + writes + [k.keys for k in self.kept])
+        results, kept = rc.executor.compute(dsk, keys + writes, self.kept, num_workers=self.num_workers,
+                                            trace=rc.trace, one_task=self.small, task_bytes=self._largest_task())
+        return results[:len(keys)], kept
+
+    def _succeed(self, rc):
+        """Every task succeeded: the deadline is checked before any success hook publishes a write;
+        the run's outputs (Zarr arrays) go in place together or not at all."""
+        if rc.trace is not None:
+            rc.trace.check_deadline(" (when its last task finished)")
+        for hook in self.hooks["on_success"]:
+            hook(rc)
+        if self.hooks["publish"]:
+            publish([make(rc) for make in self.hooks["publish"]])
+
+    def _abort(self, run, exc):
+        """After a failure: what the run wrote is discarded and the failure hooks run; the error
+        naming the failing task's op, or None to raise `exc` as it is."""
+        failure = self._task_failure(exc, run.running)
+        for value in [*run.stored.values(), *run.spills.values()]:
+            value.discard()
+        for hook in self.hooks["on_failure"]:
+            try:
+                hook(run.rc)
+            except Exception:  # noqa: BLE001 - clean-up must not mask the run's error
+                pass
+        return failure
+
+    def _commits(self, rc, stored, results, kept):
+        """The variables' new values: on disk, kept by the executor, or a row patch of the old value."""
+        commits = dict(stored)
         commits.update(zip(self.commit_vars, kept))
         for p in self.patches:
             indices, rows = _first_block(results[p.result])
             commits[p.var] = RowPatch(rc.param(("variable", p.var)), indices, rows, p.add)
+        return commits
+
+    def _outputs(self, results):
+        """The fetched values, in fetch order: gathered, host constants, or None (an op)."""
         out = []
         for kind, ref in self.out_index:
             if kind == "dask":
-                r = results[ref]
-                out.append(gather_blocks(r))
-            elif kind == "host":
-                out.append(ref)
+                out.append(gather_blocks(results[ref]))
             else:
-                out.append(None)
-        return out, commits
+                out.append(ref if kind == "host" else None)
+        return out
+
+
+class _DaskRun:
+    """One run of a DaskPlan in progress: its context and feeds, the earlier stages' values, what
+    it writes to disk (new StoredValues of variables, spills: discarded if it fails) and the graph
+    in flight (`running`: what a failing task's key is looked up in)."""
+
+    __slots__ = ("rc", "feed_values", "stage_values", "stored", "spills", "running")
+
+    def __init__(self, rc, feed_values):
+        self.rc = rc
+        self.feed_values = feed_values
+        self.stage_values = {}
+        self.stored = {}
+        self.spills = {}
+        self.running = {}
