@@ -51,7 +51,7 @@ from ..storage.values import (
 )
 from .executors import Kept
 from .fusion import epilogue_producers, fusion_groups
-from .steps import Step, StepCode, bound
+from .steps import KernelStep, StepCode, bound
 
 
 @dataclass
@@ -161,7 +161,7 @@ class EagerPlan:
         # scalars: faster numpy ops (but a string stays a 0-d object array: numpy would make two
         # bytes scalars an S array)
         consts = {t: v[()] if v.ndim == 0 and v.dtype != object else v for t, v in folded.items()}
-        steps = []  # Steps
+        steps = []  # KernelSteps
         labels = []  # what a traced run names each step (a fused chain: its last op, the chain in the label)
         groups = fusion_groups(program)
         # chains run inside their producer's kernel (as soon as their inputs are ready); shape-only
@@ -176,16 +176,16 @@ class EagerPlan:
             if op not in absorbed and op not in epilogues:
                 group = groups.get(op)
                 if step.select:
-                    steps.append(Step(op, _select, list(step.inputs), step.outputs, {}, False))
+                    steps.append(KernelStep(op, _select, list(step.inputs), step.outputs, {}, False))
                 elif group is None:
                     kernel = bound(step, consts)
                     if kernel is not None:
-                        steps.append(Step(op, kernel, kernel.inputs, step.outputs, {}, False))
+                        steps.append(KernelStep(op, kernel, kernel.inputs, step.outputs, {}, False))
                     else:
-                        steps.append(Step(op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
+                        steps.append(KernelStep(op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
                                           step.opdef.traits.run_state))
                 elif group.root is step:
-                    steps.append(Step(op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
+                    steps.append(KernelStep(op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
                 if len(labels) < len(steps):  # (not when inside a fused chain)
                     labels.append((op._name, "fused: " + ", ".join(p[3] for p in group.kernel.program)
                                    if group is not None else op._type))
@@ -194,7 +194,7 @@ class EagerPlan:
                 fn = functools.partial(run_with_epilogue, producer.opdef.eager, len(producer.inputs), group.kernel,
                                        slot)
                 others = [t for i, t in enumerate(group.leaves) if i != slot]
-                steps.append(Step(producer.op, fn, list(producer.inputs) + others, group.root.outputs,
+                steps.append(KernelStep(producer.op, fn, list(producer.inputs) + others, group.root.outputs,
                                   producer.op._attrs, False))
                 labels.append((root._name, "fused: " + ", ".join([producer.op._name] +
                                                                 [p[3] for p in group.kernel.program])))

@@ -12,7 +12,7 @@ from ..errors import OpError, kernel_failure
 from ..graph.shape import TensorShape
 
 
-class Step(NamedTuple):
+class KernelStep(NamedTuple):
     """One step of an EagerPlan: `fn(xp, *env[inputs], **attrs)` sets `outputs` (with `ctx=` when
     `run_state`: a random op's counter); `op` is the op its failure names."""
 
@@ -25,7 +25,7 @@ class Step(NamedTuple):
 
 
 class _Instr(NamedTuple):
-    """A Step as the interpreter runs it: `output` its one output (None: several), `frees` the
+    """A KernelStep as the interpreter runs it: `output` its one output (None: several), `frees` the
     values dropped after it, `label` what a trace names it."""
 
     op: object
