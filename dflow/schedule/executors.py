@@ -481,15 +481,8 @@ class DistributedExecutor(Executor):
         so a training step of a small model costs one scheduler hop, not one per op. `task_bytes`:
         the plan's largest projected task (whether its source chunks are read again rather than
         held, `cluster_graph`)."""
-        values, futures, copied = self._compute(dsk, keys, [k.keys for k in kept], num_workers, trace,
-                                                [RemoteValue.keeps_copy(tuple(map(sum, k.chunks)), k.dtype)
-                                                 for k in kept], one_task, task_bytes)
-        return Computed(values, [RemoteValue(self.client, f, k.chunks, k.dtype, _host_copy(c))
-                                 for k, f, c in zip(kept, futures, copied)])
-
-    def _compute(self, dsk, keys, keep_keys, num_workers, trace, copies, one_task, task_bytes):
-        """(values of keys, each kept group's futures, each group's gathered blocks where `copies`
-        says so, else None)."""
+        keep_keys = [k.keys for k in kept]
+        copies = [RemoteValue.keeps_copy(tuple(map(sum, k.chunks)), k.dtype) for k in kept]
         # a traced run times each task; without the cut, kept values are shipped as futures
         traced = trace is not None and trace.trace
         one_task = one_task and self.cuts_lineage and not traced
@@ -508,14 +501,14 @@ class DistributedExecutor(Executor):
 
                 # the kept values are Parts of the one task's result (one Future per value)
                 futures, (step,) = self.client.get(expr, [[self._pick_key], [self._step_key]], sync=False)
-                kept = [_map_nested(lambda i, f=Future(step.key, self.client): Part(f, i), group)
+                held = [_map_nested(lambda i, f=Future(step.key, self.client): Part(f, i), group)
                         for group in new_keep] if new_keep else []
                 wanted = futures
                 waited = [futures, step]
             else:
-                futures, kept = self.client.get(expr, [new_keys, new_keep], sync=False)
-                wanted = [futures, [k for k, c in zip(kept, copies) if c]]
-                waited = [futures, kept]
+                futures, held = self.client.get(expr, [new_keys, new_keep], sync=False)
+                wanted = [futures, [k for k, c in zip(held, copies) if c]]
+                waited = [futures, held]
             try:
                 self._wait(waited)
                 gathered = self.client.gather(wanted)
@@ -532,19 +525,17 @@ class DistributedExecutor(Executor):
                 if mapped is e:
                     raise
                 raise mapped from e
-        if one_task:
-            if kept:
-                cut_lineage(self.client, [step.key])
-            it = iter(copied)
-            return values, kept, [next(it) if c else None for c in copies]
-        flat = list(flatten(kept))
-        if flat and self.cuts_lineage:
+        flat = [] if one_task else list(flatten(held))
+        if one_task and held:
+            cut_lineage(self.client, [step.key])
+        elif flat and self.cuts_lineage:
             cut_lineage(self.client, [f.key for f in flat])
         elif flat:  # a scheduler without the cut: ship the values back and forth (no lineage), slowly
             shipped = iter(self.client.scatter(self.client.gather(flat)))
-            kept = [_nest_like(k, shipped) for k in kept]
+            held = [_nest_like(k, shipped) for k in held]
         it = iter(copied)
-        return values, kept, [next(it) if c else None for c in copies]
+        return Computed(values, [RemoteValue(self.client, f, k.chunks, k.dtype, _host_copy(next(it)) if c else None)
+                                 for k, f, c in zip(kept, held, copies)])
 
     def _wait(self, futures):
         """Waits for `futures`. A run in which nothing happens for `stall_timeout` seconds (no task
@@ -625,8 +616,6 @@ class _WorkerSetup(_WorkerPluginBase):
 
 
 def _host_copy(blocks):
-    if blocks is None:
-        return None
     value = np.array(gather_blocks(blocks), copy=True)
     value.setflags(write=False)
     return value
