@@ -11,6 +11,7 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
+from typing import NamedTuple
 
 import dask.local
 import dask.multiprocessing
@@ -24,6 +25,7 @@ from ..dask_compat import (
     convert_legacy_graph,
     cut_lineage,
     flatten,
+    gather_blocks,
     graph_expr,
     install_lineage_cut,
     keyed_task_exceptions,
@@ -38,7 +40,7 @@ from ..errors import (
     UnavailableError,
 )
 from ..kernels.cores import keep_kernel_memory, share_process_cores, task_threads
-from ..storage.values import Part
+from ..storage.values import HOST_COPY_BYTES, Part, RemoteValue
 from .cluster_graph import REREAD_TASKS, SOURCE_READERS, chunk_regions, sources_inlined
 
 
@@ -57,6 +59,24 @@ def _start_worker_process(n):
     share_process_cores(n)
 
 
+class Kept(NamedTuple):
+    """A value a run computes for later runs (a variable's new value): its blocks' keys (a nested
+    list), chunks and dtype."""
+
+    keys: list
+    chunks: tuple
+    dtype: object
+
+
+class Computed(NamedTuple):
+    """What `Executor.compute` returns, whatever the executor: the values of `keys` (each a
+    nested list of blocks), and each Kept's value as the session holds it between runs (a numpy
+    array on a local executor; a RemoteValue on a cluster, with a host copy when small)."""
+
+    values: list
+    kept: list
+
+
 class Executor(ABC):
     name = "base"
     is_local = True
@@ -70,13 +90,17 @@ class Executor(ABC):
         """How many tasks run at once."""
         return 1
 
-    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None):
-        """Computes `keys` and `keep_keys`; returns (values of keys, values of keep_keys).
+    def compute(self, dsk, keys, kept=(), num_workers=None, trace=None, one_task=False, task_bytes=0):
+        """Computes `keys` and the `kept` values (Kept records) in one scheduler call: a
+        `Computed`. `one_task` (a small plan) and `task_bytes` (its largest projected task) are
+        hints a cluster executor uses; local ones run the graph as it is."""
+        results = self.get(dsk, list(keys) + [k.keys for k in kept], num_workers=num_workers, trace=trace)
+        return Computed(results[:len(keys)], [gather_blocks(r) for r in results[len(keys):]])
 
-        A cluster executor returns futures for `keep_keys`, so that values which stay on the
-        cluster between runs (variables) are not shipped back and forth."""
-        results = self.get(dsk, list(keys) + list(keep_keys), num_workers=num_workers, trace=trace)
-        return results[:len(keys)], results[len(keys):]
+    def resident(self, name, value, chunks):
+        """Variable `name`'s committed value where this executor's tasks read it (`chunks`: as the
+        plan reads it): here, the value itself."""
+        return value
 
     def close(self):  # noqa: B027 - optional hook: only executors that own resources override it
         pass
@@ -431,20 +455,34 @@ class DistributedExecutor(Executor):
             self._memory_limit < REREAD_TASKS * task_bytes
 
     def get(self, dsk, keys, num_workers=None, trace=None):
-        values, _, _ = self.compute(dsk, keys, [], num_workers=num_workers, trace=trace)
-        return values
+        return self.compute(dsk, keys, num_workers=num_workers, trace=trace).values
 
-    def compute(self, dsk, keys, keep_keys, num_workers=None, trace=None, copies=(), one_task=False,
-                task_bytes=0):
-        """Submits the graph once and gathers once: the values of `keys`, and for each group of
-        `keep_keys` its futures (kept on the cluster, lineage cut) and, where `copies` says so, its
-        blocks gathered in the same call. Returns (values, kept futures, copies' blocks or None).
+    def resident(self, name, value, chunks):
+        """A variable's committed value as a run reads it on the cluster: shipped there once per
+        change (a loaded value), re-shipped from the session's host copy when the cluster lost it,
+        or, lost without a copy, an UnavailableError naming the variable and how to recover."""
+        if isinstance(value, RemoteValue) and not value.available():
+            if value.host is None:
+                raise UnavailableError(None, None, f"The value of variable {name!r} was lost with a worker of the "
+                                       "cluster that held it (it is larger than the session keeps a copy of, "
+                                       f"{HOST_COPY_BYTES >> 20} MiB). Restore it from a checkpoint "
+                                       "(Saver.restore) or run its initializer again.")
+            value = value.host
+        if isinstance(value, np.ndarray):
+            value = RemoteValue.scatter(self.client, value, chunks)
+        return value
+
+    def compute(self, dsk, keys, kept=(), num_workers=None, trace=None, one_task=False, task_bytes=0):
+        """Submits the graph once and gathers once: the values of `keys`, and each Kept value as
+        a RemoteValue (its futures kept on the cluster, lineage cut), small ones with a host copy
+        gathered in the same call.
 
         `one_task` (a small plan): the whole graph runs as one task on one worker (`_run_graph`),
         so a training step of a small model costs one scheduler hop, not one per op. `task_bytes`:
         the plan's largest projected task (whether its source chunks are read again rather than
         held, `cluster_graph`)."""
-        copies = list(copies) + [False] * (len(keep_keys) - len(copies))
+        keep_keys = [k.keys for k in kept]
+        copies = [RemoteValue.keeps_copy(tuple(map(sum, k.chunks)), k.dtype) for k in kept]
         # a traced run times each task; without the cut, kept values are shipped as futures
         traced = trace is not None and trace.trace
         one_task = one_task and self.cuts_lineage and not traced
@@ -463,14 +501,14 @@ class DistributedExecutor(Executor):
 
                 # the kept values are Parts of the one task's result (one Future per value)
                 futures, (step,) = self.client.get(expr, [[self._pick_key], [self._step_key]], sync=False)
-                kept = [_map_nested(lambda i, f=Future(step.key, self.client): Part(f, i), group)
+                held = [_map_nested(lambda i, f=Future(step.key, self.client): Part(f, i), group)
                         for group in new_keep] if new_keep else []
                 wanted = futures
                 waited = [futures, step]
             else:
-                futures, kept = self.client.get(expr, [new_keys, new_keep], sync=False)
-                wanted = [futures, [k for k, c in zip(kept, copies) if c]]
-                waited = [futures, kept]
+                futures, held = self.client.get(expr, [new_keys, new_keep], sync=False)
+                wanted = [futures, [k for k, c in zip(held, copies) if c]]
+                waited = [futures, held]
             try:
                 self._wait(waited)
                 gathered = self.client.gather(wanted)
@@ -487,19 +525,17 @@ class DistributedExecutor(Executor):
                 if mapped is e:
                     raise
                 raise mapped from e
-        if one_task:
-            if kept:
-                cut_lineage(self.client, [step.key])
-            it = iter(copied)
-            return values, kept, [next(it) if c else None for c in copies]
-        flat = list(flatten(kept))
-        if flat and self.cuts_lineage:
+        flat = [] if one_task else list(flatten(held))
+        if one_task and held:
+            cut_lineage(self.client, [step.key])
+        elif flat and self.cuts_lineage:
             cut_lineage(self.client, [f.key for f in flat])
         elif flat:  # a scheduler without the cut: ship the values back and forth (no lineage), slowly
             shipped = iter(self.client.scatter(self.client.gather(flat)))
-            kept = [_nest_like(k, shipped) for k in kept]
+            held = [_nest_like(k, shipped) for k in held]
         it = iter(copied)
-        return values, kept, [next(it) if c else None for c in copies]
+        return Computed(values, [RemoteValue(self.client, f, k.chunks, k.dtype, _host_copy(next(it)) if c else None)
+                                 for k, f, c in zip(kept, held, copies)])
 
     def _wait(self, futures):
         """Waits for `futures`. A run in which nothing happens for `stall_timeout` seconds (no task
@@ -577,6 +613,12 @@ class _WorkerSetup(_WorkerPluginBase):
 
     def setup(self, worker):
         keep_kernel_memory()
+
+
+def _host_copy(blocks):
+    value = np.array(gather_blocks(blocks), copy=True)
+    value.setflags(write=False)
+    return value
 
 
 def _run_graph(graph, out_keys, external_keys, *external_values):

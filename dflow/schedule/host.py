@@ -88,31 +88,22 @@ class RunTransaction:
 
 class HostRun:
     """One run's host side: its feeds and values so far, its decisions, the session's host state
-    (`resources`), its `memory_budget` (bytes or None) and the run's `txn`, and the session's
-    ways to run nested plans (callables: it never holds the Session)."""
+    (`resources`), its `memory_budget` (bytes or None) and the run's `txn`, and its `runner` (a
+    `session.SessionRunner`: nested runs and plans, feed specs, variables; never the Session)."""
 
-    def __init__(self, feeds, values, decisions, *, execute, plan, run_plan, feed_spec, check_initialized,
-                 resources=None, txn=None, memory_budget=None, variables=None, variable_locks=None,
+    def __init__(self, feeds, values, decisions, runner, *, resources=None, txn=None, memory_budget=None,
                  operation_timeout=None):
         self.feeds = feeds
         self.values = values
         self.decisions = decisions
+        self.runner = runner
         self.resources = resources if resources is not None else {}
         self.txn = txn if txn is not None else RunTransaction()
         self.memory_budget = memory_budget
-        # for hooks that change a variable at once (CountUpTo): the session's VariableStore, and
-        # its per-variable locks (a callable: names -> locks, sorted)
-        self.variables = variables
-        self.variable_locks = variable_locks
         # seconds a blocking hook (a queue's dequeue) may wait: ConfigProto(operation_timeout_in_ms)
         # or the run's RunOptions(timeout_in_ms); None waits for ever, as TF1
         self.operation_timeout = operation_timeout
         self.loop_records = {}  # while op -> its recorded run and captured arrays (host.loop_record)
-        self._execute = execute
-        self.plan = plan
-        self.run_plan = run_plan
-        self.feed_spec = feed_spec
-        self.check_initialized = check_initialized
 
     def settle(self, decision):
         """Settles one HostDecision, updating feeds, values or decisions."""
@@ -134,8 +125,8 @@ class HostRun:
 
     def evaluate(self, tensors, feeds=None, values=None):
         """The values of `tensors` computed by a nested run (its commits dropped)."""
-        out, _ = self._execute(list(tensors), self.feeds if feeds is None else feeds,
-                               self.values if values is None else values, self.decisions, txn=self.txn)
+        out, _ = self.runner.execute(list(tensors), self.feeds if feeds is None else feeds,
+                                     self.values if values is None else values, self.decisions, txn=self.txn)
         return out
 
     def feed(self, tensors, arrays):
@@ -144,7 +135,7 @@ class HostRun:
     def with_feeds(self, feeds, values, tensors, arrays):
         feeds, values = dict(feeds), dict(values)
         for t, v in zip(tensors, arrays):
-            spec, v = self.feed_spec(t, v)
+            spec, v = self.runner.feed_spec(t, v)
             feeds[t], values[t] = spec, v
         return feeds, values
 
@@ -189,14 +180,15 @@ def _count_up_to(h, op):
     name, limit = op.get_attr("var"), op.get_attr("limit")
 
     def count():
-        (lock,) = h.variable_locks([name])
+        variables = h.runner.variables
+        (lock,) = h.runner.variable_locks([name])
         with lock:
-            if name not in h.variables:
+            if name not in variables:
                 raise FailedPreconditionError(None, op, f"Attempting to use uninitialized value {name}")
-            old = np.asarray(h.variables.host_value(name))
+            old = np.asarray(variables.host_value(name))
             if old >= limit:
                 raise OutOfRangeError(None, op, f"Reached limit of {limit}")
-            h.variables.commit_all({name: old + old.dtype.type(1)})
+            variables.commit_all({name: old + old.dtype.type(1)})
         return old
 
     h.feed(op.outputs, [h.txn.once(op, count)])
@@ -247,10 +239,10 @@ def _run_cached(h, elements, feeds, values, fed, plan, specs):
     cond or loop inside the body) takes the general path and is not kept."""
     new_specs = tuple(feeds[t] for t in fed)
     if plan is None or new_specs != specs:
-        plan, specs = h.plan(elements, feeds, h.decisions), new_specs
+        plan, specs = h.runner.plan(elements, feeds, h.decisions), new_specs
         if plan.kind == "host":
             return h.evaluate(elements, feeds, values), None, specs
-    out, _ = h.run_plan(plan, elements, values)
+    out, _ = h.runner.run_plan(plan, elements, values)
     return out, plan, specs
 
 
@@ -275,7 +267,7 @@ def run_while_grad(h, op):
         values = list(state) + g + [inner[k] for k in mine] + list(constant_values)
         if plan is not None and plan.kind == "eager" and _same_specs(values, specs):
             v.update(zip(fed, values))  # as the last step's feeds: no new specs, the same plan
-            out, _ = h.run_plan(plan, vjp, v, fast=True)
+            out, _ = h.runner.run_plan(plan, vjp, v, fast=True)
             g = [np.asarray(x) for x in out[:len(idx)]]
             cap_acc = [_add_into(a, np.asarray(c)) for a, c in zip(cap_acc, out[len(idx):])]
             continue
@@ -334,14 +326,14 @@ def run_while(h, op, record=None, saved=()):
     (go,) = h.evaluate([op.get_attr("cond")], loop_feeds, loop_values)
     i = 0
     plan, specs = None, None
-    first = h.plan(step_elements, loop_feeds, h.decisions)
+    first = h.runner.plan(step_elements, loop_feeds, h.decisions)
     if first.kind == "eager" and all(loop_feeds[p].shape == tuple(v.shape) for p, v in zip(phs, current)) and \
             all(p.shape.is_fully_defined() for p in phs):
         # small state: iterate in this process, one eager plan run per iteration
-        h.check_initialized(first.state)
+        h.runner.check_initialized(first.state)
         while go and (limit is None or i < limit):
             loop_values.update(zip(phs, current))
-            out, _ = h.run_plan(first, step_elements, loop_values, fast=True)
+            out, _ = h.runner.run_plan(first, step_elements, loop_values, fast=True)
             if record is not None:
                 record.append((current, out[n + 1:]))
             current, go = out[:n], out[n]

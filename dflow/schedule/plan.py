@@ -18,7 +18,7 @@ import functools
 import math
 import operator
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import array_api_compat
 import array_api_compat.numpy as np_xp
@@ -37,21 +37,21 @@ from ..dask_compat import (
     gather_blocks,
     key_name,
 )
-from ..errors import OpError, UnavailableError, kernel_failure
+from ..errors import OpError, kernel_failure
 from ..kernels.common import allocation_limit, index_checks, run_with_epilogue
 from ..kernels.cores import intra_op_threads
 from ..storage.files import publish
 from ..storage.patch import RowPatch, materialized
 from ..storage.values import (
-    HOST_COPY_BYTES,
     Part,
     RemoteValue,
     StoredValue,
     block_indices,
     block_slices,
 )
+from .executors import Kept
 from .fusion import epilogue_producers, fusion_groups
-from .steps import StepCode, bound
+from .steps import KernelStep, StepCode, bound
 
 
 @dataclass
@@ -161,7 +161,7 @@ class EagerPlan:
         # scalars: faster numpy ops (but a string stays a 0-d object array: numpy would make two
         # bytes scalars an S array)
         consts = {t: v[()] if v.ndim == 0 and v.dtype != object else v for t, v in folded.items()}
-        steps = []  # (op, fn, input tensors, output tensors, attrs, run_state)
+        steps = []  # KernelSteps
         labels = []  # what a traced run names each step (a fused chain: its last op, the chain in the label)
         groups = fusion_groups(program)
         # chains run inside their producer's kernel (as soon as their inputs are ready); shape-only
@@ -176,16 +176,16 @@ class EagerPlan:
             if op not in absorbed and op not in epilogues:
                 group = groups.get(op)
                 if step.select:
-                    steps.append((op, _select, list(step.inputs), step.outputs, {}, False))
+                    steps.append(KernelStep(op, _select, list(step.inputs), step.outputs, {}, False))
                 elif group is None:
                     kernel = bound(step, consts)
                     if kernel is not None:
-                        steps.append((op, kernel, kernel.inputs, step.outputs, {}, False))
+                        steps.append(KernelStep(op, kernel, kernel.inputs, step.outputs, {}, False))
                     else:
-                        steps.append((op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
-                                      step.opdef.traits.run_state))
+                        steps.append(KernelStep(op, step.opdef.eager, list(step.inputs), step.outputs, op._attrs,
+                                          step.opdef.traits.run_state))
                 elif group.root is step:
-                    steps.append((op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
+                    steps.append(KernelStep(op, group.kernel.eager, list(group.leaves), step.outputs, {}, False))
                 if len(labels) < len(steps):  # (not when inside a fused chain)
                     labels.append((op._name, "fused: " + ", ".join(p[3] for p in group.kernel.program)
                                    if group is not None else op._type))
@@ -194,18 +194,18 @@ class EagerPlan:
                 fn = functools.partial(run_with_epilogue, producer.opdef.eager, len(producer.inputs), group.kernel,
                                        slot)
                 others = [t for i, t in enumerate(group.leaves) if i != slot]
-                steps.append((producer.op, fn, list(producer.inputs) + others, group.root.outputs, producer.op._attrs,
-                              False))
+                steps.append(KernelStep(producer.op, fn, list(producer.inputs) + others, group.root.outputs,
+                                  producer.op._attrs, False))
                 labels.append((root._name, "fused: " + ", ".join([producer.op._name] +
                                                                 [p[3] for p in group.kernel.program])))
         if reroute:
-            steps = [(op, fn, [reroute.get(t, t) for t in inputs], *rest) for op, fn, inputs, *rest in steps]
+            steps = [s._replace(inputs=[reroute.get(t, t) for t in s.inputs]) for s in steps]
         # a row scatter's value is a RowPatch (storage/patch.py): committed in place, materialized
         # for any step or fetch that reads it as data
-        patches = {t for op, _, _, outputs, _, _ in steps if op._opdef.traits.row_patch for t in outputs}
+        patches = {t for s in steps if s.op._opdef.traits.row_patch for t in s.outputs}
         if patches:
-            steps = [(op, _reading_patches(fn), *rest) if any(t in patches for t in rest[0]) else (op, fn, *rest)
-                     for op, fn, *rest in steps]
+            steps = [s._replace(fn=_reading_patches(s.fn)) if any(t in patches for t in s.inputs) else s
+                     for s in steps]
         self._patched_fetches = [e in patches for e in program.fetch_tensors] if patches else None
         self.steps = steps
         self.labels = labels
@@ -218,8 +218,8 @@ class EagerPlan:
         self.commit_tensors = program.commit_tensors
         # each intermediate is dropped after its last reader (fetched and committed ones are kept)
         last = {}
-        for i, (_, _, inputs, _, _, _) in enumerate(steps):
-            for t in inputs:
+        for i, step in enumerate(steps):
+            for t in step.inputs:
                 if t is not None:
                     last[t] = i
         frees = [[] for _ in steps]
@@ -276,38 +276,12 @@ def _first_block(r):
     return r
 
 
-def _on_cluster(executor, slot, value, rc):
-    """A variable's committed value as this run reads it on a cluster: shipped there once per change
-    (a loaded value), re-shipped from the session's host copy when the cluster lost it, or, lost
-    without a copy, an UnavailableError naming the variable and how to recover."""
-    if isinstance(value, RemoteValue) and not value.available():
-        if value.host is None:
-            name = slot.tensor[1]
-            raise UnavailableError(None, None, f"The value of variable {name!r} was lost with a worker of the "
-                                   "cluster that held it (it is larger than the session keeps a copy of, "
-                                   f"{HOST_COPY_BYTES >> 20} MiB). Restore it from a checkpoint (Saver.restore) "
-                                   "or run its initializer again.")
-        value = value.host
-    if isinstance(value, np.ndarray):
-        value = RemoteValue.scatter(executor.client, value, slot.spec.chunks)
-        rc.remember(slot.tensor, value)
-    return value
-
-
 def _block_ref(key, block):
     """A placeholder key's task reading a cluster-held block: the future itself (an alias), or
     the item of a small plan's one result (`Part`)."""
     if isinstance(block, Part):
         return Task(key, operator.getitem, TaskRef(block.future.key), block.index)
     return block
-
-
-def _host_copy(blocks):
-    if blocks is None:
-        return None
-    value = np.array(gather_blocks(blocks), copy=True)
-    value.setflags(write=False)
-    return value
 
 
 def _none(*_):
@@ -354,6 +328,26 @@ def _key_names(dsk):
     return {k[0] if isinstance(k, tuple) else k for k in dsk}
 
 
+class StoredCommit(NamedTuple):
+    """A variable held on disk between runs (a StoredValue): its new value's blocks (`keys`) are
+    written by tasks of the run into a new StoredValue of `shape`, `dtype` and `chunk_shape`."""
+
+    var: str
+    keys: list
+    shape: tuple
+    dtype: object
+    chunk_shape: tuple
+
+
+class PatchCommit(NamedTuple):
+    """A variable committed as the rows a row scatter changed: computed like a fetch (`result`:
+    its index in the fetched results), applied by the store (`add`: added, not assigned)."""
+
+    var: str
+    result: int
+    add: bool
+
+
 class DaskPlan:
     """Task graphs computing the fetches: earlier stages (if any), then the final graph."""
 
@@ -374,8 +368,8 @@ class DaskPlan:
         # variables held on disk between runs: their new value is written chunk by chunk into a
         # new StoredValue by tasks of the run, never gathered here
         stored_arrays = [a for var, a in commits.items() if var in stored]
-        self.stored = [(var, a.__dask_keys__(), a.shape, a.dtype, stored[var]) for var, a in commits.items()
-                       if var in stored]
+        self.stored = [StoredCommit(var, a.__dask_keys__(), a.shape, a.dtype, stored[var])
+                       for var, a in commits.items() if var in stored]
         commits = {var: a for var, a in commits.items() if var not in stored}
         self.commit_vars = list(commits)
         arrays = []
@@ -391,7 +385,7 @@ class DaskPlan:
         # row scatters committed as their rows alone: computed like fetches, applied by the store
         self.patches = []
         for var, (a, add) in (patches or {}).items():
-            self.patches.append((var, len(arrays), add))
+            self.patches.append(PatchCommit(var, len(arrays), add))
             arrays.append(a)
         commit_arrays = list(commits.values())
         computed = {id(a) for a in arrays + commit_arrays + stored_arrays}
@@ -400,10 +394,7 @@ class DaskPlan:
         arrays_extra = [a.map_blocks(_token, dtype=np.int8, chunks=tuple((0,) * len(c) for c in a.chunks))
                         for a in ({id(a): a for a in extra}.values() if extra else []) if id(a) not in computed]
         self.out_keys = [a.__dask_keys__() for a in arrays]
-        self.commit_keys = [a.__dask_keys__() for a in commit_arrays]
-        self.commit_chunks = [a.chunks for a in commit_arrays]
-        self.commit_dtypes = [a.dtype for a in commit_arrays]
-        self.commit_copies = [RemoteValue.keeps_copy(a.shape, a.dtype) for a in commit_arrays]
+        self.kept = [Kept(a.__dask_keys__(), a.chunks, a.dtype) for a in commit_arrays]
         self.barrier_key = None
         barrier = {}
         if arrays_extra:
@@ -434,8 +425,11 @@ class DaskPlan:
             if slot.name not in names:
                 continue
             value = rc.param(slot.tensor)
-            if not executor.is_local and slot.tensor[0] == "variable":
-                value = _on_cluster(executor, slot, value, rc)
+            if slot.tensor[0] == "variable":
+                resident = executor.resident(slot.tensor[1], value, slot.spec.chunks)
+                if resident is not value:  # shipped to a cluster: kept there for later runs
+                    rc.remember(slot.tensor, resident)
+                value = resident
             dsk.update(slot.pieces(value))
         for slot, value in stage_values.items():
             if slot.name in names:
@@ -458,92 +452,120 @@ class DaskPlan:
         return None if err is exc else err
 
     def run(self, rc, feed_values):
-        executor = rc.executor
-        run = rc
+        """The run's stages in order: hooks before it, the earlier stages, the final graph, the
+        success hooks and publication; then its commits and fetched values. A failure anywhere
+        discards what the run wrote and names the op whose task failed (`_abort`)."""
+        run = _DaskRun(rc, feed_values)
         for hook in self.hooks["before_run"]:
-            hook(run)
-        stored_values, spills = {}, {}
-        running = {}
+            hook(rc)
         try:
-            stage_values = {}
-            for stage in self.stages:
-                dsk = self._fill(dict(stage.dsk), stage.names, rc, feed_values, stage_values)
-                keys = []
-                for slot, k in zip(stage.slots, stage.keys):
-                    if isinstance(slot.tensor, Spill):  # written where it is computed, not gathered
-                        spec = slot.spec
-                        value = spills[slot] = rc.new_stored(f"spill-{slot.name}", spec.shape, spec.dtype.np_dtype,
-                                                             tuple(c[0] for c in spec.chunks))
-                        tasks = value.write_tasks(k)
-                        dsk.update(tasks)
-                        k = list(tasks)
-                    keys.append(k)
-                dsk = running = _culled_if_needed(dsk, keys)
-                for slot, r in zip(stage.slots, executor.get(dsk, keys, num_workers=self.num_workers, trace=rc.trace)):
-                    stage_values[slot] = spills[slot] if slot in spills else gather_blocks(r)
-            keys = list(self.out_keys)
-            if self.barrier_key is not None:
-                keys.append(self.barrier_key)
-            copies = []
-            if not keys and not self.commit_keys and not self.stored:
-                results, kept = [], []
-            else:
-                dsk = self._fill(dict(self.dsk), self.names, rc, feed_values, stage_values)
-                writes = []
-                for var, block_keys, shape, dtype, chunk_shape in self.stored:
-                    value = stored_values[var] = rc.new_stored(var, shape, dtype, chunk_shape)
-                    tasks = value.write_tasks(block_keys)
-                    dsk.update(tasks)
-                    writes.extend(tasks)
-                dsk = running = _culled_if_needed(dsk, keys + writes + list(self.commit_keys))
-                if executor.is_local:
-                    results, kept = executor.compute(dsk, keys + writes, self.commit_keys,
-                                                     num_workers=self.num_workers, trace=rc.trace)
-                else:  # small committed values also come back, in the same gather, as host copies
-                    results, kept, copies = executor.compute(dsk, keys + writes, self.commit_keys,
-                                                             num_workers=self.num_workers, trace=rc.trace,
-                                                             copies=self.commit_copies, one_task=self.small,
-                                                             task_bytes=self._largest_task())
-                results = results[:len(keys)]
-            if rc.trace is not None:  # before any success hook publishes a write
-                rc.trace.check_deadline(" (when its last task finished)")
-            for hook in self.hooks["on_success"]:
-                hook(run)
-            if self.hooks["publish"]:  # the run's outputs (Zarr arrays) go in place together or not at all
-                publish([make(run) for make in self.hooks["publish"]])
+            self._run_stages(run)
+            results, kept = self._run_final(run)
+            self._succeed(rc)
         except BaseException as e:
-            failure = self._task_failure(e, running)
-            for value in stored_values.values():
-                value.discard()
-            for value in spills.values():
-                value.discard()
-            for hook in self.hooks["on_failure"]:
-                try:
-                    hook(run)
-                except Exception:  # noqa: BLE001 - clean-up must not mask the run's error
-                    pass
+            failure = self._abort(run, e)
             if failure is not None:
                 raise failure from e
             raise
-        for value in spills.values():
+        for value in run.spills.values():
             value.discard()
-        commits = dict(stored_values)
-        for i, (var, r, arr_chunks, dtype) in enumerate(zip(self.commit_vars, kept, self.commit_chunks,
-                                                            self.commit_dtypes)):
-            if not executor.is_local:
-                commits[var] = RemoteValue(executor.client, r, arr_chunks, dtype, _host_copy(copies[i]))
-            else:
-                commits[var] = gather_blocks(r)
-        for var, ref, add in self.patches:
-            indices, rows = _first_block(results[ref])
-            commits[var] = RowPatch(rc.param(("variable", var)), indices, rows, add)
+        return self._outputs(results), self._commits(rc, run.stored, results, kept)
+
+    def _run_stages(self, run):
+        """The earlier stages, each one scheduler call; a spilled result is written to disk where
+        it is computed, the others gathered here, for later stages to read as placeholders."""
+        rc = run.rc
+        for stage in self.stages:
+            dsk = self._fill(dict(stage.dsk), stage.names, rc, run.feed_values, run.stage_values)
+            keys = []
+            for slot, k in zip(stage.slots, stage.keys):
+                if isinstance(slot.tensor, Spill):
+                    spec = slot.spec
+                    value = run.spills[slot] = rc.new_stored(f"spill-{slot.name}", spec.shape, spec.dtype.np_dtype,
+                                                             tuple(c[0] for c in spec.chunks))
+                    tasks = value.write_tasks(k)
+                    dsk.update(tasks)
+                    k = list(tasks)
+                keys.append(k)
+            dsk = run.running = _culled_if_needed(dsk, keys)
+            for slot, r in zip(stage.slots, rc.executor.get(dsk, keys, num_workers=self.num_workers, trace=rc.trace)):
+                run.stage_values[slot] = run.spills[slot] if slot in run.spills else gather_blocks(r)
+
+    def _run_final(self, run):
+        """The final graph: (the fetched arrays' blocks, the committed values as the executor keeps
+        them). Variables held on disk are written into new StoredValues by its tasks."""
+        rc = run.rc
+        keys = list(self.out_keys)
+        if self.barrier_key is not None:
+            keys.append(self.barrier_key)
+        if not keys and not self.kept and not self.stored:
+            return [], []
+        dsk = self._fill(dict(self.dsk), self.names, rc, run.feed_values, run.stage_values)
+        writes = []
+        for sc in self.stored:
+            value = run.stored[sc.var] = rc.new_stored(sc.var, sc.shape, sc.dtype, sc.chunk_shape)
+            tasks = value.write_tasks(sc.keys)
+            dsk.update(tasks)
+            writes.extend(tasks)
+        dsk = run.running = _culled_if_needed(dsk, keys + writes + [k.keys for k in self.kept])
+        results, kept = rc.executor.compute(dsk, keys + writes, self.kept, num_workers=self.num_workers,
+                                            trace=rc.trace, one_task=self.small, task_bytes=self._largest_task())
+        return results[:len(keys)], kept
+
+    def _succeed(self, rc):
+        """Every task succeeded: the deadline is checked before any success hook publishes a write;
+        the run's outputs (Zarr arrays) go in place together or not at all."""
+        if rc.trace is not None:
+            rc.trace.check_deadline(" (when its last task finished)")
+        for hook in self.hooks["on_success"]:
+            hook(rc)
+        if self.hooks["publish"]:
+            publish([make(rc) for make in self.hooks["publish"]])
+
+    def _abort(self, run, exc):
+        """After a failure: what the run wrote is discarded and the failure hooks run; the error
+        naming the failing task's op, or None to raise `exc` as it is."""
+        failure = self._task_failure(exc, run.running)
+        for value in [*run.stored.values(), *run.spills.values()]:
+            value.discard()
+        for hook in self.hooks["on_failure"]:
+            try:
+                hook(run.rc)
+            except Exception:  # noqa: BLE001 - clean-up must not mask the run's error
+                pass
+        return failure
+
+    def _commits(self, rc, stored, results, kept):
+        """The variables' new values: on disk, kept by the executor, or a row patch of the old value."""
+        commits = dict(stored)
+        commits.update(zip(self.commit_vars, kept))
+        for p in self.patches:
+            indices, rows = _first_block(results[p.result])
+            commits[p.var] = RowPatch(rc.param(("variable", p.var)), indices, rows, p.add)
+        return commits
+
+    def _outputs(self, results):
+        """The fetched values, in fetch order: gathered, host constants, or None (an op)."""
         out = []
         for kind, ref in self.out_index:
             if kind == "dask":
-                r = results[ref]
-                out.append(gather_blocks(r))
-            elif kind == "host":
-                out.append(ref)
+                out.append(gather_blocks(results[ref]))
             else:
-                out.append(None)
-        return out, commits
+                out.append(ref if kind == "host" else None)
+        return out
+
+
+class _DaskRun:
+    """One run of a DaskPlan in progress: its context and feeds, the earlier stages' values, what
+    it writes to disk (new StoredValues of variables, spills: discarded if it fails) and the graph
+    in flight (`running`: what a failing task's key is looked up in)."""
+
+    __slots__ = ("rc", "feed_values", "stage_values", "stored", "spills", "running")
+
+    def __init__(self, rc, feed_values):
+        self.rc = rc
+        self.feed_values = feed_values
+        self.stage_values = {}
+        self.stored = {}
+        self.spills = {}
+        self.running = {}

@@ -311,11 +311,8 @@ class Session:
             if plan.kind != "host":
                 break
             if h is None:
-                h = HostRun(feeds, values, dict(decisions), execute=self._execute, plan=self._cached_plan,
-                            run_plan=self._run_plan, feed_spec=self._feed_spec,
-                            check_initialized=self._check_initialized, resources=self.resources, txn=txn,
-                            memory_budget=self._options.memory_budget, variables=self.variables,
-                            variable_locks=self._variable_locks, operation_timeout=self._operation_timeout())
+                h = HostRun(feeds, values, dict(decisions), SessionRunner(self), resources=self.resources, txn=txn,
+                            memory_budget=self._options.memory_budget, operation_timeout=self._operation_timeout())
                 decisions = h.decisions
             h.settle(plan)
         if h is not None:
@@ -605,6 +602,40 @@ class Session:
         if self._closed:
             raise ClosedSessionError(None, None, "Attempted to use a closed Session.")
         self.variables.load(var_name, value, owned=owned)
+
+
+class SessionRunner:
+    """What a run's HostRun may ask of its session (host.py): a nested run of fetches (its commits
+    dropped), a plan and one run of it, a feed's spec, the initialization check, and the
+    variables with their locks (CountUpTo). The host side holds this, never the Session; one per
+    HostRun (the Session holds none: no reference cycle delays its close when dropped)."""
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session):
+        self._session = session
+
+    def execute(self, elements, feeds, values, decisions, txn):
+        return self._session._execute(elements, feeds, values, decisions, txn=txn)
+
+    def plan(self, elements, feeds, decisions):
+        return self._session._cached_plan(elements, feeds, decisions)
+
+    def run_plan(self, plan, elements, values, fast=False):
+        return self._session._run_plan(plan, elements, values, fast=fast)
+
+    def feed_spec(self, t, value):
+        return self._session._feed_spec(t, value)
+
+    def check_initialized(self, state):
+        self._session._check_initialized(state)
+
+    @property
+    def variables(self):
+        return self._session.variables
+
+    def variable_locks(self, names):
+        return self._session._variable_locks(names)
 
 
 def _parse_bytes(value, what="memory_budget"):

@@ -4,10 +4,39 @@ values use these too). Kernels bound to their compile-time inputs are `Bound`s (
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..errors import OpError, kernel_failure
 from ..graph.shape import TensorShape
+
+
+class KernelStep(NamedTuple):
+    """One step of an EagerPlan: `fn(xp, *env[inputs], **attrs)` sets `outputs` (with `ctx=` when
+    `run_state`: a random op's counter); `op` is the op its failure names."""
+
+    op: object
+    fn: object
+    inputs: list
+    outputs: list
+    attrs: dict
+    run_state: bool
+
+
+class _Instr(NamedTuple):
+    """A KernelStep as the interpreter runs it: `output` its one output (None: several), `frees` the
+    values dropped after it, `label` what a trace names it."""
+
+    op: object
+    fn: object
+    inputs: tuple
+    attrs: dict | None
+    run_state: bool
+    output: object
+    outputs: list
+    frees: tuple | None
+    label: tuple
 
 
 class StepCode:
@@ -26,9 +55,9 @@ class StepCode:
 
     def __init__(self, steps, frees, labels, kept):
         self.steps, self.frees, self.labels, self.kept = steps, frees, labels, kept
-        self._program = [(op, fn, tuple(inputs), attrs or None, run_state,
-                          outputs[0] if len(outputs) == 1 else None, outputs, f or None, label)
-                         for (op, fn, inputs, outputs, attrs, run_state), f, label in zip(steps, frees, labels)]
+        self._program = [_Instr(s.op, s.fn, tuple(s.inputs), s.attrs or None, s.run_state,
+                                s.outputs[0] if len(s.outputs) == 1 else None, s.outputs, f or None, label)
+                         for s, f, label in zip(steps, frees, labels)]
         self._code = None
         self._runs = 0
 
@@ -83,21 +112,22 @@ class StepCode:
 
         read_env = set()
         args_of = []
-        for i, ((op, fn, inputs, outputs, attrs, run_state), frees) in enumerate(zip(self.steps, self.frees)):
+        for i, (step, frees) in enumerate(zip(self.steps, self.frees)):
             before = len(slots)
-            args = [slot(t) for t in inputs]
+            args = [slot(t) for t in step.inputs]
             read_env.update(r for r in args if r >= before)
             args_of.append(args)
-            consts[f"f{i}"] = fn
+            consts[f"f{i}"] = step.fn
             call = f"f{i}(" + ", ".join(["xp"] + [f"R[{r}]" for r in args])
-            if run_state:
-                consts[f"o{i}"] = op
+            if step.run_state:
+                consts[f"o{i}"] = step.op
                 call += f", ctx=rc.eager_ctx(o{i})"
-            if attrs:
-                consts[f"k{i}"] = attrs
+            if step.attrs:
+                consts[f"k{i}"] = step.attrs
                 call += f", **k{i}"
             call += ")"
             body += [f"        i = {i}", f"        v = {call}"]
+            outputs = step.outputs
             if len(outputs) == 1:
                 r = slots[outputs[0]] = len(slots)
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
@@ -128,7 +158,7 @@ class StepCode:
         """Raises step i's exception as its op's failure."""
         if i < 0:
             raise e
-        _step_error(self.steps[i][0], e, [registers[r] for r in self._args[i]])
+        _step_error(self.steps[i].op, e, [registers[r] for r in self._args[i]])
 
 
 def _step_error(op, e, args):
