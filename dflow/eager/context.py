@@ -23,20 +23,18 @@ import contextlib
 import random
 import weakref
 
-import array_api_compat
-import array_api_compat.numpy as np_xp
 import numpy as np
 
-from ..errors import InvalidArgumentError, OpError, UnimplementedError, kernel_failure, user_frames
+from ..errors import InvalidArgumentError, UnimplementedError
 from ..graph import graph as graph_mod
 from ..graph.dtypes import DType, as_dtype
+from ..graph.evaluate import apply, namespace, np_xp, typed
 from ..graph.graph import Graph
 from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
 from ..graph.registry import OpState, get_opdef
 from ..kernels.common import convert_to_tensor
 from ..platform.app import run as app_run
-from ..schedule.steps import input_failure, value_shape
 from . import tensor as _tensor
 from .gpus import gpu_namespace, num_gpus
 from .lazy import LazyPlan
@@ -45,7 +43,6 @@ from .tensor import EagerTensor, HandleTensor, ReadTensor, Slot
 __all__ = ["EagerGraph", "context", "eager_mode", "graph_mode", "enable_eager_execution", "executing_eagerly",
            "to_tensor", "num_gpus", "gpu_namespace"]
 
-_ARRAY = (np.ndarray, np.generic)
 _make = EagerTensor.make
 
 
@@ -142,7 +139,7 @@ class EagerGraph(Graph):
         # The shape rule checks the inputs and gives the output dtypes (the shapes are the values').
         # Its result is cached per op type, input dtypes and shapes, and attrs: a rule that depends
         # on an input's value (a reshape's target) is then not run again for another value of the
-        # same shape, and a failure there is the kernel's, worded by that rule (`_failure`).
+        # same shape, and a failure there is the kernel's, worded by that rule (`evaluate.failure`).
         try:
             key = (op_type, tuple(attrs.items()) if attrs else (), *[(t._dtype, t._v.shape) for t in inputs]) \
                 if state is OpState.NONE else None
@@ -167,32 +164,12 @@ class EagerGraph(Graph):
             values = [None] + [t._v for t in inputs[1:]]
         else:
             values = [t._v for t in inputs]
-        xp = np_xp
-        for v in values:
-            if v is not None and not isinstance(v, _ARRAY):
-                xp = array_api_compat.array_namespace(*[v for v in values if v is not None and
-                                                        not isinstance(v, _ARRAY)])
-                break
+        xp = namespace(values)
         if self._device_stack and xp is np_xp:
             xp, values = self._placed(xp, values)
         op = Operation(self, name, op_type, inputs, attrs, (), "", opdef, -1)
-        try:
-            with np.errstate(all="ignore"):
-                if opdef.traits.run_state:
-                    out = opdef.eager(xp, *values, ctx=_RunCtx(self, op), **attrs)
-                else:
-                    out = opdef.eager(xp, *values, **attrs)
-        except Exception as e:  # the op that failed is named, as TF's eager errors
-            raise _failure(op, e, values) from (None if isinstance(e, OpError) else e)
-        if len(dtypes) == 1:
-            out = (out[0] if isinstance(out, (tuple, list)) else out,)
-        tensors = []
-        for dt, v in zip(dtypes, out):
-            if not isinstance(v, np.ndarray) and (isinstance(v, np.generic) or not hasattr(v, "dtype")):
-                v = np.asarray(v, dtype=dt._np)
-            elif v.dtype != dt._np:
-                v = v.astype(dt._np)
-            tensors.append(_make(v, dt, self._anon))
+        out = apply(op, xp, values, _RunCtx(self, op) if opdef.traits.run_state else None, made_here=True)
+        tensors = [_make(v, dt, self._anon) for dt, v in zip(dtypes, typed(out, dtypes))]
         if state is not OpState.NONE:  # Assign, AssignAdd, scatters: the result is the variable's new value
             slot = inputs[0]._slot
             slot.value = tensors[0]._v
@@ -236,7 +213,7 @@ class EagerGraph(Graph):
         except InvalidArgumentError:
             return xp, values  # TF1 eager places on the CPU when there is no GPU
         values = [None if v is None else cp.asarray(v) for v in values]
-        return array_api_compat.array_namespace(*[v for v in values if v is not None] or [cp.zeros(1)]), values
+        return namespace([v for v in values if v is not None] or [cp.zeros(1)]), values
 
     def _new_variable(self, opdef, name, attrs):
         n = self._var_names.get(name, 0)  # unique, so optimizer slots and savers tell variables apart
@@ -305,18 +282,6 @@ def _not_eager(t, op_type):
                          "mode: build graph tensors inside `with graph.as_default():` and run them in "
                          "a Session")
     raise TypeError(f"Input to op {op_type!r} must be a Tensor, got {type(t).__name__}")
-
-
-def _failure(op, exc, values):
-    if op is not None and op._origin is None:
-        op._origin = user_frames()  # an eager op was made where it failed: the message says where
-    if isinstance(exc, OpError):
-        return kernel_failure(op, exc)
-    try:
-        err = input_failure(op, exc, [value_shape(a) for a in values])
-    except Exception:  # noqa: BLE001 - the wording must never hide the failure
-        err = kernel_failure(op, exc)
-    return err
 
 
 # ---- modes ------------------------------------------------------------------------------------

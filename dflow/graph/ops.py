@@ -8,7 +8,7 @@ import threading
 import numpy as np
 
 from .dtypes import DType, as_dtype
-from .registry import get_opdef
+from .evaluate import fold, known_inputs, pure
 from .shape import TensorShape, as_shape
 
 
@@ -313,16 +313,11 @@ def node_def_text(op):
     return "\n".join(lines)
 
 
-# The one size limit of values computed on the host instead of as data: at build time
-# (`constant_value`) and when a plan is compiled (shapes of feeds, integer arithmetic on them).
-FOLD_MAX_ELEMENTS = 1 << 16
-
-
 def constant_value(tensor):
     """The value of `tensor` if it is known when the graph is built (a numpy array), else None.
 
     Known: Const outputs, ops with an OpDef `fold` rule (shape/size/rank of static shapes), and
-    pure ops whose inputs are all known and small (folded through their eager kernels).
+    what the evaluator folds (`evaluate.fold`) from known inputs.
     """
     if not isinstance(tensor, Tensor):
         return None
@@ -341,41 +336,19 @@ def _constant_value(tensor):
     if op.type == "Const":
         return op.get_attr("value")
     opdef = op.op_def
-    fold = getattr(opdef, "fold", None)
-    if fold is not None:
-        v = fold(op)
+    if opdef.fold is not None:
+        v = opdef.fold(op)
         if v is not None:
             return v[tensor.value_index] if isinstance(v, (list, tuple)) else v
-    if opdef.traits.stateful or opdef.traits.run_state or opdef.eager is None:
+    if not pure(opdef):
         return None
-    for t in op.outputs:
-        n = t.shape.num_elements()
-        if n is None or n > FOLD_MAX_ELEMENTS:
-            return None
-    values = []
-    for t in op.inputs:
-        v = constant_value(t)
-        if v is None:
-            return None
-        values.append(v)
-    import array_api_compat.numpy as xp
-
-    try:
-        with np.errstate(all="ignore"):  # a folded log(0) is -inf, silently, as at run time
-            out = opdef.eager(xp, *values, **op._attrs)
-    except Exception:
+    values = known_inputs(op, op._inputs, constant_value)
+    out = fold(op, values) if values is not None else None
+    if out is None:
         return None
-    if isinstance(out, (list, tuple)):
-        out = out[tensor.value_index]
-    if isinstance(out, (bytes, str)) or np.dtype(tensor.dtype.np_dtype).kind == "O":  # strings stay object arrays of bytes
-        arr = np.empty(np.shape(out), dtype=object)
-        arr[...] = out
-        return arr
-    return np.asarray(out)
-
-
-def _get_opdef(op_type):
-    return get_opdef(op_type)
+    for t, v in zip(op._outputs, out):  # every output's value, from one run of the kernel
+        t._const_cache = (v,)
+    return out[tensor.value_index]
 
 
 __all__ = ["Operation", "Tensor", "constant_value", "TensorShape"]

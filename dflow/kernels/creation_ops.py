@@ -18,8 +18,9 @@ import numpy as np
 
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.evaluate import FOLD_MAX_ELEMENTS
 from ..graph.graph import name_scope
-from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor, constant_value
+from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import Dimension, TensorShape, too_many_elements, unknown_shape
 from .array_ops import partial_shape_value, stack
@@ -30,7 +31,6 @@ from .reduction_ops import reduce_sum
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "range", "linspace", "lin_space"]
 
 _pyrange = builtins.range  # this module defines TF1's `range`
-_HOST_MAX_ELEMENTS = FOLD_MAX_ELEMENTS  # the compiler's limit for values it folds on the host
 
 # ---- shape-like arguments (manip_ops uses these helpers too) -------------------------------------
 
@@ -106,7 +106,7 @@ def _check_rank(t, rank, op_type, what):
 def _on_host(ctx, n, *inputs):
     """Whether a lowering of host `inputs` returns a host array (n elements, small): values such as
     `range(rank(x))` then stay known on the host for the shape arguments of later ops."""
-    return n <= _HOST_MAX_ELEMENTS and not any(isinstance(v, ctx.da.Array) for v in inputs)
+    return n <= FOLD_MAX_ELEMENTS and not any(isinstance(v, ctx.da.Array) for v in inputs)
 
 
 # ---- fill, zeros, ones ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import functools
 import numpy as np
 
 from ..graph import dtypes
+from ..graph.evaluate import FOLD_MAX_ELEMENTS
 from ..graph.graph import name_scope
 from ..graph.ops import constant_value
 from ..graph.registry import def_bind, def_grad, not_differentiable, register_op
@@ -24,7 +25,6 @@ from .array_ops import rank as rank_of
 from .array_ops import shape as shape_of
 from .common import apply_op, convert_to_tensor, graph_of, normalize_axis
 from .creation_ops import (
-    _HOST_MAX_ELEMENTS,
     _check_rank,
     _dims,
     _int_input,
@@ -95,7 +95,7 @@ def _transpose_eager(xp, x, perm=None, conjugate=False):
 
 
 def _transpose_lower(ctx, x, perm=None, conjugate=False):
-    if not isinstance(x, ctx.da.Array) and np.size(x) <= _HOST_MAX_ELEMENTS:
+    if not isinstance(x, ctx.da.Array) and np.size(x) <= FOLD_MAX_ELEMENTS:
         # A small host value (shape arithmetic, e.g. Tile's gradient) stays known on the host.
         return _transpose_eager(np, np.asarray(x), perm, conjugate)
     x = ctx.as_dask(x)

@@ -34,7 +34,8 @@ from ..errors import (
     raise_kernel_failure,
 )
 from ..graph.dtypes import as_dtype
-from ..graph.ops import FOLD_MAX_ELEMENTS, Tensor
+from ..graph.evaluate import FOLD_MAX_ELEMENTS, foldable, input_failure, quiet, value_shape
+from ..graph.ops import Tensor
 from ..graph.registry import OpState
 from . import moments  # noqa: F401 - registers its rewrite
 from .fusion import (
@@ -58,7 +59,6 @@ from .memory import (
 from .plan import DaskPlan, EagerPlan, FeedSlot, FeedSpec
 from .program import Program
 from .staging import Stager, rewrite_for
-from .steps import input_failure, value_shape
 
 _names = itertools.count()
 _dask_xp = array_api_compat.array_namespace(da.zeros(1))
@@ -579,9 +579,8 @@ def _lower_step(ctx, program, step, env, stager, memory):
 
 def _lower_op(ctx, program, op, opdef, vals, inputs):
     host = all(not isinstance(v, (da.Array, Expr, Whole)) for v in vals)
-    if host and not (opdef.traits.stateful or opdef.traits.run_state) and opdef.eager is not None and \
-            _foldable(op, vals):
-        with np.errstate(all="ignore"):  # silent as at run time (a folded x / 0 is inf)
+    if host and foldable(op, vals):  # computed now, on the host (a kernel's error is the op's)
+        with quiet():
             out = opdef.eager(np_xp, *[np.asarray(v) for v in vals], **op._attrs)
         return [np.asarray(o) for o in out] if isinstance(out, (list, tuple)) else [np.asarray(out)]
     if opdef.traits.elementwise and len(op._outputs) == 1 and any(isinstance(v, (da.Array, Expr)) for v in vals):
@@ -604,21 +603,6 @@ def _lower_op(ctx, program, op, opdef, vals, inputs):
     else:
         out = opdef.eager(_dask_xp, *[ctx.as_dask(v) for v in vals], **op._attrs)
     return list(out) if isinstance(out, (list, tuple)) else [out]
-
-
-def _foldable(op, vals):
-    """Whether an op on host values is computed now: its outputs are statically small, or it is
-    integer arithmetic on small values (shapes, axes and sizes computed from known shapes)."""
-    small = True
-    for t in op._outputs:
-        n = t.shape.num_elements()
-        if n is None or n > FOLD_MAX_ELEMENTS:
-            small = False
-    if small or op._opdef.fold is not None:
-        return True
-    if not all(t.dtype.is_integer or t.dtype.is_bool for t in op._outputs):
-        return False
-    return sum(int(np.size(v)) for v in vals if v is not None) <= FOLD_MAX_ELEMENTS
 
 
 def _output(ctx, env, t):

@@ -39,6 +39,7 @@ from ..errors import (
     ResourceExhaustedError,
     UnavailableError,
 )
+from ..graph.evaluate import quiet
 from ..kernels.cores import keep_kernel_memory, share_process_cores, task_threads
 from ..storage.values import HOST_COPY_BYTES, Part, RemoteValue
 from .cluster_graph import REREAD_TASKS, SOURCE_READERS, chunk_regions, sources_inlined
@@ -49,7 +50,7 @@ def quiet_numpy():
     numpy RuntimeWarnings (`check_numerics` is how a TF1 program asks). numpy's error state is per
     thread (a context variable), so each executor sets it in the threads that run its tasks: the
     calling thread for the sync scheduler (around the run), each pool thread or process when it
-    starts (the pools' initializer)."""
+    starts (the pools' initializer); in-process kernels run under `evaluate.quiet`."""
     np.seterr(all="ignore")
 
 
@@ -121,7 +122,7 @@ class SyncExecutor(Executor):
 
     def get(self, dsk, keys, num_workers=None, trace=None):
         run = _RunPool(synchronous_pool(), 1)
-        with np.errstate(all="ignore"):  # see quiet_numpy
+        with quiet():  # see quiet_numpy
             return dask.local.get_async(run.submit, 1, dsk, keys, callbacks=_callbacks(trace, self.name))
 
 
@@ -628,7 +629,7 @@ def _run_graph(graph, out_keys, external_keys, *external_values):
     for k, v in zip(external_keys, external_values):
         dsk[k] = DataNode(k, v)
     run = _RunPool(synchronous_pool(), 1)  # a failing task's error notes its key: the plan names its op
-    with np.errstate(all="ignore"):  # see quiet_numpy
+    with quiet():  # see quiet_numpy
         return tuple(dask.local.get_async(run.submit, 1, dsk, out_keys))
 
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import itertools
 
-import array_api_compat
 import dask.array as da
-import numpy as np
 
 from ..dask_compat import concatenate3, elemwise
 from ..errors import raise_kernel_failure
+from ..graph.evaluate import namespace, quiet
 from .memory import max_chunk_bytes
 
 _ids = itertools.count()
@@ -212,8 +211,8 @@ class FusedKernel:
         self.__name__ = "fused"
 
     def __call__(self, *chunks):
-        xp = array_api_compat.array_namespace(*chunks) if chunks else array_api_compat.numpy
-        with np.errstate(all="ignore"):  # silent as TF1 on any worker thread (a cluster's too)
+        xp = namespace(chunks)
+        with quiet():  # silent as TF1 on any worker thread (a cluster's too)
             return self.eager(xp, *chunks)
 
     def eager(self, xp, *chunks):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OpError
+from ..graph.evaluate import namespace
 from ..kernels.reduction_ops import _host_ints, _normalize_axes
 from .fusion import Expr
 from .staging import register_rewrite
@@ -95,17 +96,11 @@ def finish(stats, m, op_type, axes, keep_dims, dtype):
     return out.astype(dtype)
 
 
-def _namespace(x):
-    import array_api_compat
-
-    return array_api_compat.array_namespace(x)
-
-
 _SLAB_BYTES = 4 << 20  # deviations are squared a slab at a time: scratch stays in cache
 
 
 def _chunk(x, axes):
-    xp = _namespace(x)
+    xp = namespace((x,))
     n = int(np.prod([x.shape[i] for i in axes], dtype=np.int64))
     if not n:
         z = xp.zeros(tuple(1 if i in axes else s for i, s in enumerate(x.shape)), dtype=xp.float64)
@@ -129,7 +124,7 @@ def _chunk(x, axes):
 
 def _merge(s, axis, keepdims=True):
     """Merges the (count, mean, M2) entries along `axis` (Chan et al.: exact, no cancellation)."""
-    xp = _namespace(s)
+    xp = namespace((s,))
     n_i, mean_i, m2_i = s[0], s[1], s[2]
     ax = tuple(a - 1 for a in axis)
     n = xp.sum(n_i, axis=ax, keepdims=True)

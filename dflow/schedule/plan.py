@@ -20,8 +20,6 @@ import operator
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
-import array_api_compat
-import array_api_compat.numpy as np_xp
 import dask.array as da
 import numpy as np
 
@@ -38,6 +36,7 @@ from ..dask_compat import (
     key_name,
 )
 from ..errors import OpError, kernel_failure
+from ..graph.evaluate import namespace, quiet
 from ..kernels.common import allocation_limit, index_checks, run_with_epilogue
 from ..kernels.cores import intra_op_threads
 from ..storage.files import publish
@@ -235,16 +234,9 @@ class EagerPlan:
         env = dict(self.consts)
         env.update(feed_values)
         env[None] = None
-        xp = np_xp
-        for v in feed_values.values():
-            if not isinstance(v, (np.ndarray, np.generic)):  # cupy or another namespace
-                try:
-                    xp = array_api_compat.array_namespace(*feed_values.values())
-                except TypeError:
-                    xp = np_xp
-                break
-        # kernels are silent where TF1 is (executors.quiet_numpy); large ones split over the cores
-        with np.errstate(all="ignore"), intra_op_threads(rc.intra_op_threads), index_checks(), \
+        xp = namespace(feed_values.values())
+        # kernels are silent where TF1 is (evaluate.quiet); large ones split over the cores
+        with quiet(), intra_op_threads(rc.intra_op_threads), index_checks(), \
                 allocation_limit(self.allocation_limit):
             self._run_steps(rc, env, xp)
         values = [env[e] if e is not None else None for e in self._fetch_tensors]

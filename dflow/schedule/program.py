@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import copy
 
-import array_api_compat.numpy as np_xp
-import numpy as np
-
 from ..errors import InvalidArgumentError
-from ..graph.ops import FOLD_MAX_ELEMENTS, Operation, Tensor
+from ..graph.evaluate import fold, known_inputs
+from ..graph.ops import Operation, Tensor
 from ..graph.registry import OpState
 from .placement import check_placement
 from .state import reads_input, resolve_state
@@ -153,10 +151,9 @@ class Program:
         """(values, program): the value of every tensor this program computes from constants
         alone, computed once now, and a copy of this program without those steps (the in-process
         plan then runs none of them: a gradient's Shape, Sub, Pack and OnesLike on known shapes).
-        Folded: Const ops, then pure ops with small outputs whose inputs are all such values (or,
-        for an op reading only its input's shape, a fully known static shape), by the rules of
-        build-time folding (`constant_value`). The Dask lowering folds the same kind of values as
-        it lowers. Values are read-only: every run shares them."""
+        Folded: Const ops, then what the evaluator folds (`evaluate.fold`, the rule of build-time
+        folding and of the Dask lowering too) from such values or, for an op reading only its
+        input's shape, a fully known static shape. Values are read-only: every run shares them."""
         values, steps = {}, []
         for step in self.steps:
             if step.op._type == "Const":
@@ -189,32 +186,9 @@ class Program:
 
 
 def _fold_step(step, known, fed):
-    """The output values of `step` if they follow from `known` values (or, for an op reading only
-    its input's shape, from a fully known static shape) and are small plain arrays, else None."""
-    op, opdef, traits = step.op, step.opdef, step.opdef.traits
-    if step.select or opdef.state is not OpState.NONE or traits.stateful or traits.run_state or traits.must_feed or \
-            opdef.eager is None or not step.outputs or any(t in fed for t in step.outputs):
+    """The output values of `step` if the evaluator folds them from `known` values (or, for an op
+    reading only its input's shape, from a fully known static shape), else None."""
+    if step.select or not step.outputs or any(t in fed for t in step.outputs):
         return None
-    for t in step.outputs:
-        n = t.shape.num_elements()
-        if n is None or n > FOLD_MAX_ELEMENTS or t.dtype.np_dtype is None or \
-                np.dtype(t.dtype.np_dtype).kind not in "biuf":
-            return None
-    args = []
-    for t in step.inputs:
-        if t is not None and t in known:
-            args.append(known[t])
-        elif t is not None and traits.shape_only and t.shape.is_fully_defined():
-            # a stand-in of the static shape (an op reading only its input's shape)
-            args.append(np.broadcast_to(np.empty((), t.dtype.np_dtype), t.shape.as_list()))
-        else:
-            return None
-    try:
-        with np.errstate(all="ignore"):
-            out = opdef.eager(np_xp, *args, **op._attrs)
-    except Exception:  # noqa: BLE001 - left to the run, which raises it as the op's error
-        return None
-    out = list(out) if isinstance(out, (list, tuple)) else [out]
-    if len(out) != len(step.outputs) or not all(isinstance(v, (np.ndarray, np.generic)) for v in out):
-        return None
-    return [np.array(v) for v in out]  # (owned copies: they are frozen)
+    values = known_inputs(step.op, step.inputs, known.get)
+    return fold(step.op, values) if values is not None else None

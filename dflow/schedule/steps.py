@@ -1,15 +1,12 @@
-"""How an EagerPlan runs its steps (`StepCode`: interpreted, then generated code), and how a
-step's failure becomes its op's error (`input_failure`, `value_shape`; the compiler's host
-values use these too). Kernels bound to their compile-time inputs are `Bound`s (`bound`)."""
+"""How an EagerPlan runs its steps (`StepCode`: interpreted, then generated code); a step's
+failure is its op's error as the evaluator words it (`graph/evaluate.py`). Kernels bound to
+their compile-time inputs are `Bound`s (`bound`)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-
-from ..errors import OpError, kernel_failure
-from ..graph.shape import TensorShape
+from ..graph.evaluate import apply, raise_failure
 
 
 class KernelStep(NamedTuple):
@@ -48,7 +45,7 @@ class StepCode:
     so plans run once or twice (initializers, evaluations, a test's runs) never pay it; a
     training loop's plan gains (bench_word2vec). Traced runs (RunOptions) always interpret.
 
-    A kernel's exception names its op (`_raise_step_failure`, with the values it was given); a
+    A kernel's exception names its op (`evaluate.raise_failure`, with the values it was given); a
     bound kernel that fails runs its op's own kernel on every input first (`Bound`)."""
 
     GENERATE_AT = 3
@@ -166,7 +163,7 @@ def _step_error(op, e, args):
     kernel's failure is one already)."""
     if isinstance(e, _StepFailure):
         raise e.error from e.error.__cause__
-    _raise_step_failure(op, e, args)
+    raise_failure(op, e, args)
 
 
 class _StepFailure(Exception):
@@ -177,36 +174,23 @@ class _StepFailure(Exception):
         self.error = error
 
 
-def _raise_step_failure(op, e, args):
-    """Raises kernel exception `e` of `op` on `args` as the op's error (an OpError keeps its class)."""
-    err = input_failure(op, e, [value_shape(a) for a in args]) if len(args) == len(op._inputs) \
-        else kernel_failure(op, e)
-    if err is e:
-        raise e
-    raise err from e
-
-
 class Bound:
     """A step's kernel bound to its inputs known at compile time (OpDef `bind`); `inputs` are the
     others, the ones it takes."""
 
-    __slots__ = ("kernel", "eager", "known", "inputs", "op")
+    __slots__ = ("kernel", "known", "inputs", "op")
 
-    def __init__(self, kernel, eager, known, inputs, op):
-        self.kernel, self.eager, self.known, self.inputs, self.op = kernel, eager, known, inputs, op
+    def __init__(self, kernel, known, inputs, op):
+        self.kernel, self.known, self.inputs, self.op = kernel, known, inputs, op
 
     def __call__(self, xp, *args):
         try:
             return self.kernel(xp, *args)
         except Exception:  # noqa: BLE001 - the op's own kernel on every input says what failed
-            args = self.all_args(args)
             try:
-                return self.eager(xp, *args, **self.op._attrs)
-            except Exception as e2:  # noqa: BLE001 - raised as the op's failure
-                try:
-                    _raise_step_failure(self.op, e2, args)
-                except Exception as err:  # noqa: BLE001
-                    raise _StepFailure(err) from None
+                return apply(self.op, xp, self.all_args(args))
+            except Exception as err:  # noqa: BLE001 - already the op's failure
+                raise _StepFailure(err) from None
 
     def all_args(self, args):
         """Every input's value, in the op's order, from the values this kernel took."""
@@ -228,43 +212,4 @@ def bound(step, consts):
         return None
     if kernel is None:
         return None
-    return Bound(kernel, opdef.eager, known, [t for i, t in enumerate(step.inputs) if i not in known], step.op)
-
-
-def input_failure(op, exc, shapes, where=""):
-    """The error of `op` that raised `exc` on inputs of these run-time `shapes` (tuples, None where
-    unknown): the op's own shape rule, run again with the shapes it got, words a shape mismatch as
-    TF1 does at build time ("Dimensions must be equal, but are 3 and 4 for 'MatMul' with input
-    shapes: [2,3], [4,5]."); otherwise the kernel's error, with the shapes named."""
-    if not isinstance(exc, OpError) and len(shapes) == len(op.inputs) and all(s is not None for s in shapes):
-        try:
-            op._opdef.infer([_WithShape(t, s) for t, s in zip(op.inputs, shapes)], op._attrs)
-        except (ValueError, TypeError) as e:
-            return kernel_failure(op, e, where=where)
-        except Exception:  # noqa: BLE001 - a shape rule that cannot take stand-ins: the kernel's words
-            pass
-    return kernel_failure(op, exc, where=where, shapes=shapes if not isinstance(exc, OpError) else None)
-
-
-class _WithShape:
-    """A stand-in of tensor `t` with the run-time shape `shape` (for `input_failure`)."""
-
-    def __init__(self, t, shape):
-        self._t = t
-        self.shape = TensorShape([None if d != d else int(d) for d in shape])
-
-    def get_shape(self):
-        return self.shape
-
-    def __getattr__(self, name):
-        return getattr(self._t, name)
-
-
-def value_shape(v):
-    """The shape of a value an op got (None when it has none)."""
-    shape = getattr(v, "shape", None)
-    if shape is None:
-        return None if v is None else tuple(np.shape(v))
-    if hasattr(shape, "as_list"):  # an unbuilt elementwise chain: its static shape
-        return tuple(shape.as_list()) if shape.ndims is not None else None
-    return tuple(shape)
+    return Bound(kernel, known, [t for i, t in enumerate(step.inputs) if i not in known], step.op)
