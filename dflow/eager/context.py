@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..graph import graph as graph_mod
 from ..graph.dtypes import DType, as_dtype
-from ..graph.evaluate import apply, namespace, np_xp, typed
+from ..graph.evaluate import evaluate, namespace, np_xp
 from ..graph.graph import Graph
 from ..graph.keys import GraphKeys
 from ..graph.ops import Operation, Tensor
@@ -164,12 +164,15 @@ class EagerGraph(Graph):
             values = [None] + [t._v for t in inputs[1:]]
         else:
             values = [t._v for t in inputs]
-        xp = namespace(values)
-        if self._device_stack and xp is np_xp:
-            xp, values = self._placed(xp, values)
+        xp = None
+        if self._device_stack:
+            xp = namespace(values)
+            if xp is np_xp:
+                xp, values = self._placed(xp, values)
         op = Operation(self, name, op_type, inputs, attrs, (), "", opdef, -1)
-        out = apply(op, xp, values, _RunCtx(self, op) if opdef.traits.run_state else None, made_here=True)
-        tensors = [_make(v, dt, self._anon) for dt, v in zip(dtypes, typed(out, dtypes))]
+        outs = evaluate(op, values, dtypes, xp, _RunCtx(self, op) if opdef.traits.run_state else None)
+        tensors = [_make(outs[0], dtypes[0], self._anon)] if len(outs) == 1 else \
+            [_make(v, dt, self._anon) for dt, v in zip(dtypes, outs)]
         if state is not OpState.NONE:  # Assign, AssignAdd, scatters: the result is the variable's new value
             slot = inputs[0]._slot
             slot.value = tensors[0]._v

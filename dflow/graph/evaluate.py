@@ -6,12 +6,14 @@ an in-process plan, bound and fused kernels, eager mode).
   array: cupy, an array-API array); `quiet()`: numpy's error state while kernels run (silent, as
   TF1: a log(0) is -inf, an x / 0 inf).
 - `fold(op, values)`: an op's outputs computed now from known values, when the one folding rule
-  (`foldable`) allows it: a pure op with small outputs, or integer arithmetic on small values
-  (shapes, axes and sizes of unknown static size); `known_inputs` gives an op's input values from
-  a lookup, a shape-only op's stand-ins of fully known static shapes included.
+  (`foldable`) allows it: a pure op with small outputs, or, of unknown static size, shape
+  arithmetic (a `fold` rule) or integer arithmetic on small values; `known_inputs` gives an op's
+  input values from a lookup, a shape-only op's stand-ins of fully known static shapes included.
 - `apply(op, xp, values)`: the op's eager kernel on values, its failure raised as the op's error
   (`failure`: the op's shape rule, run again on the shapes it got, words a shape mismatch as TF1
-  does; else the kernel's error with the input shapes), its outputs `typed` to their dtypes.
+  does; else the kernel's error with the input shapes); `evaluate`: the same for an op made where
+  it runs (eager mode), from choosing the namespace to outputs of their dtypes; `OpTask`: a
+  function run as a Dask task of an op, its failure worded the same way.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import array_api_compat
 import array_api_compat.numpy as np_xp
 import numpy as np
 
-from ..errors import OpError, kernel_failure, user_frames
+from ..errors import OpError, kernel_failure, raise_kernel_failure, user_frames
 from .registry import OpState
 from .shape import TensorShape
 
@@ -131,35 +133,68 @@ def fold(op, values):
 
 # ---- applying an op's kernel --------------------------------------------------------------------
 
-def apply(op, xp, values, ctx=None, made_here=False):
-    """The eager kernel of `op` on `values` of namespace `xp` (`ctx`: a run-state kernel's per-run
-    values), numpy quiet; a failure is raised as the op's error (`made_here`: the op was made
-    where it ran, an eager op: the error says where in the user's code that was)."""
-    opdef = op._opdef
+def apply(op, xp, values):
+    """The eager kernel of `op` on `values` of namespace `xp`, numpy quiet; a failure is raised as
+    the op's error."""
     try:
         with quiet():
-            if ctx is not None:
-                return opdef.eager(xp, *values, ctx=ctx, **op._attrs)
-            return opdef.eager(xp, *values, **op._attrs)
+            return op._opdef.eager(xp, *values, **op._attrs)
     except Exception as e:  # an OpError keeps its class, and gets its op named
-        if made_here and op._origin is None:
-            op._origin = user_frames()
         raise_failure(op, e, values)
 
 
-def typed(out, dtypes):
-    """A kernel's result as one array per output, each of its output's dtype (the DTypes the op's
-    shape rule gave): a scalar or a value of another dtype is converted."""
-    if len(dtypes) == 1:
-        out = (out[0] if isinstance(out, (tuple, list)) else out,)
-    arrays = []
-    for dt, v in zip(dtypes, out):
-        if not isinstance(v, np.ndarray) and (isinstance(v, np.generic) or not hasattr(v, "dtype")):
-            v = np.asarray(v, dtype=dt._np)
-        elif v.dtype != dt._np:
-            v = v.astype(dt._np)
-        arrays.append(v)
-    return arrays
+def evaluate(op, values, dtypes, xp=None, ctx=None):
+    """The outputs of `op`, made where it runs (an eager op), on `values`: its eager kernel on
+    their namespace (`xp` when given: values placed on a device), numpy quiet, `ctx` a run-state
+    kernel's per-run values; each output converted to its DType in `dtypes` (the op's shape rule
+    gave them). A failure is raised as the op's error, saying where the user's code made it."""
+    if xp is None:
+        xp = np_xp
+        for v in values:
+            if v is not None and not isinstance(v, _ARRAY):
+                xp = namespace(values)
+                break
+    try:
+        with quiet():
+            if ctx is None:
+                out = op._opdef.eager(xp, *values, **op._attrs)
+            else:
+                out = op._opdef.eager(xp, *values, ctx=ctx, **op._attrs)
+    except Exception as e:  # an OpError keeps its class, and gets its op named
+        if op._origin is None:
+            op._origin = user_frames()  # (looked up only when it failed: it costs a frame walk)
+        raise_failure(op, e, values)
+    if len(dtypes) == 1:  # (one output: no loop, the common case of a small eager op)
+        if isinstance(out, (tuple, list)):
+            out = out[0]
+        np_dtype = dtypes[0]._np
+        if out.__class__ is np.ndarray:
+            return (out,) if out.dtype == np_dtype else (out.astype(np_dtype),)
+        out = (out,)
+    return tuple(_typed(v, dt._np) for dt, v in zip(dtypes, out))
+
+
+def _typed(v, np_dtype):
+    """Output value `v` of the dtype `np_dtype` (a scalar or a value of another dtype converted)."""
+    if not isinstance(v, np.ndarray) and (isinstance(v, np.generic) or not hasattr(v, "dtype")):
+        return np.asarray(v, dtype=np_dtype)
+    return v if v.dtype == np_dtype else v.astype(np_dtype)
+
+
+class OpTask:
+    """`fn` as a Dask task of one op (picklable: a worker runs it too, where only the op's type and
+    name travel): its failure is the op's error, worded as in process (an OpError keeps its class)."""
+
+    __slots__ = ("fn", "op_type", "op_name")
+
+    def __init__(self, fn, op_type, op_name):
+        self.fn, self.op_type, self.op_name = fn, op_type, op_name
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - any kernel failure is reported against the op
+            raise_kernel_failure(None, e, op_type=self.op_type, op_name=self.op_name)
 
 
 def raise_failure(op, exc, args):

@@ -7,10 +7,10 @@ d/da = cross(b, g), d/db = cross(g, a).
 
 from __future__ import annotations
 
-import array_api_compat
 import numpy as np
 
 from ..errors import FailedPreconditionError, InvalidArgumentError
+from ..graph.evaluate import namespace
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
 from .common import apply_op, check_dtype, convert_to_tensor
@@ -74,7 +74,7 @@ def _cross(xp, a, b):
 
 
 def _block(a, b):
-    xp = array_api_compat.array_namespace(a, b)  # numpy, cupy or a device namespace alike
+    xp = namespace((a, b))  # numpy, cupy or a device namespace alike
     a1, a2, a3 = a[..., 0], a[..., 1], a[..., 2]
     b1, b2, b3 = b[..., 0], b[..., 1], b[..., 2]
     return xp.stack([a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1], axis=-1)

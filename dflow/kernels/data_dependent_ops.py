@@ -22,7 +22,6 @@ from __future__ import annotations
 import collections
 import operator
 
-import array_api_compat
 import dask.array as da
 import numpy as np
 from toolz import identity as _identity
@@ -30,6 +29,7 @@ from toolz import identity as _identity
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.evaluate import namespace
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
@@ -46,7 +46,7 @@ _LETTERS = "abcdefghijklmnopqrstuvwxy"  # blockwise index names; "z..." name new
 
 
 def _xp(*arrays):
-    return array_api_compat.array_namespace(*[a for a in arrays if hasattr(a, "shape")])
+    return namespace([a for a in arrays if hasattr(a, "shape")])
 
 
 def _as_bool(xp, m):

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import collections
 
-import array_api_compat
 import array_api_compat.numpy as np_xp
 import dask.array as da
 import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
+from ..graph.evaluate import namespace
 from ..graph.graph import name_scope
 from ..graph.indexed_slices import IndexedSlices
 from ..graph.ops import Tensor, constant_value
@@ -81,7 +81,7 @@ def _gather_eager(xp, params, indices, axis, batch_dims=0):
 
 def _checked_indices(block, n, block_info=None):
     offsets = [lo for lo, _ in block_info[0]["array-location"]] if block_info else ()
-    _raise_bad_indices(array_api_compat.array_namespace(block), block, n, offsets)
+    _raise_bad_indices(namespace((block,)), block, n, offsets)
     return block
 
 
@@ -289,12 +289,12 @@ def _top_k_infer(inputs, attrs):
 
 def _top_k_order(block, k):
     """Positions of the k largest along the last axis; ties: lower position first (stable)."""
-    xp = array_api_compat.array_namespace(block)
+    xp = namespace((block,))
     return xp.argsort(block, axis=-1, descending=True, stable=True)[..., :k]
 
 
 def _take_last(block, order):
-    return array_api_compat.array_namespace(block).take_along_axis(block, order, axis=-1)
+    return namespace((block,)).take_along_axis(block, order, axis=-1)
 
 
 def _check_k(k, n, error):

@@ -18,6 +18,7 @@ import array_api_compat
 import numpy as np
 
 from ..graph import dtypes
+from ..graph.evaluate import namespace
 from ..graph.graph import name_scope
 from ..graph.registry import def_grad, register_op
 from ..graph.shape import TensorShape
@@ -138,7 +139,7 @@ def _grad_infer(inputs, attrs):
 
 
 def _per_block(block, kernel, arg, **attrs):
-    return kernel(array_api_compat.array_namespace(block), block, arg, **attrs)
+    return kernel(namespace((block,)), block, arg, **attrs)
 
 
 def _blockwise(ctx, kernel, x, arg, out_hw, dtype, **attrs):

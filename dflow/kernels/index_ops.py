@@ -11,13 +11,13 @@ from __future__ import annotations
 import builtins
 import numbers
 
-import array_api_compat
 import array_api_compat.numpy as np_xp
 import dask.array as da
 import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
+from ..graph.evaluate import namespace
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_bind, def_grad, register_op
@@ -211,7 +211,7 @@ def _checked_shrink(b, n, dim):
     v = int(b)
     if not -n <= v < n:
         raise _runtime_error(f"slice index {v} of dimension {dim} out of bounds.")
-    return array_api_compat.array_namespace(b).asarray(v % n, dtype=np.int64)
+    return namespace((b,)).asarray(v % n, dtype=np.int64)
 
 
 def _run_slice(b, e, s, b_masked, e_masked):
@@ -222,7 +222,7 @@ def _run_slice(b, e, s, b_masked, e_masked):
 
 
 def _range_positions(*vals, n):
-    xp = array_api_compat.array_namespace(*[v for v in vals if hasattr(v, "shape")])
+    xp = namespace([v for v in vals if hasattr(v, "shape")])
     return xp.arange(*_run_slice(*vals).indices(n), dtype=xp.int64)
 
 

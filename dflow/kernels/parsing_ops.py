@@ -16,12 +16,14 @@ InvalidArgumentError naming the op; build-time errors are TF1's ValueError/TypeE
 from __future__ import annotations
 
 import collections
+import functools
 import math
 
 import numpy as np
 
 from ..errors import raise_kernel_failure
 from ..graph import dtypes
+from ..graph.evaluate import OpTask
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from ..proto import Example
@@ -260,19 +262,6 @@ def _parse_eager(xp, serialized, *names, **attrs):
     return _parse_records(serialized, names[0] if names else None, **attrs)
 
 
-class _ParseCall:
-    """The one task of a lowered ParseExample: whole inputs in, all outputs (picklable)."""
-
-    def __init__(self, attrs, op_name):
-        self.attrs, self.op_name = attrs, op_name
-
-    def __call__(self, serialized, *names):
-        try:
-            return _parse_records(serialized, names[0] if names else None, **self.attrs)
-        except Exception as e:  # noqa: BLE001 - the same wording as the in-process plan's
-            raise_kernel_failure(None, e, op_type="ParseExample", op_name=self.op_name)
-
-
 def _pick(values, i):
     return values[i]
 
@@ -307,7 +296,8 @@ def _parse_lower(ctx, serialized, *names, **attrs):
                                           new_axis=list(range(1, 1 + len(shape))) or None,
                                           meta=np.empty((0,) * (1 + len(shape)), dt), name=ctx.name(f"-parse{j}")))
         return outs
-    values = ctx.delayed(_ParseCall(attrs, op.name), serialized, *names, shape=(), dtype=object)
+    task = OpTask(functools.partial(_parse_eager, None, **attrs), "ParseExample", op.name)
+    values = ctx.delayed(task, serialized, *names, shape=(), dtype=object)
     outs = []
     for i, t in enumerate(op.outputs):
         shape = tuple(float("nan") if d is None else int(d) for d in t.shape.as_list())

@@ -17,6 +17,7 @@ import numpy as np
 from ..dask_compat import meta_from_array
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.evaluate import namespace
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
 from ..graph.registry import def_bind, register_op
@@ -247,18 +248,14 @@ def _leaves(parts):
 
 
 def _lse_chunk(x, axis, keepdims):
-    import array_api_compat
-
-    xp = array_api_compat.array_namespace(x)
+    xp = namespace((x,))
     with np.errstate(over="ignore", invalid="ignore"):
         return _lse_parts(xp, x, axis)
 
 
 def _lse_merge(parts):
-    import array_api_compat
-
     leaves = list(_leaves(parts))
-    xp = array_api_compat.array_namespace(leaves[0][0])
+    xp = namespace((leaves[0][0],))
     m = functools.reduce(xp.maximum, [p[0] for p in leaves])
     shift = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
     with np.errstate(over="ignore", invalid="ignore"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..graph.evaluate import namespace
 from ..graph.ops import constant_value
 from ..graph.registry import def_grad, not_differentiable, register_op
 from ..graph.shape import TensorShape, unknown_shape
@@ -64,9 +65,7 @@ def _ssg_lower(ctx, in_shape, begin, end, strides, dy, **masks):
 
 
 def _ssg_whole(in_shape, begin, end, strides, dy, masks):
-    import array_api_compat
-
-    return _ssg_eager(array_api_compat.array_namespace(dy), in_shape, begin, end, strides, dy, **masks)
+    return _ssg_eager(namespace((dy,)), in_shape, begin, end, strides, dy, **masks)
 
 
 register_op("StridedSliceGrad", _ssg_infer, eager=_ssg_eager, lower=_ssg_lower)
@@ -111,9 +110,7 @@ def _seg_eager(xp, data, ids, num):
 
 
 def _seg_partial(data, ids, num):
-    import array_api_compat
-
-    return _seg_eager(array_api_compat.array_namespace(data), data, ids, num)
+    return _seg_eager(namespace((data,)), data, ids, num)
 
 
 def _seg_lower(ctx, data, ids, num):

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.evaluate import namespace
 from ..graph.graph import get_default_graph
 from ..graph.ops import Tensor
 from ..graph.registry import OpState, register_op
@@ -209,9 +210,7 @@ def _scatter_lower(add, sign=1):
 
 
 def _rows_task(indices, updates, shape, sign):
-    import array_api_compat
-
-    return _scatter_rows(array_api_compat.array_namespace(updates), _Shaped(shape), indices, updates, sign)
+    return _scatter_rows(namespace((updates,)), _Shaped(shape), indices, updates, sign)
 
 
 class _Shaped:
@@ -222,9 +221,7 @@ class _Shaped:
 
 
 def _scatter_task(add, sign, old, indices, updates):
-    import array_api_compat
-
-    xp = array_api_compat.array_namespace(old)
+    xp = namespace((old,))
     return _scatter_kernel(add, sign)(xp, old, indices, updates).materialize()
 
 
@@ -321,15 +318,11 @@ def _combine_lower(op_type):
 
 
 def _combined_task(op_type, old, indices, updates):
-    import array_api_compat
-
-    return _combined_rows(array_api_compat.array_namespace(old), old, indices, updates, op_type)
+    return _combined_rows(namespace((old,)), old, indices, updates, op_type)
 
 
 def _combine_whole_task(op_type, old, indices, updates):
-    import array_api_compat
-
-    return _combine_kernel(op_type)(array_api_compat.array_namespace(old), old, indices, updates).materialize()
+    return _combine_kernel(op_type)(namespace((old,)), old, indices, updates).materialize()
 
 
 for _name in _COMBINE:

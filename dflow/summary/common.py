@@ -18,8 +18,8 @@ import re
 import numpy as np
 from tensorboard.compat.proto import summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 
-from ..errors import raise_kernel_failure
 from ..graph import dtypes
+from ..graph.evaluate import OpTask
 from ..graph.graph import add_to_collection, name_scope
 from ..graph.shape import TensorShape
 
@@ -74,25 +74,6 @@ def serialized(summary):
     return out
 
 
-def one_task(fn, op_type, op_name):
-    """`fn` for one Dask task: a failure is reported against the op as the in-process path reports
-    it (`errors.raise_kernel_failure`; an OpError passes as it is)."""
-    return _Task(fn, op_type, op_name)
-
-
-class _Task:
-    __slots__ = ("fn", "op_type", "op_name")
-
-    def __init__(self, fn, op_type, op_name):
-        self.fn, self.op_type, self.op_name = fn, op_type, op_name
-
-    def __call__(self, *args, **kwargs):
-        try:
-            return self.fn(*args, **kwargs)
-        except Exception as e:  # noqa: BLE001 - any kernel failure is reported against the op
-            raise_kernel_failure(None, e, op_type=self.op_type, op_name=self.op_name)
-
-
 def gather(ctx, fn, *inputs):
     """A 0-d object dask array of `fn(*whole inputs)` in one task (`ctx.delayed` gathers each dask
     input into it). The memory projection is told that the task holds its whole inputs: as
@@ -108,7 +89,7 @@ def lower_whole(kernel):
     a scalar, a few images)."""
 
     def lower(ctx, *inputs, **attrs):
-        return gather(ctx, one_task(functools.partial(kernel, np, **attrs), ctx.op.type, ctx.op.name), *inputs)
+        return gather(ctx, OpTask(functools.partial(kernel, np, **attrs), ctx.op.type, ctx.op.name), *inputs)
 
     return lower
 

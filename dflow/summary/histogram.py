@@ -20,13 +20,13 @@ import numpy as np
 from tensorboard.compat.proto import summary_pb2
 
 from ..errors import InvalidArgumentError
+from ..graph.evaluate import OpTask
 from ..graph.keys import GraphKeys
 from ..graph.registry import not_differentiable, register_op
 from ..kernels.common import REAL, apply_op, check_dtype, constant, convert_to_tensor
 from .common import (
     collect,
     host,
-    one_task,
     scalar_string_infer,
     serialized,
     summary_of,
@@ -171,7 +171,7 @@ def _lower(ctx, tag, values):
     dims = [max(c) if c else 0 for c in x.chunks]
     largest = _SLAB if any(d != d for d in dims) else int(np.prod(dims))  # unknown chunk sizes: a whole slab
     ctx.set_scratch(max(1, math.ceil(min(largest, _SLAB) * _SCRATCH_PER_ELEMENT / 8)))
-    return ctx.delayed(one_task(_finish, ctx.op.type, ctx.op.name), tag, stats, shape=(), dtype=object)
+    return ctx.delayed(OpTask(_finish, ctx.op.type, ctx.op.name), tag, stats, shape=(), dtype=object)
 
 
 register_op("HistogramSummary", _infer, eager=_eager, lower=_lower)

@@ -23,6 +23,7 @@ from tensorboard.compat.proto import summary_pb2
 
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
+from ..graph.evaluate import OpTask
 from ..graph.keys import GraphKeys
 from ..graph.registry import not_differentiable, register_op
 from ..kernels.common import apply_op, check_dtype, constant, convert_to_tensor
@@ -30,7 +31,6 @@ from .common import (
     collect,
     gather,
     host,
-    one_task,
     scalar_string_infer,
     serialized,
     summary_of,
@@ -108,7 +108,7 @@ def _first(ctx, x, n):
 
 
 def _image_lower(ctx, tag, tensor, max_images):
-    task = one_task(functools.partial(_image_eager, np, max_images=max_images), ctx.op.type, ctx.op.name)
+    task = OpTask(functools.partial(_image_eager, np, max_images=max_images), ctx.op.type, ctx.op.name)
     return gather(ctx, task, tag, _first(ctx, tensor, max_images))
 
 
@@ -174,7 +174,7 @@ def _audio_infer(inputs, attrs):
 
 
 def _audio_lower(ctx, tag, tensor, sample_rate, max_outputs):
-    task = one_task(functools.partial(_audio_eager, np, max_outputs=max_outputs), ctx.op.type, ctx.op.name)
+    task = OpTask(functools.partial(_audio_eager, np, max_outputs=max_outputs), ctx.op.type, ctx.op.name)
     return gather(ctx, task, tag, _first(ctx, tensor, max_outputs), sample_rate)
 
 
