@@ -61,8 +61,9 @@ def pure(opdef):
         traits.stateful or traits.run_state or traits.must_feed)
 
 
-def foldable(op, values):
-    """The one folding rule: whether pure `op` on these known input values is computed now. Yes for
+def foldable(op, values=None):
+    """The one folding rule: whether pure `op` on these known input values (None: before they are
+    looked up, whether it may be) is computed now. Yes for
     a Const (its value exists), for outputs statically small, and, for outputs of unknown static
     size, for an op with a static `fold` rule (shape arithmetic: Shape, StridedSlice of a shape)
     or integer arithmetic on small values (shapes and sizes computed from known shapes); never
@@ -85,7 +86,7 @@ def foldable(op, values):
         return True
     if not all(t.dtype.is_integer or t.dtype.is_bool for t in op._outputs):
         return False
-    return sum(int(np.size(v)) for v in values if v is not None) <= FOLD_MAX_ELEMENTS
+    return values is None or sum(int(np.size(v)) for v in values if v is not None) <= FOLD_MAX_ELEMENTS
 
 
 def known_inputs(op, inputs, lookup):
@@ -195,6 +196,10 @@ class OpTask:
             return self.fn(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - any kernel failure is reported against the op
             raise_kernel_failure(None, e, op_type=self.op_type, op_name=self.op_name)
+
+    @property
+    def __wrapped__(self):  # its signature is fn's (dask's map_blocks passes `block_info` if fn takes it)
+        return self.fn
 
 
 def raise_failure(op, exc, args):

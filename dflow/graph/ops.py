@@ -8,7 +8,7 @@ import threading
 import numpy as np
 
 from .dtypes import DType, as_dtype
-from .evaluate import fold, known_inputs, pure
+from .evaluate import fold, foldable, known_inputs
 from .shape import TensorShape, as_shape
 
 
@@ -340,7 +340,7 @@ def _constant_value(tensor):
         v = opdef.fold(op)
         if v is not None:
             return v[tensor.value_index] if isinstance(v, (list, tuple)) else v
-    if not pure(opdef):
+    if not foldable(op):  # (before its inputs are looked up)
         return None
     values = known_inputs(op, op._inputs, constant_value)
     out = fold(op, values) if values is not None else None

@@ -15,13 +15,15 @@ On Dask the records are parsed chunk by chunk (the outputs chunked like them).
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, raise_kernel_failure
+from ..errors import InvalidArgumentError
 from ..graph import dtypes
+from ..graph.evaluate import OpTask
 from ..graph.registry import not_differentiable, register_op
 from .common import apply_op, convert_to_tensor
 from .whole_task import lower_whole
@@ -242,18 +244,10 @@ def _eager(xp, records, *defaults, **attrs):
     return decode_records(records, defaults, **attrs)
 
 
-class _Chunk:
+def _chunk(defaults, attrs, block, block_info=None):
     """The task of one chunk of records (1-D): all columns, as a tuple."""
-
-    def __init__(self, attrs, defaults, op_name):
-        self.attrs, self.defaults, self.op_name = attrs, defaults, op_name
-
-    def __call__(self, block, block_info=None):
-        offset = block_info[0]["array-location"][0][0] if block_info else 0
-        try:
-            return decode_records(block, self.defaults, offset=offset, **self.attrs)
-        except Exception as e:  # noqa: BLE001 - the in-process plan's wording
-            raise_kernel_failure(None, e, op_type="DecodeCSV", op_name=self.op_name)
+    offset = block_info[0]["array-location"][0][0] if block_info else 0
+    return decode_records(block, defaults, offset=offset, **attrs)
 
 
 def _pick(values, i):
@@ -268,7 +262,7 @@ def _lower(ctx, records, *defaults, **attrs):
     if getattr(records, "ndim", 0) != 1 or getattr(records, "numblocks", (1,))[0] < 2 or \
             any(hasattr(d, "dask") for d in defaults):
         return _whole(ctx, records, *defaults, **attrs)
-    chunk = _Chunk(attrs, [np.asarray(d) for d in defaults], ctx.op.name)
+    chunk = OpTask(functools.partial(_chunk, [np.asarray(d) for d in defaults], attrs), "DecodeCSV", ctx.op.name)
     parsed = records.map_blocks(chunk, dtype=object, meta=np.empty((0,), object), name=ctx.name("-csv"))
     return [parsed.map_blocks(_pick, j, dtype=t.dtype.np_dtype, meta=np.empty((0,), t.dtype.np_dtype),
                               name=ctx.name(f"-csv{j}")) for j, t in enumerate(ctx.op.outputs)]

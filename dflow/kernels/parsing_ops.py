@@ -21,7 +21,6 @@ import math
 
 import numpy as np
 
-from ..errors import raise_kernel_failure
 from ..graph import dtypes
 from ..graph.evaluate import OpTask
 from ..graph.registry import not_differentiable, register_op
@@ -266,19 +265,11 @@ def _pick(values, i):
     return values[i]
 
 
-class _ParseChunk:
+def _parse_chunk(attrs, block, block_info=None):
     """The task of one chunk of records, when every feature is dense: the dense outputs (a tuple,
     picked per output by the next layer; dask fuses the two into one task)."""
-
-    def __init__(self, attrs, op_name):
-        self.attrs, self.op_name = attrs, op_name
-
-    def __call__(self, block, block_info=None):
-        offset = block_info[0]["array-location"][0][0] if block_info else 0
-        try:
-            return _parse_records(block, None, offset=offset, **self.attrs)
-        except Exception as e:  # noqa: BLE001 - the same wording as the in-process plan's
-            raise_kernel_failure(None, e, op_type="ParseExample", op_name=self.op_name)
+    offset = block_info[0]["array-location"][0][0] if block_info else 0
+    return _parse_records(block, None, offset=offset, **attrs)
 
 
 def _parse_lower(ctx, serialized, *names, **attrs):
@@ -287,7 +278,7 @@ def _parse_lower(ctx, serialized, *names, **attrs):
     op = ctx.op
     if not attrs["sparse_keys"] and not names and getattr(serialized, "ndim", 0) == 1 and \
             getattr(serialized, "numblocks", (1,))[0] > 1:
-        parsed = serialized.map_blocks(_ParseChunk(attrs, op.name), dtype=object, meta=np.empty((0,), object),
+        parsed = serialized.map_blocks(OpTask(functools.partial(_parse_chunk, attrs), "ParseExample", op.name), dtype=object, meta=np.empty((0,), object),
                                        name=ctx.name("-parse"))
         outs = []
         for j, (t, shape) in enumerate(zip(op.outputs, attrs["dense_shapes"])):
