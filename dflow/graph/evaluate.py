@@ -62,12 +62,12 @@ def pure(opdef):
 
 
 def foldable(op, values=None):
-    """The one folding rule: whether pure `op` on these known input values (None: before they are
-    looked up, whether it may be) is computed now. Yes for
-    a Const (its value exists), for outputs statically small, and, for outputs of unknown static
-    size, for an op with a static `fold` rule (shape arithmetic: Shape, StridedSlice of a shape)
-    or integer arithmetic on small values (shapes and sizes computed from known shapes); never
-    for a statically large output or one of a non-array dtype."""
+    """The one folding rule: whether pure `op` on these known input values is computed now (values
+    None: whether it may be, before they are looked up). Yes for a Const (its value exists), for
+    outputs statically small, and, for outputs of unknown static size, for an op with a static
+    `fold` rule (shape arithmetic: Shape, StridedSlice of a shape) or integer arithmetic on small
+    values (shapes and sizes computed from known shapes); never for a statically large output or
+    one of a non-array dtype."""
     opdef = op._opdef
     if not pure(opdef):
         return False
