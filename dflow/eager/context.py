@@ -139,7 +139,7 @@ class EagerGraph(Graph):
         # The shape rule checks the inputs and gives the output dtypes (the shapes are the values').
         # Its result is cached per op type, input dtypes and shapes, and attrs: a rule that depends
         # on an input's value (a reshape's target) is then not run again for another value of the
-        # same shape, and a failure there is the kernel's, worded by that rule (`evaluate.failure`).
+        # same shape, and a failure there is the kernel's, worded by that rule (`evaluate.raise_failure`).
         try:
             key = (op_type, tuple(attrs.items()) if attrs else (), *[(t._dtype, t._v.shape) for t in inputs]) \
                 if state is OpState.NONE else None

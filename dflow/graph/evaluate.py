@@ -1,18 +1,14 @@
-"""The one evaluator: how an op is applied to concrete values, wherever that happens (a graph's
-constants at build time, a Program's folded steps, host values in the Dask lowering, the steps of
-an in-process plan, bound and fused kernels, eager mode).
+"""The one evaluator: how an op is applied to concrete values, wherever that happens (build-time
+constants, a Program's folded steps, host values in the Dask lowering, in-process steps, bound
+and fused kernels, eager mode).
 
-- `namespace(values)`: the array namespace kernels get (numpy's, unless a value is another
-  array: cupy, an array-API array); `quiet()`: numpy's error state while kernels run (silent, as
-  TF1: a log(0) is -inf, an x / 0 inf).
-- `fold(op, values)`: an op's outputs computed now from known values, when the one folding rule
-  (`foldable`) allows it: a pure op with small outputs, or, of unknown static size, shape
-  arithmetic (a `fold` rule) or integer arithmetic on small values; `known_inputs` gives an op's
-  input values from a lookup, a shape-only op's stand-ins of fully known static shapes included.
-- `apply(op, xp, values)`: the op's eager kernel on values, its failure raised as the op's error
-  (`failure`: the op's shape rule, run again on the shapes it got, words a shape mismatch as TF1
-  does; else the kernel's error with the input shapes); `evaluate`: the same for an op made where
-  it runs (eager mode), from choosing the namespace to outputs of their dtypes; `OpTask`: a
+- `namespace(values)`: the array namespace kernels get; `quiet()`: numpy's error state while they
+  run (silent, as TF1: a log(0) is -inf, an x / 0 inf).
+- `fold`: an op's outputs computed now from known values (`known_inputs`), as the one folding rule
+  (`foldable`) allows.
+- `apply`: an op's kernel on values, its failure raised as the op's error (`raise_failure`: the
+  op's shape rule, re-run on the shapes it got, words a mismatch as TF1 does); `evaluate`: the
+  same for an eager op, from choosing the namespace to outputs of their dtypes; `OpTask`: a
   function run as a Dask task of an op, its failure worded the same way.
 """
 
@@ -54,13 +50,6 @@ def namespace(values):
 
 # ---- folding: what may be computed now, once ---------------------------------------------------
 
-def pure(opdef):
-    """Whether an op's value follows from its inputs alone (it may be computed once, ahead)."""
-    traits = opdef.traits
-    return opdef.state is OpState.NONE and opdef.eager is not None and not (
-        traits.stateful or traits.run_state or traits.must_feed)
-
-
 def foldable(op, values=None):
     """The one folding rule: whether pure `op` on these known input values is computed now (values
     None: whether it may be, before they are looked up). Yes for a Const (its value exists), for
@@ -68,8 +57,9 @@ def foldable(op, values=None):
     `fold` rule (shape arithmetic: Shape, StridedSlice of a shape) or integer arithmetic on small
     values (shapes and sizes computed from known shapes); never for a statically large output or
     one of a non-array dtype."""
-    opdef = op._opdef
-    if not pure(opdef):
+    opdef, traits = op._opdef, op._opdef.traits
+    if opdef.state is not OpState.NONE or opdef.eager is None or traits.stateful or traits.run_state or \
+            traits.must_feed:  # not pure: its value does not follow from its inputs alone
         return False
     if op._type == "Const":
         return True
@@ -203,22 +193,19 @@ class OpTask:
 
 
 def raise_failure(op, exc, args):
-    """Raises kernel exception `exc` of `op` on `args` (its input values) as the op's error."""
-    err = failure(op, exc, args)
+    """Raises kernel exception `exc` of `op` on `args` as the op's error: an OpError keeps its class
+    (an error worded already passes as it is); with every input's value, the op's shape rule
+    words a mismatch (`input_failure`)."""
+    err = None
+    if not isinstance(exc, OpError) and len(args) == len(op._inputs):
+        try:
+            err = input_failure(op, exc, [value_shape(a) for a in args])
+        except Exception:  # noqa: BLE001 - the wording must never hide the failure
+            pass
+    err = err or kernel_failure(op, exc)
     if err is exc:
         raise exc
     raise err from exc
-
-
-def failure(op, exc, args):
-    """The error of `op` whose kernel raised `exc` on `args`: an OpError keeps its class; with
-    every input's value, the op's shape rule words a mismatch (`input_failure`)."""
-    if isinstance(exc, OpError) or len(args) != len(op._inputs):
-        return kernel_failure(op, exc)
-    try:
-        return input_failure(op, exc, [value_shape(a) for a in args])
-    except Exception:  # noqa: BLE001 - the wording must never hide the failure
-        return kernel_failure(op, exc)
 
 
 def input_failure(op, exc, shapes, where=""):

@@ -20,12 +20,12 @@ from __future__ import annotations
 import itertools
 import traceback
 
-import array_api_compat
 import numpy as np
 
 from ..errors import InvalidArgumentError, OpError
 from ..graph import dtypes
 from ..graph.dtypes import as_dtype
+from ..graph.evaluate import namespace, np_xp
 from ..graph.graph import get_default_graph
 from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape, broadcast_static_shape, unknown_shape
@@ -100,12 +100,6 @@ def _to_host(a):
     return a[()] if a.ndim == 0 else a
 
 
-def _namespace(arrays):
-    """The array namespace of the non-numpy inputs (cupy, array_api_strict...), or None for numpy."""
-    others = [a for a in arrays if not isinstance(a, (np.ndarray, np.generic)) and hasattr(a, "shape")]
-    return array_api_compat.array_namespace(*others) if others else None
-
-
 _TF_TYPE_NAMES = {"float16": "half", "float32": "float", "float64": "double"}  # TF's DataTypeString
 
 
@@ -153,8 +147,8 @@ def _finish(outs, arrays):
     """Outputs back in the inputs' namespace (a py_func between cupy ops returns cupy arrays)."""
     if not outs:
         return (np.bool_(True),)
-    back = _namespace(arrays)
-    if back is not None:
+    back = namespace([a for a in arrays if hasattr(a, "shape")])
+    if back is not np_xp:
         outs = [back.asarray(o) for o in outs]
     return tuple(outs)
 
@@ -319,7 +313,7 @@ def _normalize_block(out, expected, dtype, label):
     if got != dtype:
         if not np.can_cast(got, dtype, casting="same_kind"):
             raise ValueError(f"{label} returned {got}, but expects {dtype}")
-        xp = array_api_compat.array_namespace(out)
+        xp = namespace((out,))
         out = xp.astype(out, getattr(xp, dtype.name))
     return out
 

@@ -115,12 +115,7 @@ class Program:
         run_only += [e for e in self.fetch_elements if isinstance(e, Operation)]
         self.run_only = [t for op in dict.fromkeys(run_only) for t in op.outputs]
         self.kept = {t for t in self.fetch_tensors if t is not None} | set(self.commit_tensors.values())
-        reads = {}
-        for step in self.steps:
-            for t in step.inputs:
-                if t is not None:
-                    reads[t] = reads.get(t, 0) + 1
-        self.reads = reads
+        self.reads = _reads(self.steps)
 
     def _walk(self):
         state, fed, steps = self.state, self.fed, []
@@ -170,12 +165,7 @@ class Program:
             return values, self
         program = copy.copy(self)
         program.steps = steps
-        reads = {}
-        for step in steps:
-            for t in step.inputs:
-                if t is not None:
-                    reads[t] = reads.get(t, 0) + 1
-        program.reads = reads
+        program.reads = _reads(steps)
         return values, program
 
     def fuses_into_consumer(self, t):
@@ -183,6 +173,16 @@ class Program:
         step, and neither fetched, committed nor run for its effects (the one fusion rule of both
         the in-process and the Dask path)."""
         return self.reads.get(t, 0) == 1 and t not in self.kept
+
+
+def _reads(steps):
+    """tensor -> how many step inputs read it."""
+    reads = {}
+    for step in steps:
+        for t in step.inputs:
+            if t is not None:
+                reads[t] = reads.get(t, 0) + 1
+    return reads
 
 
 def _fold_step(step, known, fed):

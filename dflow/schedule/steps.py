@@ -81,7 +81,7 @@ class StepCode:
                 else:
                     out = fn(xp, *args, **kwargs)
             except Exception as e:  # an OpError keeps its class, and gets its op named
-                _step_error(op, e, args)
+                raise_failure(op, e, args)
             del args
             if output is not None:
                 # a multi-output op type (split, unstack) may have one output: its kernel's 1-tuple
@@ -155,23 +155,7 @@ class StepCode:
         """Raises step i's exception as its op's failure."""
         if i < 0:
             raise e
-        _step_error(self.steps[i].op, e, [registers[r] for r in self._args[i]])
-
-
-def _step_error(op, e, args):
-    """Raises kernel exception `e` of a step of `op` run on `args` as the op's failure (a bound
-    kernel's failure is one already)."""
-    if isinstance(e, _StepFailure):
-        raise e.error from e.error.__cause__
-    raise_failure(op, e, args)
-
-
-class _StepFailure(Exception):
-    """A bound kernel's failure, already its op's error (`error`)."""
-
-    def __init__(self, error):
-        super().__init__(str(error))
-        self.error = error
+        raise_failure(self.steps[i].op, e, [registers[r] for r in self._args[i]])
 
 
 class Bound:
@@ -187,10 +171,7 @@ class Bound:
         try:
             return self.kernel(xp, *args)
         except Exception:  # noqa: BLE001 - the op's own kernel on every input says what failed
-            try:
-                return apply(self.op, xp, self.all_args(args))
-            except Exception as err:  # noqa: BLE001 - already the op's failure
-                raise _StepFailure(err) from None
+            return apply(self.op, xp, self.all_args(args))  # (its error, worded, passes the step as it is)
 
     def all_args(self, args):
         """Every input's value, in the op's order, from the values this kernel took."""
