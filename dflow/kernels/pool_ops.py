@@ -208,8 +208,7 @@ def _max_pool_walk(xp, x, geo):
     """The max of a box is the max along one axis of the maxima along the others: one pooled axis
     at a time, k strided views each, so kh + kw views instead of kh * kw, the later ones over an
     already pooled value. The outer axis first: its views are whole rows (long runs for numpy's
-    loops) and the inner axis' views, whose runs are a channel vector, are read at 1/k the size
-    (LeNet's first 2x2 pool: 0.43 ms against 0.60 ms the other way, one thread)."""
+    loops) and the inner axis' views, whose runs are a channel vector, are read at 1/k the size."""
     v = _pad(xp, x, geo, _lowest(xp, x.dtype))
     for ax, k, s, n, _b, _a in geo:
         taps = [tuple(slice(o, o + s * (n - 1) + 1, s) if i == ax else slice(None) for i in range(x.ndim))
@@ -291,8 +290,7 @@ def _window_rows(a, n, h2, length):
 
 def _max_pool_grad_pairs(x, y, g, out):
     """MaxPoolGrad of a 2x2/2 NHWC pool (numpy, finite g) on whole input rows: numpy's loops run
-    over rows of W*C cells instead of one channel vector at a time (the tiled walk's views), 1.5x
-    faster on LeNet's first pool. y and g are repeated along W to the rows' layout; a cell is its
+    over rows of W*C cells instead of one channel vector at a time (the tiled walk's views). y and g are repeated along W to the rows' layout; a cell is its
     window's first maximum (TF's row-major ties) when it equals the maximum and no earlier cell of
     its window does: the right cell of a pair loses to the left one (the row shifted by C), the
     bottom row to either cell of the top row. A cropped last row or column (odd sizes) gets 0."""
