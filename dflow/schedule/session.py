@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import dask.array as da
 import numpy as np
@@ -46,6 +47,16 @@ from .tracing import RunTrace
 # numpy-fed plans whose tensors stay below this run in this process (BLAS keeps its own threads,
 # no task graph); above it, Dask's chunks bound the memory. With a budget: a 16th of it at most.
 _DEFAULT_SMALL_PLAN_BYTES = 64 << 20
+
+
+class _KnownFeed(NamedTuple):
+    """What `Session._normalize_feeds` keeps of a numpy feed it resolved, for the next run's feed of
+    the same key, dtype and shape."""
+
+    tensor: Tensor
+    spec: FeedSpec
+    cast: object  # the numpy dtype to cast the value to, or None
+    static_shape: object  # the tensor's static shape then: a set_shape since invalidates the entry
 
 
 class ClosedSessionError(FailedPreconditionError, RuntimeError):
@@ -156,8 +167,7 @@ class Session:
         self._plans = {}
         self._dask_only = set()  # fetches (their ids) whose in-process run went over the memory budget
         self._chunk_cache = {}
-        # (feed key, numpy dtype, shape) -> (tensor, FeedSpec, dtype to cast to or None, the tensor's
-        # static shape then): a numpy feed seen before skips resolving and checking
+        # (feed key, numpy dtype, shape) -> _KnownFeed: a numpy feed seen before skips resolving and checking
         self._feed_fast = {}
         self._counters = {}
         self.variables = VariableStore(storage)  # the committed values of variables
@@ -476,11 +486,12 @@ class Session:
                     hit = fast.get((key, value.dtype, value.shape))
                 except TypeError:  # an unhashable key
                     hit = None
-                if hit is not None and hit[0]._shape is hit[3]:  # (not since a set_shape)
-                    t, spec, cast, _ = hit
-                    feeds[t] = spec
-                    values[t] = value if cast is None else value.astype(cast)
-                    continue
+                if hit is not None:
+                    t, spec, cast, static_shape = hit
+                    if t._shape is static_shape:  # (not since a set_shape)
+                        feeds[t] = spec
+                        values[t] = value if cast is None else value.astype(cast)
+                        continue
             t = self._feed_tensor(key)
             spec, v = self._feed_spec(t, value)
             feeds[t] = spec
@@ -489,8 +500,8 @@ class Session:
                 if len(fast) > 1024:
                     fast.clear()
                 try:
-                    fast[(key, value.dtype, value.shape)] = (t, spec, None if v is value else t.dtype.np_dtype,
-                                                             t._shape)
+                    cast = None if v is value else t.dtype.np_dtype
+                    fast[(key, value.dtype, value.shape)] = _KnownFeed(t, spec, cast, t._shape)
                 except TypeError:
                     pass
         return feeds, values
