@@ -1,17 +1,23 @@
-"""`TextLineDataset(...).batch(B).map(fn)` where fn decodes its batch of lines with `decode_csv`
-(#28): the lines' text is parsed a block of about 4 MB at a time (one C pass of pandas' tokenizer,
-the next block parsed on a thread while this one's batches are used) and fn runs with its
-DecodeCSV outputs fed with each batch's slice of the columns; no bytes object per line is made.
+"""CSV lines decoded a block at a time (#28), for the two orders TF1 programs write:
 
-The elements are the ones the stages would make one by one: the same batches (a batch may take
-lines of two blocks), the same values (`csv_ops.decode_text` is decode_records' first path, on the
-same records), and a batch holding a line that path refuses (a quote, a missing field, a bad
-number...) is made as before: its lines through fn, DecodeCSV and its errors in TF1's words
-naming the record in the batch, the error for that batch only (ElementError).
+- `TextLineDataset(...).batch(B).map(fn)`, fn decoding its batch of lines with `decode_csv`: fn
+  runs with its DecodeCSV outputs fed with each batch's slice of the block's columns;
+- `TextLineDataset(...).map(fn).batch(B)`, fn decoding one line and returning (some of) the
+  columns as they are (a dict of features and a label): the batches are slices of the columns.
 
-Taken when: the map's input is a plain `batch` of a pipeline that reads its lines as text
-(`Node.text_blocks`: TextLineDataset of one file at a time, skip, repeat); fn's one argument goes
-to a DecodeCSV op (as its records) and nowhere else, its defaults are constants.
+The lines' text is parsed a block of about 4 MB at a time by `csv_ops.decode_text` (one C pass of
+pandas' tokenizer; the next blocks parsed on threads while this one's batches are used); no bytes
+object per line is made. The elements are the ones the stages would make one by one: the same
+batches (a batch may take lines of two blocks), the same values (decode_text is decode_records'
+first path, on the same records), the same errors. A block that path refuses (a quote, a missing
+field, a bad number...) is made as unfused: batch then map: each batch holding its lines through
+fn (DecodeCSV's error in TF1's words naming the record in the batch, for that batch only); map
+then batch: the block through decode_records in one call, or when that fails line by line
+through fn, a bad line's error for the batch being gathered (its rows dropped, TF1's batch).
+
+Taken when: the batch is plain (not padded); the lines come from a pipeline that reads them as
+text (`Node.text_blocks`: TextLineDataset of one file at a time, skip, repeat); fn's one argument
+goes to a DecodeCSV op (as its records) and nowhere else, whose defaults are constants.
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ import collections
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
 from ..errors import InvalidArgumentError, OpError
-from ..kernels.csv_ops import decode_text
-from .batching import BatchNode, _joined
-from .node import ElementError, component, int_value
+from ..kernels.csv_ops import decode_records, decode_text
+from .node import ElementError, component, failed, int_value, joined
 
 _ATTRS = ("field_delim", "use_quote_delim", "na_value", "select_cols", "out_types")
 
@@ -43,10 +50,92 @@ def _decode_op(fn):
     return op
 
 
+def _decode_only(fn):
+    """(DecodeCSV op, the op's output index of each fn output) when fn decodes its one scalar
+    argument and returns some of the columns as they are (Identity ops between); else None."""
+    op = _decode_op(fn)
+    if op is None or fn.args[0].shape.ndims != 0:
+        return None
+    picks = []
+    for t in fn.outputs:
+        while t.op.type == "Identity" and t.op is not op:
+            t = t.op.inputs[0]
+        if t.op is not op:
+            return None
+        picks.append(t.value_index)
+    return op, picks
+
+
+def fused_rows(batch, ctx):
+    """The elements of `batch` (a plain BatchNode) when its input maps lines with a decode-only fn
+    (an iterator: TF1's `TextLineDataset(...).map(parse_line).batch(B)`), or None when that does
+    not apply."""
+    node = batch.inputs[0]
+    if not getattr(node, "maps_elements", False) or not node.inputs[0].text_blocks:
+        return None
+    found = _decode_only(node.fn)
+    if found is None:
+        return None
+    return _rows(batch, node.fn, found[0], found[1], ctx)
+
+
+def _rows(batch, fn, op, picks, ctx):
+    """Batches of rows of parsed blocks; a block the one-pass parser refuses is decoded by
+    decode_records in one call (the same values), and when that fails (a bad line), line by line
+    through fn: each bad line an error for the batch being gathered (dropped), as unfused."""
+    size = int_value(ctx, batch.size)
+    if size < 1:
+        raise InvalidArgumentError(None, None, f"batch: batch_size must be positive, got {size}")
+    attrs = {k: op.get_attr(k) for k in _ATTRS}
+    defaults = [np.asarray(t.op.get_attr("value")) for t in op.inputs[1:]]
+    pieces, count = [], 0
+    for block, cols in _parsed(batch.inputs[0].inputs[0].iterate_text_blocks(ctx), attrs):
+        if cols is None:
+            try:
+                cols = decode_records(block.lines(), defaults, **attrs)
+            except InvalidArgumentError:
+                cols = None
+        if cols is not None:
+            rows = tuple(cols[i] for i in picks)
+        else:  # element by element, fn's values or errors
+            rows = []
+            for line in block.lines():
+                e = np.empty((), dtype=object)
+                e[()] = line
+                e = _mapped(fn, ctx, (e,))
+                rows.append(e if failed(e) else tuple(v[None] for v in e))
+        n, start = block.count, 0
+        while start < n:
+            if cols is None and failed(rows[start]):  # TF1: the batch being gathered is dropped
+                yield rows[start]
+                pieces, count, start = [], 0, start + 1
+                continue
+            take = min(size - count, n - start)
+            if cols is None:
+                take = next((k for k in range(take) if failed(rows[start + k])), take)
+                pieces += rows[start:start + take]
+            else:
+                pieces.append(tuple(c[start:start + take] for c in rows))
+            count, start = count + take, start + take
+            if count == size:
+                yield joined(pieces)
+                pieces, count = [], 0
+    if count and not batch.drop:
+        yield joined(pieces)
+
+
+def _mapped(fn, ctx, e):
+    try:
+        return tuple(component(v) for v in fn(ctx, e))
+    except OpError as err:
+        return ElementError(err)
+
+
 def fused_batches(map_node, ctx):
-    """The map's elements through the fused path (an iterator), or None when it does not apply."""
+    """The map's elements through the fused path (an iterator), or None when it does not apply
+    (the map's input: a plain BatchNode, `plain_batch`)."""
     batch = map_node.inputs[0]
-    if type(batch) is not BatchNode or not batch.inputs[0].text_blocks:
+    if not getattr(batch, "plain_batch", False) or not batch.inputs[0].text_blocks:
         return None
     op = _decode_op(map_node.fn)
     if op is None:
@@ -96,10 +185,10 @@ def _batches(batch, fn, op, ctx):
 
     def make(pieces):
         if all(cols is not None for _, cols, _, _ in pieces):
-            columns = _joined([tuple(c[a:b] for c in cols) for _, cols, a, b in pieces])
+            columns = joined([tuple(c[a:b] for c in cols) for _, cols, a, b in pieces])
             fed = dict(zip(outputs, columns))
         else:  # a line the one-pass parser refused: the batch's lines through fn, as unfused
-            lines = _joined([(block.lines()[a:b],) for block, _, a, b in pieces])
+            lines = joined([(block.lines()[a:b],) for block, _, a, b in pieces])
             fed = dict(zip(fn.args, lines))
         try:
             return tuple(component(v) for v in fn.run_fed(ctx, fed))

@@ -137,6 +137,13 @@ def rows_of(blocks):
             yield tuple(c[j] for c in block)
 
 
+def joined(pieces):
+    """Row blocks (flat tuples of arrays) as one: their rows in order."""
+    if len(pieces) == 1:
+        return pieces[0]
+    return tuple(np.concatenate(cs) for cs in zip(*pieces))
+
+
 def component(v):
     """A fetched value as an element component: numpy, a scalar bytes as a 0-d object array (not
     numpy's fixed-width |S, which drops trailing NUL bytes: a serialized proto may end in one)."""

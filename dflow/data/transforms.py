@@ -34,6 +34,8 @@ class MapNode(Node):
     """`map(fn)`: fn's outputs per element; with `num_parallel_calls` > 1 elements are mapped on a
     thread pool, at most that many ahead, and come out in order (deterministic)."""
 
+    maps_elements = True  # (a batch after it may decode CSV lines a block at a time: csv_batches.py)
+
     def __init__(self, node, fn, num_parallel_calls=None):
         self.inputs = (node,)
         self.fn = fn

@@ -162,3 +162,84 @@ def test_text_blocks_are_the_files_lines(tmp_path, monkeypatch):
         assert sum(b.count for b in blocks) == len(want)
     block = text.TextBlock(data)
     assert list(block.after(2).lines()) == want[2:] and block.after(2).count == 3
+
+
+COLUMNS = ["a", "b", "c", "label"]
+
+
+def _parse_line(line):
+    """TF1's estimator input function: a dict of the columns and the label."""
+    features = dict(zip(COLUMNS, tf.decode_csv(line, record_defaults=DEFAULTS)))
+    return features, features.pop("label")
+
+
+def _rows(got):
+    """Elements with their dicts as (key, value) lists (comparable)."""
+    return [e if isinstance(e[0], str) else tuple(sorted(e[0].items())) + (("label", e[1]),) for e in got]
+
+
+def _same_rows(a, b):
+    a, b = _rows(a), _rows(b)
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        if isinstance(x[0], str):
+            assert x == y
+            continue
+        for (k, u), (j, v) in zip(x, y):
+            assert k == j
+            np.testing.assert_array_equal(u, v)
+            assert u.dtype == v.dtype
+
+
+@pytest.mark.parametrize("batch,drop", [(7, False), (64, True), (1000, False)])
+def test_map_then_batch_equals_the_unfused_pipeline(tmp_path, counted, batch, drop):
+    path = _csv(tmp_path / "d.csv", 200)
+    fused = tf.data.TextLineDataset(path).skip(1).map(_parse_line).batch(batch, drop_remainder=drop)
+    plain = tf.data.Dataset.from_tensor_slices(_lines(path)).skip(1).map(_parse_line).batch(batch, drop_remainder=drop)
+    got = _run(fused)
+    _same_rows(got, _run(plain))
+    assert counted and all(counted)
+    assert got[0][0]["a"].dtype == np.float32 and got[0][1].dtype == np.int32
+
+
+@pytest.mark.parametrize("bad", ["0.1,x,0.3,1", "0.1,0.2,0.3", "0.1,,0.3,1", '"0.1",0.2,0.3,1', "",
+                                 "0.1,0.2,0.3,1\r"])
+def test_map_then_batch_a_bad_line_fails_its_batch_and_the_next_batch_starts_after_it(tmp_path, counted, bad):
+    """TF1: the error of the line's element for the batch being gathered (its rows dropped),
+    the next batch from the line after; lines decode_csv takes otherwise (quotes, defaults) as
+    their values."""
+    path = _csv(tmp_path / "d.csv", 120, bad={57: bad, 90: bad})
+    fused = tf.data.TextLineDataset(path).skip(1).map(_parse_line).batch(10)
+    plain = tf.data.Dataset.from_tensor_slices(_lines(path)).skip(1).map(_parse_line).batch(10)
+    got = _run(fused)
+    _same_rows(got, _run(plain))
+    assert not all(counted) and any(counted)
+
+
+def test_map_then_batch_strings_quotes_and_missing_values(tmp_path, counted):
+    path = tmp_path / "q.csv"
+    path.write_bytes(b'1,"a b",,x\n2,"c""d",3,NA\n' * 20 + b"3,x,1,2,5\n" + b'4,"",,y\n' * 7)
+    defaults = [[0], [""], [-1.0], ["z"]]
+
+    def parse(line):
+        cols = tf.decode_csv(line, defaults, na_value="NA")
+        return {"n": cols[0], "s": cols[1], "f": cols[2]}, cols[3]
+
+    fused = tf.data.TextLineDataset(str(path)).map(parse).batch(6)
+    plain = tf.data.Dataset.from_tensor_slices(_lines(str(path))).map(parse).batch(6)
+    got = _run(fused)
+    _same_rows(got, _run(plain))
+    assert any(isinstance(e[0], str) for e in got) and not any(counted)
+
+
+def test_map_then_batch_with_more_than_decoding_is_not_fused(tmp_path, counted):
+    path = _csv(tmp_path / "d.csv", 30)
+
+    def parse(line):
+        features, label = _parse_line(line)
+        return features, label + 1
+
+    fused = tf.data.TextLineDataset(path).skip(1).map(parse).batch(8)
+    plain = tf.data.Dataset.from_tensor_slices(_lines(path)).skip(1).map(parse).batch(8)
+    _same_rows(_run(fused), _run(plain))
+    assert not counted
