@@ -3,7 +3,9 @@
 - `TextLineDataset(...).batch(B).map(fn)`, fn decoding its batch of lines with `decode_csv`: fn
   runs with its DecodeCSV outputs fed with each batch's slice of the block's columns;
 - `TextLineDataset(...).map(fn).batch(B)`, fn decoding one line and returning (some of) the
-  columns as they are (a dict of features and a label): the batches are slices of the columns.
+  columns as they are (a dict of features and a label): the batches are slices of the columns;
+  with other stages after the map (`shuffle`, `repeat`...) the rows go on one by one, no
+  Session.run per line.
 
 The lines' text is parsed a block of about 4 MB at a time by `csv_ops.decode_text` (one C pass of
 pandas' tokenizer; the next blocks parsed on threads while this one's batches are used); no bytes
@@ -76,42 +78,72 @@ def fused_rows(batch, ctx):
     found = _decode_only(node.fn)
     if found is None:
         return None
-    return _rows(batch, node.fn, found[0], found[1], ctx)
+    return _rows(batch, found[0], found[1], ctx)
 
 
-def _rows(batch, fn, op, picks, ctx):
-    """Batches of rows of parsed blocks; a block the one-pass parser refuses is decoded by
-    decode_records in one call (the same values), and when that fails (a bad line), line by line
-    through fn: each bad line an error for the batch being gathered (dropped), as unfused."""
-    size = int_value(ctx, batch.size)
-    if size < 1:
-        raise InvalidArgumentError(None, None, f"batch: batch_size must be positive, got {size}")
+def decoded_elements(map_node, ctx):
+    """The elements of a map of lines by a decode-only fn (an iterator: a block decoded at once,
+    then row by row, for the stages after it: shuffle, repeat...), or None when that does not
+    apply."""
+    if not map_node.inputs[0].text_blocks:
+        return None
+    found = _decode_only(map_node.fn)
+    if found is None:
+        return None
+    return _elements(map_node, found[0], found[1], ctx)
+
+
+def _elements(map_node, op, picks, ctx):
+    for count, rows, results in _decoded(map_node, op, picks, ctx):
+        if rows is None:
+            yield from results
+            continue
+        for j in range(count):
+            yield tuple(c[j] for c in rows)
+
+
+def _decoded(map_node, op, picks, ctx):
+    """(count, the fn outputs' columns, None) for each block of lines, or (count, None, fn's
+    result for each line: values or ElementError) for a block neither the one-pass parser nor
+    decode_records (in one call: the same values) takes."""
+    fn = map_node.fn
     attrs = {k: op.get_attr(k) for k in _ATTRS}
     defaults = [np.asarray(t.op.get_attr("value")) for t in op.inputs[1:]]
-    pieces, count = [], 0
-    for block, cols in _parsed(batch.inputs[0].inputs[0].iterate_text_blocks(ctx), attrs):
+    for block, cols in _parsed(map_node.inputs[0].iterate_text_blocks(ctx), attrs):
         if cols is None:
             try:
                 cols = decode_records(block.lines(), defaults, **attrs)
             except InvalidArgumentError:
                 cols = None
         if cols is not None:
-            rows = tuple(cols[i] for i in picks)
-        else:  # element by element, fn's values or errors
-            rows = []
-            for line in block.lines():
-                e = np.empty((), dtype=object)
-                e[()] = line
-                e = _mapped(fn, ctx, (e,))
-                rows.append(e if failed(e) else tuple(v[None] for v in e))
-        n, start = block.count, 0
+            yield block.count, tuple(cols[i] for i in picks), None
+            continue
+        results = []
+        for line in block.lines():
+            e = np.empty((), dtype=object)
+            e[()] = line
+            results.append(_mapped(fn, ctx, (e,)))
+        yield block.count, None, results
+
+
+def _rows(batch, op, picks, ctx):
+    """Batches of rows of decoded blocks; a block decoded line by line gives each bad line's
+    error for the batch being gathered (dropped), as unfused."""
+    size = int_value(ctx, batch.size)
+    if size < 1:
+        raise InvalidArgumentError(None, None, f"batch: batch_size must be positive, got {size}")
+    pieces, count = [], 0
+    for n, rows, results in _decoded(batch.inputs[0], op, picks, ctx):
+        if rows is None:
+            rows = [e if failed(e) else tuple(v[None] for v in e) for e in results]
+        start = 0
         while start < n:
-            if cols is None and failed(rows[start]):  # TF1: the batch being gathered is dropped
+            if results is not None and failed(rows[start]):  # TF1: the batch being gathered is dropped
                 yield rows[start]
                 pieces, count, start = [], 0, start + 1
                 continue
             take = min(size - count, n - start)
-            if cols is None:
+            if results is not None:
                 take = next((k for k in range(take) if failed(rows[start + k])), take)
                 pieces += rows[start:start + take]
             else:

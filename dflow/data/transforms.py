@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph.dtypes import bool as tf_bool
 from ..storage import files
-from .csv_batches import fused_batches
+from .csv_batches import decoded_elements, fused_batches
 from .node import ElementError, Node, component, element_bytes, failed, int_arg, int_value
 
 AUTOTUNE = -1
@@ -57,7 +57,7 @@ class MapNode(Node):
 
     def iterate(self, ctx):
         fn = self.fn
-        fused = fused_batches(self, ctx)  # batches of CSV lines decoded a block at a time
+        fused = fused_batches(self, ctx) or decoded_elements(self, ctx)  # CSV lines decoded a block at a time
         if fused is not None:
             yield from fused
             return

@@ -243,3 +243,19 @@ def test_map_then_batch_with_more_than_decoding_is_not_fused(tmp_path, counted):
     plain = tf.data.Dataset.from_tensor_slices(_lines(path)).skip(1).map(parse).batch(8)
     _same_rows(_run(fused), _run(plain))
     assert not counted
+
+
+@pytest.mark.parametrize("bad", [None, "0.1,x,0.3,1", '"0.1",0.2,0.3,1'])
+def test_map_then_shuffle_repeat_and_batch(tmp_path, counted, bad):
+    """TF1's estimator input (map, shuffle, repeat, batch): the mapped lines are decoded a block
+    at a time, then go one by one through the stages after the map, as unfused."""
+    path = _csv(tmp_path / "d.csv", 150, bad={40: bad} if bad else None)
+
+    def pipeline(lines):
+        return lines.skip(1).map(_parse_line).shuffle(50, seed=3).repeat(2).batch(16)
+
+    got = _run(pipeline(tf.data.TextLineDataset(path)))
+    _same_rows(got, _run(pipeline(tf.data.Dataset.from_tensor_slices(_lines(path)))))
+    assert counted and all(counted) == (bad is None)
+    elements = _run(tf.data.TextLineDataset(path).skip(1).map(_parse_line))
+    _same_rows(elements, _run(tf.data.Dataset.from_tensor_slices(_lines(path)).skip(1).map(_parse_line)))
