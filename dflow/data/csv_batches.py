@@ -175,7 +175,7 @@ def fused_batches(map_node, ctx):
     return _batches(batch, map_node.fn, op, ctx)
 
 
-_WORKERS = max(1, min(4, os.cpu_count() or 1))  # blocks parsed at once (a block's ~4 MB, twice, each)
+_WORKERS = 2 if (os.cpu_count() or 1) > 1 else 1  # blocks parsed at once (~4 MB each; the consumer keeps up with 2)
 
 
 def _parsed(blocks, attrs):
