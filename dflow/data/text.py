@@ -70,23 +70,36 @@ class TextBlock:
         return TextBlock(self.data[at + 1:])
 
 
+_READ_BYTES = 1 << 18  # one read: a broken compressed stream loses at most this much before its error
+
+
 def text_blocks(f, size):
-    """The lines of the open file `f` as TextBlocks of about `size` bytes (a longer line: a block
-    of its own)."""
-    rest = []
+    """The lines of the open file `f` as TextBlocks of about `size` bytes (or up to the end of a
+    longer line). A read that fails (a broken compressed stream) raises after the whole lines read
+    before it, as TF's line reader does."""
+    pieces, held = [], 0
     while True:
-        data = f.read(size)
+        try:
+            data = f.read(min(size, _READ_BYTES))
+        except BaseException:
+            whole = b"".join(pieces)
+            cut = whole.rfind(b"\n") + 1
+            if cut:
+                yield TextBlock(whole[:cut])
+            raise
+        if data:
+            pieces.append(data)
+            held += len(data)
+            if held < size or b"\n" not in data:  # (a long line: joined once its end comes)
+                continue
+        whole = b"".join(pieces)
+        cut = whole.rfind(b"\n") + 1 if data else len(whole)
+        if cut:
+            yield TextBlock(whole[:cut])
         if not data:
-            if rest:
-                yield TextBlock(b"".join(rest))
             return
-        cut = data.rfind(b"\n") + 1
-        if not cut:
-            rest.append(data)
-            continue
-        rest.append(data[:cut])
-        yield TextBlock(b"".join(rest))
-        rest = [data[cut:]] if cut < len(data) else []
+        pieces = [whole[cut:]] if cut < len(whole) else []
+        held = len(whole) - cut
 
 
 class TextLineNode(TFRecordNode):

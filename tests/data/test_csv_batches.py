@@ -5,6 +5,8 @@ batch boundaries."""
 
 from __future__ import annotations
 
+import gzip
+
 import numpy as np
 import pytest
 
@@ -259,3 +261,27 @@ def test_map_then_shuffle_repeat_and_batch(tmp_path, counted, bad):
     assert counted and all(counted) == (bad is None)
     elements = _run(tf.data.TextLineDataset(path).skip(1).map(_parse_line))
     _same_rows(elements, _run(tf.data.Dataset.from_tensor_slices(_lines(path)).skip(1).map(_parse_line)))
+
+
+def test_a_long_line_and_a_broken_compressed_stream(tmp_path, monkeypatch):
+    """A line longer than a block ends its block; a broken GZIP stream gives the whole
+    lines before the break (reads of _READ_BYTES), then TF1's DataLossError naming the file."""
+    monkeypatch.setattr(text, "_READ_BYTES", 64)
+    long = b"9" * 1000
+    (tmp_path / "l.txt").write_bytes(b"1\n" + long + b"\n2")
+    with open(tmp_path / "l.txt", "rb") as f:
+        assert [list(b.lines()) for b in text.text_blocks(f, 100)] == [[b"1", long], [b"2"]]
+    data = b"".join(b"%d.5,%d\n" % (i, i) for i in range(20000))
+    z = gzip.compress(data)
+    (tmp_path / "t.gz").write_bytes(z[:len(z) // 2])
+    for order in ("batch-map", "map-batch"):
+        ds = tf.data.TextLineDataset(str(tmp_path / "t.gz"), compression_type="GZIP")
+
+        def parse(lines):
+            return tuple(tf.decode_csv(lines, [[0.0], [0]]))
+
+        ds = ds.batch(100).map(parse) if order == "batch-map" else ds.map(parse).batch(100)
+        got = _run(ds)
+        assert got[-1][:2] == ("error", "DataLossError") and "t.gz: corrupted GZIP stream" in got[-1][2]
+        assert len(got) > 20 and all(len(b[1]) == 100 for b in got[:-1])
+        np.testing.assert_array_equal(np.concatenate([b[1] for b in got[:-1]]), np.arange(100 * (len(got) - 1)))
