@@ -22,6 +22,7 @@ from .proximal_optimizers import *  # noqa: F403
 from .queue_runner import *  # noqa: F403
 from .schedules import *  # noqa: F403
 from .session_run_hook import *  # noqa: F403
+from .supervisor import *  # noqa: F403
 
 # tf.train.Example and its parts (protocol buffers; `SerializeToString`, `FromString`)
 BytesList, Example, Feature = _example_pb2.BytesList, _example_pb2.Example, _example_pb2.Feature
