@@ -17,6 +17,7 @@ from .coordinator import *  # noqa: F403
 from .input import *  # noqa: F403
 from .monitored_session import *  # noqa: F403
 from .moving_averages import *  # noqa: F403
+from .object_checkpoint import *  # noqa: F403
 from .optimizer import *  # noqa: F403
 from .proximal_optimizers import *  # noqa: F403
 from .queue_runner import *  # noqa: F403
