@@ -226,5 +226,7 @@ class Match:
 def restore(keys, prefix, session=None):
     """Restores `keys` {checkpoint key: variable} from `prefix` through dflow's Saver (shapes and
     dtypes checked, nothing half-restored): into `session`, or into eager variables when None."""
+    if not keys:
+        return
     target = session if session is not None else _EagerSession(list(keys.values()))
     Saver(var_list=keys, max_to_keep=None).restore(target, os.fspath(prefix))
