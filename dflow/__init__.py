@@ -167,6 +167,7 @@ newaxis = None
 
 # TF1's framework helpers, the rest of its checks, tf.nest and tf.queue
 from . import nest, queue, sets  # noqa: E402
+from . import distributions  # noqa: E402
 from . import rnn as _rnn  # noqa: E402
 from .debugging import (  # noqa: E402
     assert_near,
