@@ -29,6 +29,9 @@ CASES = {
     "laplace": ("Laplace", dict(loc=[0.0, 1.0], scale=[1.0, 0.5]), [[-1.0, 0.5], [2.0, 3.0]]),
     "multinomial": ("Multinomial", dict(total_count=[3.0, 5.0], probs=[[0.2, 0.3, 0.5], [0.1, 0.1, 0.8]]),
                     [[1.0, 1.0, 1.0], [0.0, 1.0, 4.0]]),
+    "dirichlet_multinomial": ("DirichletMultinomial", dict(total_count=4.0, concentration=[[1.0, 2.0, 3.0],
+                                                                                        [0.5, 0.5, 2.0]]),
+                              [[1.0, 1.0, 2.0], [0.0, 4.0, 0.0]]),
     "student_t": ("StudentT", dict(df=[3.0, 1.5], loc=[0.0, 1.0], scale=[1.0, 2.0]), [[-1.0, 0.5], [2.0, 3.0]]),
     "uniform": ("Uniform", dict(low=[0.0, -1.0], high=[1.0, 3.0]), [[0.5, 2.0], [1.5, -2.0]]),
 }

@@ -3,7 +3,7 @@ graphs, eagerly and through Dask, with gradients (through reparameterized sample
 
 from ..tf1_names import missing_attribute as _missing_attribute
 from .continuous import Laplace, Normal, StudentT, Uniform
-from .discrete import Bernoulli, Categorical, Multinomial
+from .discrete import Bernoulli, Categorical, DirichletMultinomial, Multinomial
 from .distribution import (
     FULLY_REPARAMETERIZED,
     NOT_REPARAMETERIZED,
@@ -14,7 +14,7 @@ from .distribution import (
 )
 from .gamma_family import Beta, Dirichlet, Exponential, Gamma
 
-__all__ = ["Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Exponential", "FULLY_REPARAMETERIZED",
+__all__ = ["Bernoulli", "Beta", "Categorical", "Dirichlet", "DirichletMultinomial", "Distribution", "Exponential", "FULLY_REPARAMETERIZED",
            "Gamma", "Laplace", "Multinomial", "NOT_REPARAMETERIZED", "Normal", "RegisterKL",
            "ReparameterizationType", "StudentT", "Uniform", "kl_divergence"]
 

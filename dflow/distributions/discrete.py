@@ -15,21 +15,23 @@ from ..kernels.data_dependent_ops import sequence_mask
 from ..kernels.gather_ops import one_hot
 from ..kernels.linalg_ops import matmul
 from ..kernels.manip_ops import concat, expand_dims, transpose
-from ..kernels.math_ops import cast, greater, less, log, log1p, sigmoid, where_v2
+from ..kernels.math_ops import cast, greater, less, log, log1p, sigmoid, sqrt, where_v2
 from ..kernels.matrix_ops import matrix_set_diag
 from ..kernels.pad_ops import tile
+from ..kernels.random_gamma_poisson_ops import random_gamma
 from ..kernels.random_ops import random_uniform
 from ..kernels.reduction_ops import argmax, reduce_sum
+from ..kernels.reduction_ops import reduce_sum as _reduce_sum
 from ..kernels.sampling_ops import multinomial
-from ..kernels.special_ops import lgamma
+from ..kernels.special_ops import lbeta, lgamma
 from ..nn.activations import log_softmax, softmax, softplus
 from ..nn.classification import (
     sigmoid_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits,
 )
-from .distribution import NOT_REPARAMETERIZED, Distribution, RegisterKL, param
+from .distribution import NOT_REPARAMETERIZED, Distribution, RegisterKL, float_params, param
 
-__all__ = ["Bernoulli", "Categorical", "Multinomial"]
+__all__ = ["Bernoulli", "Categorical", "Multinomial", "DirichletMultinomial"]
 
 
 def _logits_and_probs(logits, probs, multidimensional, where):
@@ -216,26 +218,12 @@ class Multinomial(Distribution):
         return shape(self._mean_val)[-1:]
 
     def _sample_n(self, n, seed=None):
-        """Each sample counts `total_count` categorical draws: the draws of the largest count are
-        made for every batch member and those past its own count masked off. The counts must be
-        known when the graph is built."""
-        counts = get_static_value(self._total_count)
-        if counts is None:
-            raise NotImplementedError("Multinomial.sample: dflow needs total_count known when the graph is built "
-                                      f"(a constant); got {self._total_count.name}")
-        most = int(np.max(counts)) if np.size(counts) else 0
-        k = self._logits.shape[-1]
         logits = self._logits * ones_like(expand_dims(self._total_count, -1))
-        flat_logits = tile(reshape(logits, [-1, k]), [n, 1])  # [n * B, k]
-        flat_counts = tile(reshape(cast(self._total_count * ones_like(logits[..., 0]), dtypes.int32), [-1]), [n])
-        draws = multinomial(flat_logits, most, seed=seed)  # [n * B, most]
-        kept = cast(sequence_mask(flat_counts, most), self._dtype)
-        counted = reduce_sum(one_hot(draws, k, dtype=self._dtype) * expand_dims(kept, -1), axis=-2)
-        return reshape(counted, concat([[n], shape(logits)], 0))
+        return _count_draws(tile(reshape(logits, [-1, self._logits.shape[-1]]), [n, 1]), self._total_count,
+                            logits, n, self._dtype, seed)
 
     def _log_prob(self, counts):
-        log_combinations = lgamma(self._total_count + 1.0) - reduce_sum(lgamma(counts + 1.0), -1)
-        return reduce_sum(counts * log_softmax(self._logits), -1) + log_combinations
+        return reduce_sum(counts * log_softmax(self._logits), -1) + _log_combinations(self._total_count, counts)
 
     def _mean(self):
         return identity(self._mean_val)
@@ -247,3 +235,87 @@ class Multinomial(Distribution):
     def _covariance(self):
         p = self._probs * ones_like(expand_dims(self._total_count, -1))
         return matrix_set_diag(-matmul(expand_dims(self._mean_val, -1), expand_dims(p, -2)), self._variance())
+
+
+def _count_draws(flat_logits, total_count, batch_logits, n, dtype, seed):
+    """`n` samples of counts: for each row of `flat_logits` ([n * B, K]) as many categorical draws
+    as its batch member's `total_count`, counted per class; shaped [n] + batch_logits' shape. The
+    draws of the largest count are made for every row and those past the row's own count masked
+    off, so the counts must be known when the graph is built."""
+    counts = get_static_value(total_count)
+    if counts is None:
+        raise NotImplementedError("sample: dflow needs total_count known when the graph is built (a constant); "
+                                  f"got {total_count.name}")
+    most = int(np.max(counts)) if np.size(counts) else 0
+    k = batch_logits.shape[-1]
+    flat_counts = tile(reshape(cast(total_count * ones_like(batch_logits[..., 0]), dtypes.int32), [-1]), [n])
+    draws = multinomial(flat_logits, most, seed=seed)  # [n * B, most]
+    kept = cast(sequence_mask(flat_counts, most), dtype)
+    counted = reduce_sum(one_hot(draws, k, dtype=dtype) * expand_dims(kept, -1), axis=-2)
+    return reshape(counted, concat([[n], shape(batch_logits)], 0))
+
+
+def _log_combinations(n, counts):
+    """log(n! / prod(counts!)) over the last axis."""
+    return lgamma(n + 1.0) - reduce_sum(lgamma(counts + 1.0), -1)
+
+
+class DirichletMultinomial(Distribution):
+    """DirichletMultinomial(total_count, concentration): counts of `total_count` draws with class
+    probabilities drawn from Dirichlet(concentration) (event shape `[K]`)."""
+
+    def __init__(self, total_count, concentration, validate_args=False, allow_nan_stats=True,
+                 name="DirichletMultinomial"):
+        parameters = dict(locals())
+        with name_scope(name, values=[total_count, concentration]) as scope:
+            p = float_params("DirichletMultinomial", concentration=concentration, total_count=total_count)
+            self._total_count = identity(p["total_count"], name="total_count")
+            self._concentration = identity(p["concentration"], name="concentration")
+            self._total_concentration = _reduce_sum(self._concentration, -1)
+            self._mean_val = expand_dims(self._total_count, -1) * self._concentration / \
+                expand_dims(self._total_concentration, -1)
+        super().__init__(self._concentration.dtype.base_dtype, NOT_REPARAMETERIZED, validate_args, allow_nan_stats,
+                         parameters, [self._total_count, self._concentration], scope.rstrip("/"))
+
+    total_count = property(lambda self: self._total_count)
+    concentration = property(lambda self: self._concentration)
+    total_concentration = property(lambda self: self._total_concentration)
+
+    def _batch_shape(self):
+        return self._mean_val.shape[:-1]
+
+    def _batch_shape_tensor(self):
+        return shape(self._mean_val)[:-1]
+
+    def _event_shape(self):
+        return TensorShape(self._mean_val.shape[-1:])
+
+    def _event_shape_tensor(self):
+        return shape(self._mean_val)[-1:]
+
+    def _sample_n(self, n, seed=None):
+        concentration = self._concentration * ones_like(self._mean_val)
+        k = self._concentration.shape[-1]
+        logits = reshape(log(random_gamma([n], concentration, dtype=self._dtype, seed=seed)), [-1, k])
+        return _count_draws(logits, self._total_count, concentration, n, self._dtype,
+                            None if seed is None else seed + 1)
+
+    def _log_prob(self, counts):
+        return (lbeta(self._concentration + counts) - lbeta(self._concentration)
+                + _log_combinations(self._total_count, counts))
+
+    def _mean(self):
+        return identity(self._mean_val)
+
+    def _variance_scale(self):
+        c0 = expand_dims(self._total_concentration, -1)
+        return sqrt((1.0 + c0 / expand_dims(self._total_count, -1)) / (1.0 + c0))
+
+    def _variance(self):
+        scale = self._variance_scale()
+        x = scale * self._mean_val
+        return x * (expand_dims(self._total_count, -1) * scale - x)
+
+    def _covariance(self):
+        x = self._variance_scale() * self._mean_val
+        return matrix_set_diag(-matmul(expand_dims(x, -1), expand_dims(x, -2)), self._variance())

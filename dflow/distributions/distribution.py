@@ -60,7 +60,7 @@ def param(value, name, dtype_hint=dtypes.float32):
 def float_params(where, **values):
     """The parameters as tensors of one float dtype (the first given one's; Python values follow
     it): TypeError naming them when tensors disagree, as TF's assert_same_float_dtype."""
-    typed = [v.dtype.base_dtype for v in values.values() if hasattr(v, "dtype")]
+    typed = [dtypes.as_dtype(v.dtype).base_dtype for v in values.values() if hasattr(v, "dtype")]
     hint = dtypes.as_dtype(typed[0]) if typed else dtypes.float32
     out = {k: param(v, k, hint) for k, v in values.items()}
     kinds = {t.dtype.base_dtype for t in out.values()}
