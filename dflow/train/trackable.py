@@ -128,8 +128,8 @@ class ObjectGraph:
         while changed:
             changed = False
             for i, n in enumerate(nodes):
-                if not has[i] and any(has[c.node_id] for c in n.children) or \
-                        not has[i] and any(has[s.slot_variable_node_id] for s in n.slot_variables):
+                if not has[i] and (any(has[c.node_id] for c in n.children)
+                                   or any(has[s.slot_variable_node_id] for s in n.slot_variables)):
                     has[i] = changed = True
         for i, n in enumerate(nodes):
             n.has_checkpoint_values.value = has[i]

@@ -292,3 +292,57 @@ def test_tensorflow_restores_dflows_checkpoint(tf_python, tmp_path):
     values, counter = out.strip().rsplit(" ", 1)
     np.testing.assert_allclose(eval(values), want)  # noqa: S307 - our own subprocess's printed list
     assert counter == "1"
+
+
+def _keys(path):
+    return sorted(k for k, _ in tf.train.list_variables(path))
+
+
+_ADAM_SLOTS = [".OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/VARIABLE_VALUE",
+               ".OPTIMIZER_SLOT/optimizer/v/.ATTRIBUTES/VARIABLE_VALUE"]
+
+
+def test_an_eager_guides_subclassed_model_has_tfs_keys(tmp_path):
+    # TF 2.21 compat.v1 eagerly (tf_keras): the attributes' names, then the tf.train optimizer's
+    class Guide(tf.keras.Model):
+        def __init__(self):
+            super().__init__(name="ckpt_guide")
+            self.dense1 = tf.keras.layers.Dense(3)
+            self.out = tf.keras.layers.Dense(1)
+
+        def call(self, x):
+            return self.out(self.dense1(x))
+
+    with eager_mode():
+        model = Guide()
+        opt = tf.train.AdamOptimizer(0.1)
+        x = np.ones([2, 4], np.float32)
+        opt.minimize(lambda: tf.reduce_sum(model(x)))
+        path = tf.train.Checkpoint(model=model, optimizer=opt).save(str(tmp_path / "ck"))
+        want = ["_CHECKPOINTABLE_OBJECT_GRAPH", "optimizer/beta1_power/.ATTRIBUTES/VARIABLE_VALUE",
+                "optimizer/beta2_power/.ATTRIBUTES/VARIABLE_VALUE", "save_counter/.ATTRIBUTES/VARIABLE_VALUE"]
+        for layer in ("dense1", "out"):
+            for w in ("bias", "kernel"):
+                want += [f"model/{layer}/{w}/.ATTRIBUTES/VARIABLE_VALUE"] + \
+                    [f"model/{layer}/{w}/{s}" for s in _ADAM_SLOTS]
+        assert _keys(path) == sorted(want)
+        before = model.out.kernel.numpy().copy()
+        opt.minimize(lambda: tf.reduce_sum(model(x)))
+        tf.train.Checkpoint(model=model, optimizer=opt).restore(path).assert_consumed()
+        np.testing.assert_array_equal(model.out.kernel.numpy(), before)
+
+
+def test_a_compiled_keras_model_and_its_optimizer_have_tfs_keys(tmp_path):
+    # TF 2.21 compat.v1 with tf_keras's legacy (1.x) Adam: iter and the hyperparameters, the slots
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.01), loss="mse")
+    model.fit(np.ones([4, 3], np.float32), np.ones([4, 2], np.float32), epochs=1, verbose=0)
+    path = tf.train.Checkpoint(model=model, optimizer=model.optimizer).save(
+        str(tmp_path / "ck"), session=tf.keras.backend.get_session())
+    want = ["_CHECKPOINTABLE_OBJECT_GRAPH", "save_counter/.ATTRIBUTES/VARIABLE_VALUE"]
+    want += [f"optimizer/{h}/.ATTRIBUTES/VARIABLE_VALUE" for h in ("beta_1", "beta_2", "decay", "iter",
+                                                                    "learning_rate")]
+    for w in ("bias", "kernel"):
+        want += [f"model/layer_with_weights-0/{w}/.ATTRIBUTES/VARIABLE_VALUE"] + \
+            [f"model/layer_with_weights-0/{w}/{s}" for s in _ADAM_SLOTS]
+    assert _keys(path) == sorted(want)
