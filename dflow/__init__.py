@@ -167,7 +167,6 @@ newaxis = None
 
 # TF1's framework helpers, the rest of its checks, tf.nest and tf.queue
 from . import nest, queue, sets  # noqa: E402
-from . import distributions  # noqa: E402
 from . import rnn as _rnn  # noqa: E402
 from .debugging import (  # noqa: E402
     assert_near,
@@ -188,6 +187,7 @@ del _name
 
 # tf.io's queue names live in dflow/data (dflow.io is below it: dflow.data reads TFRecords through
 # it): bound into io here, as TF assembles tf.io
+from . import distributions  # noqa: E402,F401 - tf.distributions
 from .data import queues as _queues  # noqa: E402
 
 for _name in ("QueueBase", "PaddingFIFOQueue", "PriorityQueue", "RandomShuffleQueue"):
