@@ -145,8 +145,8 @@ class Distribution:
     def sample(self, sample_shape=(), seed=None, name="sample"):
         """Samples of shape `sample_shape + batch_shape + event_shape`."""
         with self._scope(name):
-            sample_shape = np.asarray(sample_shape, np.int32).reshape([-1]) if not hasattr(sample_shape, "dtype") \
-                or isinstance(sample_shape, np.ndarray) else sample_shape
+            if not hasattr(sample_shape, "dtype") or isinstance(sample_shape, (np.ndarray, np.generic)):
+                sample_shape = np.asarray(sample_shape, np.int32).reshape([-1])
             if isinstance(sample_shape, np.ndarray):
                 n = int(np.prod(sample_shape)) if sample_shape.size else 1
                 samples = self._sample_n(n, seed)

@@ -112,8 +112,11 @@ def test_the_services_write_summaries_steps_per_second_and_checkpoints_on_their_
     with sv.managed_session() as sess:
         for _ in range(3):
             sess.run(train_op)
-        deadline = threading.Event()
-        deadline.wait(0.3)
+        for _ in range(1000):  # the timers fire every 0.05 s: wait (10 s at most) for a save after step 3
+            latest = tf.train.latest_checkpoint(str(tmp_path))
+            if latest and latest.endswith("model.ckpt-3"):
+                break
+            threading.Event().wait(0.01)
     events = _events(str(tmp_path))
     tags = {v.tag for e in events if e.HasField("summary") for v in e.summary.value}
     assert {"loss", "global_step/sec"} <= tags
