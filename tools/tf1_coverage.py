@@ -282,7 +282,7 @@ def render():
     op_rows = []
     for name in ops:
         opdef = registry.get_opdef(name)
-        grad = "not differentiable" if opdef.grad is registry._no_grad else ("yes" if opdef.grad else "no")
+        grad = "not differentiable" if opdef.grad is registry.no_gradient else ("yes" if opdef.grad else "no")
         lowering = "own" if opdef.lower else ("eager kernel on chunks" if opdef.traits.elementwise else
                                                "eager kernel on dask.array" if opdef.eager else "host or feed")
         op_rows.append(f"| `{name}` | {grad} | {lowering} |")
