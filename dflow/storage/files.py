@@ -392,7 +392,24 @@ def ensure_dir(path, what):
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
+        blocker = _file_in_the_way(path)
+        if blocker is not None and isinstance(e, (FileExistsError, NotADirectoryError)):
+            raise errors.FailedPreconditionError(
+                None, None, f"{what}: cannot create the directory {path!r}: {blocker!r} is a file, not a "
+                "directory. Nothing was written.") from None
         raise os_error(e, f"{what}: cannot create the directory {path!r}") from None
+
+
+def _file_in_the_way(path):
+    """The nearest of `path` and its parents that exists and is not a directory, or None."""
+    path = os.path.abspath(path)
+    while True:
+        if os.path.lexists(path):
+            return None if os.path.isdir(path) else path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
 
 
 # ---- what is at a path ---------------------------------------------------------------------------
