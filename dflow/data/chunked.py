@@ -26,6 +26,7 @@ from ..graph.dtypes import as_dtype
 from ..graph.shape import TensorShape
 from ..kernels.cores import busy_thread
 from ..storage.chunks import chunk_io, layout_guard
+from ..storage.files import damaged_zarr_metadata
 from .node import Node, rng
 from .structure import ElementSpec
 
@@ -40,6 +41,9 @@ def open_arrays(arrays):
             try:
                 a = zarr.open_array(a, mode="r")
             except (FileNotFoundError, ValueError, KeyError) as e:
+                damaged = damaged_zarr_metadata(a)
+                if damaged is not None:
+                    raise damaged from None
                 raise NotFoundError(None, None, f"from_zarr: cannot open the Zarr array {a!r}: {e}") from None
         out.append(a)
     return out

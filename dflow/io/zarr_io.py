@@ -113,6 +113,9 @@ def _open_source(store, path):
         try:
             arr = t.open("r")
         except Exception as e:  # zarr raises several types for a missing array
+            damaged = files.damaged_zarr_metadata(t.fs_path()) if t.local else None
+            if damaged is not None:
+                raise damaged from None
             raise NotFoundError(None, None, f"read_zarr: no Zarr array at {where}: {type(e).__name__}: {e}") from None
     if arr.attrs.get(COMPLETE_ATTR, True) is False:
         raise NotFoundError(None, None, f"read_zarr: the Zarr array at {where} is incomplete (a write that did not "

@@ -415,6 +415,24 @@ def _file_in_the_way(path):
 # ---- what is at a path ---------------------------------------------------------------------------
 
 
+def damaged_zarr_metadata(path):
+    """A DataLossError naming the Zarr metadata file at `path` (zarr.json, .zarray, .zgroup,
+    .zattrs) that is there but not JSON, or None: a damaged array is data loss, not a missing one."""
+    import json
+
+    for name in ("zarr.json", ".zarray", ".zgroup", ".zattrs"):
+        meta = os.path.join(os.fspath(path), name)
+        try:
+            with open(meta, "rb") as f:
+                json.load(f)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+            continue
+        except (ValueError, OSError) as e:  # JSONDecodeError, bytes that are not UTF-8, a read failure
+            return errors.DataLossError(None, None, f"The Zarr metadata file {meta!r} is not valid JSON ({e}): "
+                                        "the file was damaged (truncated or edited); what it describes cannot be read.")
+    return None
+
+
 def node_kind(path):
     """What is at `path`: "missing", "empty" (an empty directory), "array" or "group" (a Zarr v3
     or v2 node), "link" (a symbolic link), "file", or "directory" (anything else)."""

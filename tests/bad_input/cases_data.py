@@ -206,3 +206,45 @@ def from_zarr_of_a_gzip_array_reshaped_while_iterating(env):
     env.sess.run(nxt)
     _gzip_array(env, "reshaped_gzip.zarr", np.arange(32).reshape(8, 4))
     return lambda: [env.sess.run(nxt) for _ in range(8)], ["reshaped_gzip.zarr", "shape (8, 4)", "zarr_row"]
+
+
+# ---- damaged JSON metadata names its file (#29) ------------------------------------------------
+
+
+def _damage_json(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) // 2])  # truncated mid-document
+
+
+@case(tf.errors.DataLossError, "build")
+def read_zarr_of_an_array_whose_metadata_is_truncated(env):
+    import os
+
+    path = _array(env, "truncated_meta.zarr")
+    _damage_json(os.path.join(path, "zarr.json"))
+    return lambda: tf.io.read_zarr(path), [os.path.join("truncated_meta.zarr", "zarr.json"), "not valid JSON"]
+
+
+@case(tf.errors.DataLossError, "build")
+def from_zarr_of_an_array_whose_metadata_is_truncated(env):
+    import os
+
+    path = _array(env, "truncated_meta2.zarr")
+    _damage_json(os.path.join(path, "zarr.json"))
+    return lambda: tf.data.Dataset.from_zarr(path), [os.path.join("truncated_meta2.zarr", "zarr.json"),
+                                                      "not valid JSON"]
+
+
+@case(tf.errors.DataLossError, "build")
+def keras_load_model_of_a_file_whose_config_is_not_json(env):
+    import h5py
+
+    path = str(env.tmp / "model.h5")
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+    model.compile("sgd", "mse")
+    model.save(path)
+    with h5py.File(path, "r+") as f:
+        f.attrs["model_config"] = '{"class_name": "Sequential", "config": '
+    return lambda: tf.keras.models.load_model(path), ["model.h5", "model_config", "not valid JSON"]
