@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import json
 import os
 import re
 import shutil
@@ -418,8 +419,6 @@ def _file_in_the_way(path):
 def damaged_zarr_metadata(path):
     """A DataLossError naming the Zarr metadata file at `path` (zarr.json, .zarray, .zgroup,
     .zattrs) that is there but not JSON, or None: a damaged array is data loss, not a missing one."""
-    import json
-
     for name in ("zarr.json", ".zarray", ".zgroup", ".zattrs"):
         meta = os.path.join(os.fspath(path), name)
         try:
