@@ -191,7 +191,8 @@ class _PoolExecutor(Executor):
             if self._closed:
                 raise self._pool_failure(RuntimeError("closed"))
             pool = self._pools.get(size)
-            if pool is None or getattr(pool, "_broken", False):  # a process pool whose worker died
+            if pool is None or getattr(pool, "_broken", False) or getattr(pool, "_shutdown_thread", False):
+                # a process pool whose worker died, or one dropped after a Ctrl-C (`_interrupt`)
                 pool = self._pools[size] = self._make_pool(size)
             run = _RunPool(pool, n)
             self._active.add(run)
@@ -303,7 +304,8 @@ class ProcessesExecutor(_PoolExecutor):
         stale = []
         with _process_pools_lock:
             shared = _process_pools.get((n, method))
-            if shared is None or shared.fds != fds or getattr(shared.pool, "_broken", False):
+            if shared is None or shared.fds != fds or getattr(shared.pool, "_broken", False) or \
+                    getattr(shared.pool, "_shutdown_thread", False):
                 if shared is not None:  # replaced: shut now if nobody uses it, else by its last user
                     shared.users.discard(self)
                     if shared.users:

@@ -100,3 +100,21 @@ def test_ctrl_c_stops_a_processes_run_within_a_second_or_two(tmp_path):
     assert line == "INTERRUPTED", (line, err[-2000:])
     assert stopped < 2.5, f"Ctrl-C took {stopped:.1f} s to stop the run"
     assert "NEXT RUN OK" in out, err[-2000:]
+
+
+@pytest.mark.timeout(120)
+def test_a_session_sharing_a_pool_dropped_by_another_gets_a_fresh_one():
+    """After one Session's Ctrl-C kills and drops the shared pool, another Session on it runs on."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None], name="x")
+        y = tf.reduce_sum(x * 2.0)
+    v = np.arange(6, dtype=np.float32)
+    with tf.Session(graph=g, scheduler="processes", small_plan_bytes=0, num_workers=2) as s1, \
+            tf.Session(graph=g, scheduler="processes", small_plan_bytes=0, num_workers=2) as s2:
+        assert s1.run(y, {x: v}) == 30.0 and s2.run(y, {x: v}) == 30.0
+        (pool,) = s1._executor._pools.values()
+        assert next(iter(s2._executor._pools.values())) is pool
+        s1._executor._drop_pool(pool)  # what a Ctrl-C in s1's run does once it killed the workers
+        assert s2.run(y, {x: v}) == 30.0 and s1.run(y, {x: v}) == 30.0
+        assert next(iter(s2._executor._pools.values())) is not pool
