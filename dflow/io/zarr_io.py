@@ -28,7 +28,7 @@ from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from ..kernels.common import apply_op, convert_to_tensor
 from ..storage import files
-from ..storage.chunks import chunk_io, dask_array, read_all
+from ..storage.chunks import chunk_io, dask_array, read_all, zarr_python_dask
 
 __all__ = ["read_zarr", "write_zarr"]
 
@@ -114,6 +114,9 @@ def _open_source(store, path):
         try:
             arr = t.open("r")
         except Exception as e:  # zarr raises several types for a missing array
+            damaged = files.damaged_zarr_metadata(t.fs_path()) if t.local else None
+            if damaged is not None:
+                raise damaged from None
             raise NotFoundError(None, None, f"read_zarr: no Zarr array at {where}: {type(e).__name__}: {e}") from None
     if arr.attrs.get(COMPLETE_ATTR, True) is False:
         raise NotFoundError(None, None, f"read_zarr: the Zarr array at {where} is incomplete (a write that did not "
@@ -130,11 +133,9 @@ def _source_eager(xp, array, where, shape, dtype, chunks):
 
 
 def _source_lower(ctx, array, where, shape, dtype, chunks):
-    import dask.array as da
-
     if tuple(chunks) != tuple(array.chunks):
         ctx.set_scratch(2)
-        return da.from_zarr(array, chunks=chunks, name=ctx.name("-read"))
+        return zarr_python_dask(array, chunks=chunks, name=ctx.name("-read"))
     out, streamed = dask_array(array, ctx.name("-read"))
     # a streamed chunk file is decoded into the task's output; zarr-python holds the compressed
     # bytes and a decoded copy besides it

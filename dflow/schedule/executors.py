@@ -191,14 +191,18 @@ class _PoolExecutor(Executor):
             if self._closed:
                 raise self._pool_failure(RuntimeError("closed"))
             pool = self._pools.get(size)
-            if pool is None or getattr(pool, "_broken", False):  # a process pool whose worker died
+            if pool is None or getattr(pool, "_broken", False) or getattr(pool, "_shutdown_thread", False):
+                # a process pool whose worker died, or one dropped after a Ctrl-C (`_interrupt`)
                 pool = self._pools[size] = self._make_pool(size)
             run = _RunPool(pool, n)
             self._active.add(run)
         try:
             return self._run(dsk, keys, run, _callbacks(trace, self.name))
         except BaseException as e:
-            run.settle()
+            if isinstance(e, KeyboardInterrupt):  # Ctrl-C: stop now, not after the running tasks
+                self._interrupt(run, pool)
+            else:
+                run.settle()
             if _is_pool_failure(e):
                 raise self._pool_failure(e) from e
             raise
@@ -206,12 +210,21 @@ class _PoolExecutor(Executor):
             with self._lock:
                 self._active.discard(run)
 
+    def _interrupt(self, run, pool):
+        """After a KeyboardInterrupt: as after a failure (threads cannot be stopped; their running
+        tasks end before the run's failure hooks delete what it half wrote)."""
+        run.settle()
+
     def _pool_failure(self, exc):
         """The pool cannot run tasks any more (a worker process died, or the session was closed
         under the run): this run's error as a dflow error; the next run gets a fresh pool."""
         if self._closed:
             return CancelledError(None, None, "The Session was closed while this run was in progress; "
                                   "nothing was committed.")
+        if type(exc).__name__ == "BrokenProcessPool":
+            return AbortedError(None, None, f"A worker process of the {self.name} scheduler died during this run "
+                                "(killed, or out of memory: the kernel's OOM killer) and its pool is broken; "
+                                "nothing was committed. The next run starts a fresh pool: run it again.")
         return AbortedError(None, None, f"The {self.name} scheduler's worker pool failed under this run "
                             f"({type(exc).__name__}: {exc}); nothing was committed. Run it again.")
 
@@ -291,7 +304,8 @@ class ProcessesExecutor(_PoolExecutor):
         stale = []
         with _process_pools_lock:
             shared = _process_pools.get((n, method))
-            if shared is None or shared.fds != fds or getattr(shared.pool, "_broken", False):
+            if shared is None or shared.fds != fds or getattr(shared.pool, "_broken", False) or \
+                    getattr(shared.pool, "_shutdown_thread", False):
                 if shared is not None:  # replaced: shut now if nobody uses it, else by its last user
                     shared.users.discard(self)
                     if shared.users:
@@ -305,6 +319,38 @@ class ProcessesExecutor(_PoolExecutor):
         for pool in stale:  # nobody's: its workers exit
             pool.shutdown(wait=False, cancel_futures=True)
         return shared.pool
+
+    def _interrupt(self, run, pool):
+        """After a KeyboardInterrupt (Ctrl-C): the run's tasks not yet started are cancelled and,
+        when some are still running, the pool's worker processes are killed (a task may run for
+        minutes; TF1 stops at Ctrl-C) and the pool dropped, so the interrupt is raised within a
+        second; the session's next run starts a fresh pool."""
+        if not [f for f in run.cancel() if not f.done()]:
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        calls = getattr(pool, "_call_queue", None)
+        if calls is not None:  # its feeder thread may be blocked writing a task no worker will read:
+            calls.cancel_join_thread()  # neither the pool's shutdown nor the interpreter's exit waits for it
+        for proc in procs:
+            with contextlib.suppress(Exception):
+                proc.kill()
+        for proc in procs:
+            with contextlib.suppress(Exception):
+                proc.join(1)
+        self._drop_pool(pool)
+
+    def _drop_pool(self, pool):
+        """Forgets `pool` (its workers are being killed): no session of this process takes it again."""
+        with self._lock:
+            for size, p in list(self._pools.items()):
+                if p is pool:
+                    del self._pools[size]
+        with _process_pools_lock:
+            for key, shared in list(_process_pools.items()):
+                if shared.pool is pool:
+                    del _process_pools[key]
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _run(self, dsk, keys, pool, callbacks):
         if callbacks is None:  # (a traced run times each op's task)
