@@ -190,3 +190,28 @@ def test_keras_model_checkpoint_leaves_foreign_files(tmp_path):
                      tf.keras.callbacks.TensorBoard(log_dir=str(tmp_path))]
         model.fit(np.ones((8, 2), np.float32), np.ones((8, 1), np.float32), epochs=3, verbose=0, callbacks=callbacks)
     assert_untouched(planted)
+
+
+def test_a_failed_archive_extraction_removes_only_what_it_made(tmp_path):
+    # keras.utils.get_file(extract=True) into the datasets folder: Keras itself removed the whole
+    # folder (every earlier download) when an archive failed to extract
+    import io
+    import tarfile
+
+    from dflow.keras.utils.data_utils import _extract_archive
+
+    datasets = tmp_path / "datasets"
+    planted = plant(str(datasets))
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in ("newdata/a.bin", "newdata/b.bin"):
+            payload = os.urandom(64 << 10)
+            info = tarfile.TarInfo(name)
+            info.size = len(payload)
+            tar.addfile(info, io.BytesIO(payload))
+    archive = tmp_path / "broken.tar"
+    archive.write_bytes(buf.getvalue()[: 100 << 10])  # cut inside the second member
+    with pytest.raises(tarfile.TarError):
+        _extract_archive(str(archive), str(datasets))
+    assert_untouched(planted)
+    assert not (datasets / "newdata").exists()
