@@ -287,10 +287,28 @@ def _top_k_infer(inputs, attrs):
     return [(out, x.dtype), (out, dtypes.int32)]
 
 
+# A block's rows are ordered a slab of about this many bytes of input at a time: the sort's
+# scratch (its int64 positions, twice, as array_api_compat's stable descending argsort builds
+# them) is then ~5 slabs, not 5 blocks (a 32 MiB chunk held 160 MiB per task); the memory
+# projection counts it (`_TOP_K_SCRATCH`).
+_TOP_K_SLAB = 4 << 20
+_TOP_K_SCRATCH = 5 * _TOP_K_SLAB
+
+
 def _top_k_order(block, k):
-    """Positions of the k largest along the last axis; ties: lower position first (stable)."""
+    """Positions of the k largest along the last axis; ties: lower position first (stable).
+    Sorted by slabs of rows (`_TOP_K_SLAB`), so the scratch stays small whatever the block."""
     xp = array_api_compat.array_namespace(block)
-    return xp.argsort(block, axis=-1, descending=True, stable=True)[..., :k]
+    n = block.shape[-1] if block.ndim else 1
+    rows = int(np.prod(block.shape[:-1], dtype=np.int64)) if block.ndim > 1 else 1
+    per = max(1, _TOP_K_SLAB // max(1, n * 8))  # (int64 positions: 8 bytes per entry)
+    if block.ndim < 2 or rows <= per:
+        return xp.argsort(block, axis=-1, descending=True, stable=True)[..., :k]
+    flat = xp.reshape(block, (rows, n))
+    out = xp.empty((rows, k), dtype=xp.int64)
+    for i in range(0, rows, per):
+        out[i:i + per] = xp.argsort(flat[i:i + per], axis=-1, descending=True, stable=True)[:, :k]
+    return xp.reshape(out, tuple(block.shape[:-1]) + (k,))
 
 
 def _take_last(block, order):
@@ -336,6 +354,8 @@ def _top_k_lower(ctx, x, k, sorted=True):  # noqa: A002 - TF1 attr name
     values = da.map_blocks(_take_last, x, order, chunks=lead + ((k,),), **take)
     if cand_pos is not None:
         order = da.map_blocks(_take_last, cand_pos, order, chunks=lead + ((k,),), dtype=np.int64)
+    out_chunk = max(1, int(np.prod([max(c) if c else 0 for c in lead], dtype=np.int64)) * max(1, k) * 12)
+    ctx.set_scratch(max(1.0, _TOP_K_SCRATCH / out_chunk))  # the sort's slabs (values and positions: 12 B)
     return values, order.astype(np.int32)
 
 
