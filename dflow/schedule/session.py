@@ -71,6 +71,7 @@ class Options:
     spill: bool = False  # costly large values two stages read are written to local disk once
     machine_memory: int | None = None  # bytes of this machine: what no fetched value may exceed
     local: bool = True  # tasks run on this machine (then no task may exceed machine_memory either)
+    worker_bytes: int = 0  # what each worker costs besides its tasks (a process of the processes scheduler)
 
 
 _FORCED = []  # stack of session_defaults() settings
@@ -151,7 +152,7 @@ class Session:
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
                                 memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus,
                                 storage=storage, spill=self._executor.is_local, machine_memory=machine_memory(),
-                                local=self._executor.is_local,
+                                local=self._executor.is_local, worker_bytes=self._executor.worker_bytes,
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
         self._plans = {}
         self._dask_only = set()  # fetches (their ids) whose in-process run went over the memory budget
@@ -218,7 +219,8 @@ class Session:
             where = "" if t.stage is None else f"  (stage {t.stage})"
             lines.append(f"    {t.op_type:>14} {t.op:<40} {format_bytes(t.total):>10}{where}")
         budget = self._options.memory_budget
-        lines.append(f"  workers at once: {mem.workers}; projected peak: {format_bytes(mem.peak)}; budget: "
+        each = f" (each {format_bytes(mem.worker_bytes)} besides its task)" if mem.worker_bytes else ""
+        lines.append(f"  workers at once: {mem.workers}{each}; projected peak: {format_bytes(mem.peak)}; budget: "
                      + (format_bytes(budget) if budget else "none"))
         return "\n".join(lines)
 
