@@ -7,12 +7,14 @@ inside the Dask graph, and an index out of range raises InvalidArgumentError whe
 from __future__ import annotations
 
 import collections
+import math
 
 import array_api_compat
 import array_api_compat.numpy as np_xp
 import dask.array as da
 import numpy as np
 
+from ..dask_compat import normalize_chunks
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.graph import name_scope
@@ -226,7 +228,20 @@ def _one_hot_eager(xp, indices, depth, on_value, off_value, axis):
 
 def _one_hot_lower(ctx, indices, depth, on_value, off_value, axis):
     d = _checked_depth(ctx.host_value(depth, "OneHot depth"))
-    hits = _one_hot_hits(ctx.xp, ctx.as_dask(indices), d, axis)
+    indices = ctx.as_dask(indices)
+    # each index becomes `depth` values: its chunks are cut so that an output chunk (and the int64
+    # comparison making it) stays within the session's chunk size, as a Fill's would (a range of
+    # 20,000 in one chunk made one 1.5 GB task, refused under any small budget)
+    limit = ctx.options.chunk_limit or (128 << 20)
+    per_index = max(1, d) * 8
+    if indices.size and not any(c != c for c in indices.shape):
+        biggest = max((math.prod(int(max(c)) for c in indices.chunks) if indices.ndim else 1), 1)
+        if biggest * per_index > limit:
+            want = normalize_chunks("auto", indices.shape, limit=max(indices.dtype.itemsize,
+                                                                     limit * indices.dtype.itemsize // per_index),
+                                    dtype=indices.dtype)
+            indices = indices.rechunk(want)
+    hits = _one_hot_hits(ctx.xp, indices, d, axis)
     return da.where(hits, on_value, off_value).astype(ctx.op.outputs[0].dtype.np_dtype)
 
 

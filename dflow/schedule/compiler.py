@@ -522,6 +522,7 @@ def lower_dask(program, feeds, constants, options):
     _apply_budget(memory, options)
     plan = DaskPlan(program.fetch_elements, outputs, extra, slots, params, commits, program.state, ctx.hooks,
                     boundaries, stored, patches)
+    memory.check_graph(plan.n_tasks, options.memory_budget)
     plan.memory = memory
     plan.num_workers = memory.workers
     plan.owners = ctx.owners

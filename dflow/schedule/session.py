@@ -135,6 +135,7 @@ class Session:
         self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
             self._executor.num_workers = num_workers
+        full_budget, budget = budget, _data_budget(budget, self._executor)
         if small_plan_bytes is None:
             small_plan_bytes = process.get("small_plan_bytes")
         if small_plan_bytes is None:
@@ -150,7 +151,7 @@ class Session:
         # (local schedulers only: a cluster's workers hold theirs)
         storage = StoragePolicy.for_budget(budget, self._executor.is_local)
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
-                                memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus,
+                                memory_budget=full_budget, workers=self._executor.workers(), config=config, gpus=gpus,
                                 storage=storage, spill=self._executor.is_local, machine_memory=machine_memory(),
                                 local=self._executor.is_local, worker_bytes=self._executor.worker_bytes,
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
@@ -638,6 +639,21 @@ class SessionRunner:
 
     def variable_locks(self, names):
         return self._session._variable_locks(names)
+
+
+def _data_budget(budget, executor):
+    """What of `budget` a plan's data may use: all of it, less one worker process's own cost on
+    the processes scheduler (chunks, stages and stored variables are sized from this; the plan's
+    projection counts each worker's cost, memory.py). A budget that one worker process alone
+    exceeds is refused here."""
+    if budget is None or not executor.worker_bytes:
+        return budget
+    if budget <= executor.worker_bytes + (1 << 20):
+        raise ResourceExhaustedError(
+            None, None, f"Session: a memory_budget of {format_bytes(budget)} cannot hold one worker process of the "
+            f"{executor.name} scheduler (about {format_bytes(executor.worker_bytes)}: an interpreter with dflow "
+            "imported) and its tasks. Use scheduler='threads' (tasks share this process) or a larger budget.")
+    return budget - executor.worker_bytes
 
 
 def _parse_bytes(value, what="memory_budget"):
