@@ -504,7 +504,7 @@ def lower_dask(program, feeds, constants, options):
         slots.append(FeedSlot(t, arr.name, spec))
     stager = Stager(program, options, ctx) if options.stage_bytes else None
     memory = MemoryReport(workers=options.workers, worker_bytes=options.worker_bytes,
-                          pickled=options.worker_bytes > 0)
+                          pickled=options.pickled_results)
     for step in program.steps:
         _lower_step(ctx, program, step, env, stager, memory)
     outputs = [_output(ctx, env, t) if t is not None else None for t in program.fetch_tensors]
@@ -630,6 +630,8 @@ def _foldable(op, vals):
         return True
     if not all(t.dtype.is_integer or t.dtype.is_bool for t in op._outputs):
         return False
+    if any((t.shape.num_elements() or 0) > FOLD_MAX_ELEMENTS for t in op._outputs):
+        return False  # small inputs, a large known output (an int Fill of 2**41: MemoryError here)
     return sum(int(np.size(v)) for v in vals if v is not None) <= FOLD_MAX_ELEMENTS
 
 
