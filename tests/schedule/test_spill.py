@@ -9,7 +9,6 @@ import pytest
 import zarr
 
 import dflow as tf
-from dflow.schedule.memory import WORKER_PROCESS_BYTES
 from dflow.schedule.plan import Spill
 
 
@@ -39,9 +38,7 @@ def test_a_costly_value_is_computed_once_and_spilled(tmp_path, scheduler):
             if isinstance(key, tuple) and "costly" in str(key[0]) and len(key) == 3:
                 ran.append(key)
 
-    # (on processes the budget holds the worker process too: about the same left for the data)
-    budget = "1MB" if scheduler != "processes" else WORKER_PROCESS_BYTES + (2 << 20)
-    with tf.Session(scheduler=scheduler, memory_budget=budget) as s:
+    with tf.Session(scheduler=scheduler, memory_budget="1MB") as s:
         plan, _ = s._plan_for(out, None)
         assert len(_spills(plan)) == 1
         with Count():

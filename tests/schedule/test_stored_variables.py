@@ -14,7 +14,6 @@ import zarr
 
 import dflow as tf
 from dflow.errors import DataLossError, InvalidArgumentError
-from dflow.schedule.memory import WORKER_PROCESS_BYTES
 from dflow.storage.values import StoredValue
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,9 +32,7 @@ def test_a_stored_variable_updates_like_numpy(scheduler):
     rng = np.random.default_rng(0)
     init = rng.standard_normal(SHAPE).astype(np.float32)
     v, delta, step, colsum = _graph(init)
-    # (on processes the budget holds the worker process too: the same left for the data)
-    budget = "16MB" if scheduler != "processes" else WORKER_PROCESS_BYTES + 16_000_000
-    with tf.Session(scheduler=scheduler, memory_budget=budget) as s:
+    with tf.Session(scheduler=scheduler, memory_budget="16MB") as s:
         s.run(v.initializer)
         assert isinstance(s.variables.values["big"], StoredValue)
         expect = init.copy()
