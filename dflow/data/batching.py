@@ -84,6 +84,10 @@ class BatchNode(Node):
     def describe_buffer(self):
         return f"batch of {self.size}"
 
+    def max_element_bytes(self):
+        eb = self.inputs[0].max_element_bytes()  # a batch is at most `size` elements (the last fewer)
+        return None if not isinstance(self.size, int) or eb is None else self.size * eb
+
     def _maker(self, ctx):
         """The function making one batch from its rows in this iterator."""
         sparse = set(self.inputs[0].spec.sparse_starts())

@@ -97,6 +97,17 @@ class Node:
         None when unknown (a dimension or size known only at run time)."""
         return 0
 
+    def max_element_bytes(self):
+        """The most bytes one element of this stage can have: from its static shapes, else (a
+        stage passing its input's elements on, shapes unchanged) its input's bound; None when
+        unknown."""
+        eb = element_bytes(self.spec)
+        if eb is None and len(self.inputs) == 1 and \
+                [s.as_list() if s.ndims is not None else None for s in self.spec.shapes] == \
+                [s.as_list() if s.ndims is not None else None for s in self.inputs[0].spec.shapes]:
+            return self.inputs[0].max_element_bytes()
+        return eb
+
     def with_shuffled_blocks(self, seeds, reshuffle):
         """This source reading its blocks in a random order, for a shuffle over it (chunked
         sources: chunked.py), or None when it has no blocks."""

@@ -311,6 +311,60 @@ def _reduce_eager(op_type):
     return eager
 
 
+# A reduction of a Fill larger than this machine's memory (TF1 fails allocating it: OOM) is
+# computed from the fill value and the shape instead of from its chunks: summing 8 TB of zeros
+# chunk by chunk took hours, streamed within any budget. Smaller fills are reduced as any array
+# (the same float rounding as every other reduction).
+FOLD_FILL_BYTES = 1 << 34  # without the machine's size
+
+
+def _wrap_int(n, dtype):
+    """Python int `n` wrapped into integer `dtype` (two's complement, as TF's kernels overflow)."""
+    info = np.iinfo(dtype)
+    span = int(info.max) - int(info.min) + 1
+    return np.asarray((n - int(info.min)) % span + int(info.min)).astype(dtype)
+
+
+def _folded_fill(op_type, value, count):
+    """The reduction `op_type` of `count` (> 0) elements all equal to host scalar `value`, or None
+    for one not folded (logsumexp)."""
+    dtype = value.dtype
+    if op_type in ("Max", "Min", "Mean"):
+        return value
+    if op_type in ("Any", "All"):
+        return np.asarray(bool(value))
+    if op_type == "Sum":
+        if dtype.kind in "iu":
+            return _wrap_int(int(value) * count, dtype)
+        with np.errstate(all="ignore"):
+            return np.asarray(value.astype(np.complex128 if dtype.kind == "c" else np.float64) * count).astype(dtype)
+    if op_type == "Prod":
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            return _wrap_int(pow(int(value), count, int(info.max) - int(info.min) + 1), dtype)
+        if dtype.kind == "f":
+            with np.errstate(all="ignore"):
+                return np.asarray(np.power(np.float64(value), count)).astype(dtype)
+    return None
+
+
+def _fold_fill(ctx, op_type, x, axes, keep_dims):
+    """A reduction of a Fill larger than the machine (`FOLD_FILL_BYTES`) from its value and shape,
+    or None."""
+    value = ctx.fill_of(x)
+    limit = ctx.options.machine_memory or FOLD_FILL_BYTES
+    if value is None or x.nbytes <= limit:
+        return None
+    count = math.prod(int(x.shape[a]) for a in axes)
+    out = _folded_fill(op_type, value, count) if count else None
+    if out is None:
+        return None
+    shape = _out_dims(x.shape, axes, keep_dims)
+    if math.prod(shape) * out.dtype.itemsize <= (1 << 20):
+        return np.full(shape, out, dtype=out.dtype)
+    return ctx.da.full(shape, out[()], dtype=out.dtype, chunks=ctx.default_chunks(shape, out.dtype))
+
+
 def _reduce_lower(op_type):
     kernel = _KERNELS[op_type]
 
@@ -320,6 +374,9 @@ def _reduce_lower(op_type):
             _normalize_axes(_host_ints(ctx.host_value(axis, "reduction_indices")), x.ndim, op_type)
         if not axes:
             return x
+        folded = _fold_fill(ctx, op_type, x, axes, keep_dims)
+        if folded is not None:
+            return folded
         if op_type == "ReduceLogSumExp":
             return _lse_lower(ctx, x, axes, keep_dims)
         return kernel(ctx.xp, x, axes, keep_dims)

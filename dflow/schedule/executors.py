@@ -42,6 +42,7 @@ from ..errors import (
 from ..kernels.cores import keep_kernel_memory, share_process_cores, task_threads
 from ..storage.values import HOST_COPY_BYTES, Part, RemoteValue
 from .cluster_graph import REREAD_TASKS, SOURCE_READERS, chunk_regions, sources_inlined
+from .memory import WORKER_PROCESS_BYTES
 
 
 def quiet_numpy():
@@ -80,6 +81,7 @@ class Computed(NamedTuple):
 class Executor(ABC):
     name = "base"
     is_local = True
+    worker_bytes = 0  # what each worker costs this machine besides its tasks (memory.py)
 
     @abstractmethod
     def get(self, dsk, keys, num_workers=None, trace=None):
@@ -291,9 +293,16 @@ class ProcessesExecutor(_PoolExecutor):
     as closed); the pool stays for the others."""
 
     name = "processes"
+    worker_bytes = WORKER_PROCESS_BYTES  # each worker is an interpreter of its own
+
+    def __init__(self, num_workers=None, memory_budget=None):
+        super().__init__(num_workers)
+        self.memory_budget = memory_budget
 
     def _pool_size(self, n):
-        return self.workers()  # one pool of processes; a run's cap limits its own tasks
+        # one pool of processes, a run's cap limiting its own tasks; under a budget the pool has no
+        # more processes than the run's cap (each costs WORKER_PROCESS_BYTES even when idle)
+        return self.workers() if self.memory_budget is None else n
 
     def _make_pool(self, n):
         import multiprocessing
@@ -751,7 +760,7 @@ def make_executor(scheduler, target="", memory_budget=None, num_workers=None):
     if scheduler in ("sync", "synchronous", "single-threaded"):
         return SyncExecutor()
     if scheduler in ("processes", "multiprocessing"):
-        return ProcessesExecutor()
+        return ProcessesExecutor(memory_budget=memory_budget)
     if isinstance(scheduler, str) and "://" in scheduler:
         from distributed import Client
 
