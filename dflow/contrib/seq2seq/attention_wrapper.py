@@ -147,7 +147,11 @@ class _BaseAttentionMechanism(AttentionMechanism):
         return self._alignments_size
 
     def initial_alignments(self, batch_size, dtype):
-        """Zeros [batch_size, max_time]."""
+        """Zeros [batch_size, max_time] (max_time a tensor when the memory's is unknown)."""
+        if isinstance(self._alignments_size, Tensor):
+            out = zeros(stack([convert_to_tensor(batch_size, dtype=dtypes.int32), self._alignments_size]), dtype=dtype)
+            out.set_shape([batch_size if isinstance(batch_size, int) else None, None])
+            return out
         return zero_state_tensors(self._alignments_size, batch_size, dtype)
 
     def initial_state(self, batch_size, dtype):

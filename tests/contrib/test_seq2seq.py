@@ -1,0 +1,473 @@
+"""tf.contrib.seq2seq (dflow/contrib/seq2seq/): each piece against a numpy loop written from TF
+1.15's contrib/seq2seq sources (TF 2.x no longer ships them), and a whole TF1-style NMT toy
+program (encoder, attention decoder, sequence_loss, Adam, greedy inference)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dflow as tf
+
+s2s = tf.contrib.seq2seq
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _xent(logits, targets):
+    """Sparse softmax cross-entropy, numpy: [B, T]."""
+    logp = np.log(_softmax(logits))
+    return -np.take_along_axis(logp, targets[..., None], -1)[..., 0]
+
+
+# ---------------------------------------------------------------- sequence_loss, tile_batch
+
+@pytest.fixture
+def loss_inputs():
+    rng = np.random.RandomState(0)
+    logits = rng.randn(3, 4, 5)
+    targets = rng.randint(0, 5, (3, 4)).astype(np.int32)
+    weights = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [0.5, 2, 0, 0]], np.float64)
+    return logits, targets, weights
+
+
+@pytest.mark.parametrize("flags", [
+    dict(),  # average over both
+    dict(average_across_timesteps=False),
+    dict(average_across_batch=False),
+    dict(average_across_timesteps=False, average_across_batch=False),
+    dict(average_across_timesteps=False, average_across_batch=False, sum_over_timesteps=True, sum_over_batch=True),
+    dict(average_across_timesteps=False, average_across_batch=False, sum_over_timesteps=True),
+    dict(average_across_timesteps=False, average_across_batch=False, sum_over_batch=True),
+])
+def test_sequence_loss_reductions_match_tf115(loss_inputs, flags):
+    logits, targets, weights = loss_inputs
+    ce = _xent(logits, targets) * weights
+    at, ab = flags.get("average_across_timesteps", True), flags.get("average_across_batch", True)
+    st, sb = flags.get("sum_over_timesteps", False), flags.get("sum_over_batch", False)
+    # TF 1.15: average_* divides by the weights' sum; sum_over_* by the count of non-zero weights
+    if at and ab:
+        want = ce.sum() / weights.sum()
+    elif st and sb:
+        want = ce.sum() / np.count_nonzero(weights)
+    elif at or ab:
+        axis = 0 if ab else 1
+        want = ce.sum(axis) / weights.sum(axis)
+    elif st or sb:
+        axis = 0 if sb else 1
+        want = ce.sum(axis) / np.count_nonzero(weights, axis=axis)
+    else:
+        want = ce
+    got = tf.Session().run(s2s.sequence_loss(tf.constant(logits), tf.constant(targets), tf.constant(weights),
+                                             **flags))
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_sequence_loss_custom_loss_function_and_errors(loss_inputs):
+    logits, targets, weights = loss_inputs
+    seen = {}
+
+    def loss_fn(labels, logits):
+        seen["shapes"] = (labels.shape.as_list(), logits.shape.as_list())
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits) * 2.0
+
+    got = tf.Session().run(s2s.sequence_loss(tf.constant(logits), tf.constant(targets), tf.constant(weights),
+                                             softmax_loss_function=loss_fn))
+    np.testing.assert_allclose(got, 2 * (_xent(logits, targets) * weights).sum() / weights.sum(), rtol=1e-10)
+    assert seen["shapes"][0] == [12]
+    with pytest.raises(ValueError, match="Logits must be a"):
+        s2s.sequence_loss(tf.constant(logits[0]), targets, weights)
+    with pytest.raises(ValueError, match="Targets must be a"):
+        s2s.sequence_loss(logits, targets[0], weights)
+    with pytest.raises(ValueError, match="Weights must be a"):
+        s2s.sequence_loss(logits, targets, weights[0])
+    with pytest.raises(ValueError, match="average_across_timesteps and sum_over_timesteps"):
+        s2s.sequence_loss(logits, targets, weights, sum_over_timesteps=True)
+    with pytest.raises(ValueError, match="average_across_batch and sum_over_batch"):
+        s2s.sequence_loss(logits, targets, weights, sum_over_batch=True)
+
+
+def test_tile_batch_repeats_each_entry_in_place():
+    x = np.arange(12, dtype=np.float32).reshape(3, 2, 2)
+    lens = np.array([2, 1, 2], np.int32)
+    tiled = s2s.tile_batch((tf.constant(x), tf.constant(lens)), 3)
+    assert tiled[0].shape.as_list() == [9, 2, 2] and tiled[1].shape.as_list() == [9]
+    tx, tl = tf.Session().run(tiled)
+    np.testing.assert_array_equal(tx, np.repeat(x, 3, axis=0))
+    np.testing.assert_array_equal(tl, np.repeat(lens, 3))
+    p = tf.placeholder(tf.float32, [None, 2])
+    t = s2s.tile_batch(p, 2)
+    assert t.shape.as_list() == [None, 2]
+    np.testing.assert_array_equal(tf.Session().run(t, {p: x[0]}), np.repeat(x[0], 2, axis=0))
+    with pytest.raises(ValueError, match="statically known rank"):
+        s2s.tile_batch(tf.constant(1.0), 2)
+
+
+# ---------------------------------------------------------------- helpers and BasicDecoder
+
+B, T, V, D, H = 3, 5, 7, 4, 6
+
+
+def _rnn_cell_np(kernel, bias, x, h):
+    return np.tanh(np.concatenate([x, h], 1) @ kernel + bias)
+
+
+def _run_with_vars(fetches, feed=None):
+    sess = tf.Session()
+    sess.run(tf.global_variables_initializer())
+    out = sess.run(fetches, feed)
+    values = {v.name: sess.run(v) for v in tf.global_variables()}
+    return out, values
+
+
+@pytest.mark.parametrize("time_major", [False, True])
+def test_training_helper_basic_decoder_matches_numpy(time_major):
+    rng = np.random.RandomState(1)
+    x = rng.randn(B, T, D).astype(np.float32)
+    lens = np.array([5, 3, 2], np.int32)
+    cell = tf.nn.rnn_cell.BasicRNNCell(H)
+    inputs = tf.constant(x.transpose(1, 0, 2) if time_major else x)
+    helper = s2s.TrainingHelper(inputs, lens, time_major=time_major)
+    decoder = s2s.BasicDecoder(cell, helper, cell.zero_state(B, tf.float32), output_layer=tf.layers.Dense(V))
+    assert decoder.output_size.rnn_output.as_list() == [V] and decoder.output_size.sample_id.as_list() == []
+    out, state, out_lens = s2s.dynamic_decode(decoder, output_time_major=time_major)
+    assert isinstance(out, s2s.BasicDecoderOutput)
+    assert sorted(v.name for v in tf.trainable_variables()) == [
+        "decoder/basic_rnn_cell/bias:0", "decoder/basic_rnn_cell/kernel:0", "decoder/dense/bias:0",
+        "decoder/dense/kernel:0"]
+    (o, s, ln), w = _run_with_vars([out, state, out_lens])
+    k, b = w["decoder/basic_rnn_cell/kernel:0"], w["decoder/basic_rnn_cell/bias:0"]
+    dk, db = w["decoder/dense/kernel:0"], w["decoder/dense/bias:0"]
+    h = np.zeros((B, H), np.float32)
+    logits = []
+    for t in range(lens.max()):  # the loop stops when every row is finished; no imputing
+        h = _rnn_cell_np(k, b, x[:, t], h)
+        logits.append(h @ dk + db)
+    logits = np.stack(logits, 1)
+    if time_major:
+        o = type(o)(o.rnn_output.transpose(1, 0, 2), o.sample_id.T)
+    np.testing.assert_allclose(o.rnn_output, logits, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(o.sample_id, logits.argmax(-1))
+    np.testing.assert_array_equal(ln, lens)
+    np.testing.assert_allclose(s, h, rtol=1e-4, atol=1e-5)
+
+
+def test_impute_finished_zeros_outputs_and_freezes_state():
+    rng = np.random.RandomState(2)
+    x = rng.randn(B, T, D).astype(np.float32)
+    lens = np.array([4, 1, 2], np.int32)
+    cell = tf.nn.rnn_cell.BasicRNNCell(H)
+    decoder = s2s.BasicDecoder(cell, s2s.TrainingHelper(x, lens), cell.zero_state(B, tf.float32))
+    out, state, out_lens = s2s.dynamic_decode(decoder, impute_finished=True)
+    (o, s, ln), w = _run_with_vars([out, state, out_lens])
+    k, b = w["decoder/basic_rnn_cell/kernel:0"], w["decoder/basic_rnn_cell/bias:0"]
+    h = np.zeros((B, H), np.float32)
+    outs = []
+    for t in range(4):
+        new = _rnn_cell_np(k, b, x[:, t], h)
+        done = (t >= lens)[:, None]
+        outs.append(np.where(done, 0, new))
+        h = np.where(done, h, new)
+    np.testing.assert_allclose(o.rnn_output, np.stack(outs, 1), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(s, h, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(ln, lens)
+
+
+def _greedy_np(emb, k, b, dk, db, start, end, max_iter):
+    h = np.zeros((len(start), k.shape[1]), np.float32)
+    inp = emb[start]
+    finished = np.zeros(len(start), bool)
+    lengths = np.zeros(len(start), np.int32)
+    ids = []
+    for t in range(max_iter):
+        h = _rnn_cell_np(k, b, inp, h)
+        step = (h @ dk + db).argmax(-1)
+        ids.append(step)
+        lengths = np.where(finished, lengths, t + 1)
+        finished |= step == end
+        inp = emb[step]
+        if finished.all():
+            break
+    return np.stack(ids, 1), lengths
+
+
+def test_greedy_embedding_helper_decodes_as_numpy():
+    start, end = np.array([1, 1, 1, 1], np.int32), 2
+    # the bias pushes towards id 2 so some rows stop early, others run to maximum_iterations
+    emb = tf.get_variable("emb", [V, D], initializer=tf.random_normal_initializer(seed=3))
+    cell = tf.nn.rnn_cell.BasicRNNCell(H)
+    helper = s2s.GreedyEmbeddingHelper(emb, tf.constant(start), end)
+    dense = tf.layers.Dense(V, bias_initializer=tf.constant_initializer([0, 0, 0.4, 0, 0, 0, 0]),
+                            kernel_initializer=tf.random_normal_initializer(seed=4))
+    decoder = s2s.BasicDecoder(cell, helper, cell.zero_state(4, tf.float32), output_layer=dense)
+    out, _, lengths = s2s.dynamic_decode(decoder, maximum_iterations=6)
+    (o, ln), w = _run_with_vars([out, lengths])
+    ids, want_len = _greedy_np(w["emb:0"], w["decoder/basic_rnn_cell/kernel:0"], w["decoder/basic_rnn_cell/bias:0"],
+                               w["decoder/dense/kernel:0"], w["decoder/dense/bias:0"], start, end, 6)
+    np.testing.assert_array_equal(o.sample_id, ids)
+    np.testing.assert_array_equal(ln, want_len)
+    assert o.sample_id.dtype == np.int32
+    with pytest.raises(ValueError, match="start_tokens must be a vector"):
+        s2s.GreedyEmbeddingHelper(emb, 1, end)
+    with pytest.raises(ValueError, match="end_token must be a scalar"):
+        s2s.GreedyEmbeddingHelper(emb, start, [2])
+
+
+def test_maximum_iterations_zero_and_callable_embedding():
+    cell = tf.nn.rnn_cell.BasicRNNCell(H)
+    emb = tf.constant(np.eye(V, D, dtype=np.float32))
+    helper = s2s.GreedyEmbeddingHelper(lambda ids: tf.nn.embedding_lookup(emb, ids), tf.fill([2], 0), 1)
+    decoder = s2s.BasicDecoder(cell, helper, cell.zero_state(2, tf.float32), output_layer=tf.layers.Dense(V))
+    out, _, lengths = s2s.dynamic_decode(decoder, maximum_iterations=3)
+    (o, ln), _ = _run_with_vars([out, lengths])
+    assert o.rnn_output.shape[1] <= 3 and (ln <= 3).all()
+    with pytest.raises(ValueError, match="maximum_iterations must be a scalar"):
+        s2s.dynamic_decode(decoder, maximum_iterations=[3])
+
+
+def test_sample_and_scheduled_helpers():
+    rng = np.random.RandomState(5)
+    emb = tf.constant(rng.randn(V, D).astype(np.float32))
+    cell = tf.nn.rnn_cell.BasicRNNCell(H)
+    helper = s2s.SampleEmbeddingHelper(emb, tf.fill([B], 0), 1, softmax_temperature=0.5, seed=7)
+    dense = tf.layers.Dense(V)
+    out, _, lengths = s2s.dynamic_decode(s2s.BasicDecoder(cell, helper, cell.zero_state(B, tf.float32), dense),
+                                         maximum_iterations=5)
+    x = rng.randn(B, T, D).astype(np.float32)
+    lens = np.array([5, 4, 3], np.int32)
+    teacher = s2s.BasicDecoder(cell, s2s.TrainingHelper(x, lens), cell.zero_state(B, tf.float32), dense)
+    never = s2s.BasicDecoder(cell, s2s.ScheduledEmbeddingTrainingHelper(x, lens, emb, 0.0, seed=1),
+                             cell.zero_state(B, tf.float32), dense)
+    always = s2s.BasicDecoder(cell, s2s.ScheduledEmbeddingTrainingHelper(x, lens, emb, 1.0, seed=1),
+                              cell.zero_state(B, tf.float32), dense)
+    fetch = [out, lengths] + [s2s.dynamic_decode(d)[0] for d in (teacher, never, always)]
+    (o, ln, o_t, o_n, o_a), _ = _run_with_vars(fetch)
+    assert o.sample_id.dtype == np.int32 and ((o.sample_id >= 0) & (o.sample_id < V)).all()
+    assert (ln >= 1).all() and (ln <= 5).all()
+    np.testing.assert_allclose(o_n.rnn_output, o_t.rnn_output, rtol=1e-6)  # probability 0: teacher forcing
+    assert (o_n.sample_id == -1).all() and (o_a.sample_id >= 0).all()
+    with pytest.raises(ValueError, match="sampling_probability must be either a scalar or a vector"):
+        s2s.ScheduledEmbeddingTrainingHelper(x, lens, emb, [[0.5]])
+
+
+def test_decoder_type_errors():
+    cell = tf.nn.rnn_cell.BasicRNNCell(H)
+    helper = s2s.TrainingHelper(np.zeros((B, T, D), np.float32), [1, 2, 3])
+    with pytest.raises(TypeError, match="helper must be a Helper"):
+        s2s.BasicDecoder(cell, object(), cell.zero_state(B, tf.float32))
+    with pytest.raises(TypeError, match="output_layer must be a Layer"):
+        s2s.BasicDecoder(cell, helper, cell.zero_state(B, tf.float32), output_layer=lambda x: x)
+    with pytest.raises(TypeError, match="is not an RNNCell"):
+        s2s.BasicDecoder(object(), helper, None)
+    with pytest.raises(TypeError, match="Expected decoder to be type Decoder"):
+        s2s.dynamic_decode(cell)
+    with pytest.raises(ValueError, match="Expected sequence_length to be a vector"):
+        s2s.TrainingHelper(np.zeros((B, T, D), np.float32), 3)
+
+
+# ---------------------------------------------------------------- attention
+
+S, A = 6, 5
+
+
+def _attention_np(kind, w, x, mem, mem_len, attention_layer, output_attention=True, normalize=False, scale=False,
+                  prefix="decoder/attention_wrapper/"):
+    """TF 1.15's AttentionWrapper over a BasicRNNCell with one mechanism, step by step."""
+    k, b = w[prefix + "basic_rnn_cell/kernel:0"], w[prefix + "basic_rnn_cell/bias:0"]
+    mask = np.arange(mem.shape[1])[None] < mem_len[:, None]
+    values = mem * mask[..., None]
+    keys = values @ w["memory_layer/kernel:0"]
+    h = np.zeros((mem.shape[0], k.shape[1]), np.float32)
+    depth = attention_layer or mem.shape[2]
+    attention = np.zeros((mem.shape[0], depth), np.float32)
+    outs, aligns = [], []
+    for t in range(x.shape[1]):
+        h = _rnn_cell_np(k, b, np.concatenate([x[:, t], attention], 1), h)
+        if kind == "bahdanau":
+            scope = prefix + "bahdanau_attention/"
+            pq = h @ w[scope + "query_layer/kernel:0"]
+            v = w[scope + "attention_v:0"]
+            if normalize:
+                v = w[scope + "attention_g:0"] * v / np.sqrt((v ** 2).sum())
+                score = (v * np.tanh(keys + pq[:, None] + w[scope + "attention_b:0"])).sum(-1)
+            else:
+                score = (v * np.tanh(keys + pq[:, None])).sum(-1)
+        else:
+            score = np.einsum("bd,bsd->bs", h, keys)
+            if scale:
+                score = score * w[prefix + "luong_attention/attention_g:0"]
+        align = _softmax(np.where(mask, score, -np.inf))
+        context = np.einsum("bs,bsd->bd", align, values)
+        attention = (np.concatenate([h, context], 1) @ w[prefix + "attention_layer/kernel:0"] if attention_layer
+                     else context)
+        outs.append(attention if output_attention else h)
+        aligns.append(align)
+    return np.stack(outs, 1), np.stack(aligns, 0), h
+
+
+@pytest.mark.parametrize("kind,options,layer,output_attention", [
+    ("bahdanau", {}, A, True),
+    ("bahdanau", {"normalize": True}, None, False),
+    ("luong", {}, A, True),
+    ("luong", {"scale": True}, None, True),
+])
+def test_attention_wrapper_matches_numpy(kind, options, layer, output_attention):
+    rng = np.random.RandomState(6)
+    mem = rng.randn(B, S, 4).astype(np.float32)
+    mem_len = np.array([6, 3, 1], np.int32)
+    x = rng.randn(B, T, D).astype(np.float32)
+    units = H if kind == "luong" else 3  # Luong's keys must have the query's depth
+    cls = s2s.BahdanauAttention if kind == "bahdanau" else s2s.LuongAttention
+    mech = cls(units, tf.constant(mem), memory_sequence_length=tf.constant(mem_len), **options)
+    cell = s2s.AttentionWrapper(tf.nn.rnn_cell.BasicRNNCell(H), mech, attention_layer_size=layer,
+                                alignment_history=True, output_attention=output_attention)
+    assert cell.output_size == (layer or 4 if output_attention else H)
+    state0 = cell.zero_state(B, tf.float32)
+    assert isinstance(state0, s2s.AttentionWrapperState)
+    helper = s2s.TrainingHelper(x, np.full(B, T, np.int32))
+    out, state, _ = s2s.dynamic_decode(s2s.BasicDecoder(cell, helper, state0))
+    (o, hist, st), w = _run_with_vars([out.rnn_output, state.alignment_history.stack(),
+                                       state._replace(alignment_history=())])  # a TensorArray is no fetch
+    want_out, want_align, want_h = _attention_np(kind, w, x, mem, mem_len, layer, output_attention, **options)
+    np.testing.assert_allclose(o, want_out, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(hist, want_align, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(st.alignments, want_align[-1], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(st.cell_state, want_h, rtol=1e-4, atol=1e-5)
+    assert st.time == T
+    assert (hist[:, 2, 1:] == 0).all()  # past memory_sequence_length: no weight
+
+
+def test_attention_variable_names_and_clone():
+    mem = tf.constant(np.zeros((2, 3, 4), np.float32))
+    mech = s2s.BahdanauAttention(5, mem)
+    cell = s2s.AttentionWrapper(tf.nn.rnn_cell.BasicLSTMCell(4), mech, attention_layer_size=3)
+    enc = tf.nn.rnn_cell.LSTMStateTuple(tf.ones([2, 4]), tf.ones([2, 4]))
+    state = cell.zero_state(2, tf.float32).clone(cell_state=enc)
+    assert state.attention.shape.as_list() == [2, 3] and state.alignments.shape.as_list() == [2, 3]
+    assert state.alignment_history == ()
+    helper = s2s.TrainingHelper(tf.zeros([2, 2, 1]), [2, 2])
+    s2s.dynamic_decode(s2s.BasicDecoder(cell, helper, state))
+    assert [v.name for v in tf.trainable_variables()] == [
+        "memory_layer/kernel:0", "decoder/attention_wrapper/basic_lstm_cell/kernel:0",
+        "decoder/attention_wrapper/basic_lstm_cell/bias:0",
+        "decoder/attention_wrapper/bahdanau_attention/query_layer/kernel:0",
+        "decoder/attention_wrapper/bahdanau_attention/attention_v:0",
+        "decoder/attention_wrapper/attention_layer/kernel:0"]
+    with pytest.raises(ValueError, match="clone"):
+        cell.zero_state(2, tf.float32).clone(attention=tf.zeros([2, 7]))
+    with pytest.raises(TypeError, match="must be an AttentionMechanism"):
+        s2s.AttentionWrapper(tf.nn.rnn_cell.BasicLSTMCell(4), object())
+    with pytest.raises(ValueError, match="Only one of attention_layer_size and attention_layer"):
+        s2s.AttentionWrapper(tf.nn.rnn_cell.BasicLSTMCell(4), mech, attention_layer_size=3,
+                             attention_layer=tf.layers.Dense(3))
+    with pytest.raises(ValueError, match="Incompatible or unknown inner dimensions"):
+        bad = s2s.AttentionWrapper(tf.nn.rnn_cell.BasicLSTMCell(4), s2s.LuongAttention(5, mem))
+        bad(tf.zeros([2, 1]), bad.zero_state(2, tf.float32))
+
+
+def test_hardmax_safe_cumprod_monotonic_attention():
+    rng = np.random.RandomState(8)
+    logits = rng.randn(3, 5)
+    p = rng.rand(3, 5)
+    prev = _softmax(rng.randn(3, 5))
+    hard_p = (rng.rand(3, 5) > 0.5).astype(np.float64)
+    hard_prev = np.eye(5)[[0, 2, 1]]
+    sess = tf.Session()
+    got = sess.run([s2s.hardmax(logits), s2s.safe_cumprod(p, axis=1, exclusive=True),
+                    s2s.monotonic_attention(p, prev, "recursive"), s2s.monotonic_attention(p, prev, "parallel"),
+                    s2s.monotonic_attention(hard_p, hard_prev, "hard")])
+    np.testing.assert_array_equal(got[0], np.eye(5)[logits.argmax(-1)])
+    excl = np.concatenate([np.ones((3, 1)), np.cumprod(p, 1)[:, :-1]], 1)
+    np.testing.assert_allclose(got[1], excl, rtol=1e-10)
+    # the recurrence: q[i] = (1 - p[i-1]) q[i-1] + prev[i]; attention[i] = p[i] q[i]
+    q = np.zeros((3, 5))
+    for i in range(5):
+        q[:, i] = (q[:, i - 1] * (1 - p[:, i - 1]) if i else 0) + prev[:, i]
+    np.testing.assert_allclose(got[2], p * q, rtol=1e-10)
+    np.testing.assert_allclose(got[3], p * q, rtol=1e-6)
+    # hard: the first chosen index at or after the previous one
+    want = np.zeros((3, 5))
+    for r in range(3):
+        start = hard_prev[r].argmax()
+        chosen = [i for i in range(start, 5) if hard_p[r, i] == 1]
+        if chosen:
+            want[r, chosen[0]] = 1
+    np.testing.assert_array_equal(got[4], want)
+    with pytest.raises(ValueError, match="mode must be"):
+        s2s.monotonic_attention(p, prev, "soft")
+
+
+# ---------------------------------------------------------------- a TF1 NMT toy program
+
+def test_nmt_toy_program_trains_and_decodes():
+    """The shape of the TF1 NMT tutorial: embeddings, a dynamic_rnn encoder, a Luong-attention
+    decoder with TrainingHelper, sequence_loss, Adam; then greedy inference sharing the weights."""
+    rng = np.random.RandomState(0)
+    vocab, emb_dim, units, batch, src_t, tgt_t = 10, 8, 16, 4, 5, 6
+    sos, eos = 1, 2
+    src = rng.randint(3, vocab, (batch, src_t)).astype(np.int32)
+    src_len = np.array([5, 4, 3, 5], np.int32)
+    tgt_out = np.concatenate([src[:, ::-1], np.full((batch, 1), eos)], 1).astype(np.int32)  # reverse, then </s>
+    tgt_in = np.concatenate([np.full((batch, 1), sos), tgt_out[:, :-1]], 1).astype(np.int32)
+    tgt_len = np.full(batch, tgt_t, np.int32)
+
+    source = tf.placeholder(tf.int32, [None, None], name="source")
+    source_len = tf.placeholder(tf.int32, [None], name="source_len")
+    target_in = tf.placeholder(tf.int32, [None, None])
+    target_out = tf.placeholder(tf.int32, [None, None])
+    target_len = tf.placeholder(tf.int32, [None])
+    batch_size = tf.size(source_len)
+    embedding = tf.get_variable("embedding", [vocab, emb_dim])
+    with tf.variable_scope("encoder"):
+        enc_out, enc_state = tf.nn.dynamic_rnn(tf.nn.rnn_cell.BasicLSTMCell(units),
+                                               tf.nn.embedding_lookup(embedding, source),
+                                               sequence_length=source_len, dtype=tf.float32)
+    mechanism = s2s.LuongAttention(units, enc_out, memory_sequence_length=source_len)
+    cell = s2s.AttentionWrapper(tf.nn.rnn_cell.BasicLSTMCell(units), mechanism, attention_layer_size=units)
+    projection = tf.layers.Dense(vocab, use_bias=False, name="output_projection")
+    init = cell.zero_state(batch_size, tf.float32).clone(cell_state=enc_state)
+    helper = s2s.TrainingHelper(tf.nn.embedding_lookup(embedding, target_in), target_len)
+    outputs, _, _ = s2s.dynamic_decode(s2s.BasicDecoder(cell, helper, init, output_layer=projection))
+    logits = outputs.rnn_output
+    weights = tf.sequence_mask(target_len, tf.shape(logits)[1], dtype=tf.float32)
+    loss = s2s.sequence_loss(logits, target_out, weights)
+    train = tf.train.AdamOptimizer(0.02).minimize(loss)
+    variables = tf.trainable_variables()
+    grads = tf.gradients(loss, variables)
+    assert all(g is not None for g in grads), [v.name for v, g in zip(variables, grads) if g is None]
+    assert [v.name for v in variables] == [
+        "embedding:0", "encoder/rnn/basic_lstm_cell/kernel:0", "encoder/rnn/basic_lstm_cell/bias:0",
+        "memory_layer/kernel:0", "decoder/attention_wrapper/basic_lstm_cell/kernel:0",
+        "decoder/attention_wrapper/basic_lstm_cell/bias:0", "decoder/attention_wrapper/attention_layer/kernel:0",
+        "decoder/output_projection/kernel:0"]
+
+    greedy = s2s.GreedyEmbeddingHelper(embedding, tf.fill([batch_size], sos), eos)
+    infer_init = cell.zero_state(batch_size, tf.float32).clone(cell_state=enc_state)
+    infer_out, _, infer_len = s2s.dynamic_decode(s2s.BasicDecoder(cell, greedy, infer_init, output_layer=projection),
+                                                 maximum_iterations=2 * src_t)
+    assert len(tf.trainable_variables()) == len(variables)  # inference shares every weight
+
+    feed = {source: src, source_len: src_len, target_in: tgt_in, target_out: tgt_out, target_len: tgt_len}
+    sess = tf.get_default_session() or tf.Session()
+    with sess.as_default():
+        sess.run(tf.global_variables_initializer())
+        losses = [sess.run([loss, train], feed)[0] for _ in range(40)]
+        ids, lengths = sess.run([infer_out.sample_id, infer_len], {source: src, source_len: src_len})
+    assert losses[-1] < 0.5 * losses[0], losses
+    assert ids.dtype == np.int32 and ids.shape[0] == batch and ids.shape[1] <= 2 * src_t
+    assert ((lengths >= 1) & (lengths <= 2 * src_t)).all()
+    # the trained model copies most of the reversed training sequences
+    hits = sum((ids[r, :tgt_t] == tgt_out[r, :ids.shape[1]][:tgt_t]).mean() for r in range(batch)
+               if ids.shape[1] >= tgt_t) / batch
+    assert hits > 0.3, (ids, tgt_out)
+
+
+def test_namespace():
+    assert tf.contrib.seq2seq is s2s
+    import dflow.contrib.seq2seq as mod
+    assert mod is s2s
+    with pytest.raises(AttributeError, match="NoSuchThing is not a TF1 name"):
+        s2s.NoSuchThing  # noqa: B018
