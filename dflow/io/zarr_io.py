@@ -33,6 +33,7 @@ from ..storage.chunks import chunk_io, dask_array, read_all
 __all__ = ["read_zarr", "write_zarr"]
 
 COMPLETE_ATTR = "dflow_complete"
+RUN_ATTR = "dflow_run"  # on an array being written: the run writing it (removed when it is published)
 
 
 @dataclass(frozen=True)
@@ -180,18 +181,37 @@ def _tmp_path(target, token, owner):
 
 
 def _create_array(target, shape, dtype, chunks, token, owner):
-    """Creates the run's temporary array (local) or the incomplete target (other stores)."""
+    """Creates the run's temporary array (local) or the incomplete target (other stores).
+
+    Run again for the same run, it leaves the array it made as it is: a cluster runs this task
+    again when the worker holding its result died, and by then other workers may have written
+    chunks into the array (creating it afresh would wipe them, and the run would publish chunks of
+    fill value)."""
     path = _tmp_path(target, token, owner) if target.local else target.path
+    run = f"{owner}-{int(token) & (1 << 64) - 1:x}"
+    if _made_by_run(target, path, run, shape, dtype, chunks):
+        return path
     if target.local:
         os.makedirs(target.root, exist_ok=True)
         _ensure_groups(target)
         z = zarr.create_array(target.fs_path(path), shape=shape, dtype=dtype, chunks=chunks, overwrite=True)
-        z.attrs[COMPLETE_ATTR] = False  # a temporary array left by a killed run is refused by read_zarr
     else:
         z = zarr.create_array(target.root, name=path or None, shape=shape, dtype=dtype, chunks=chunks,
                               overwrite=True)
-        z.attrs[COMPLETE_ATTR] = False
+    # incomplete: a temporary array left by a killed run is refused by read_zarr
+    z.attrs.update({COMPLETE_ATTR: False, RUN_ATTR: run})
     return path
+
+
+def _made_by_run(target, path, run, shape, dtype, chunks):
+    """Whether `path` holds the incomplete array that run `run` created with these parameters."""
+    try:
+        z = target.open("r", path=path)
+    except Exception:  # noqa: BLE001 - nothing (readable) there: the run has not created it
+        return False
+    return (z.attrs.get(RUN_ATTR) == run and z.attrs.get(COMPLETE_ATTR, True) is False
+            and tuple(z.shape) == tuple(shape) and np.dtype(z.dtype) == np.dtype(dtype)
+            and tuple(z.chunks) == tuple(chunks))
 
 
 def _ensure_groups(target):
@@ -344,6 +364,8 @@ def _summarize(total, summary):
 
 def _mark_complete(z):
     z.attrs[COMPLETE_ATTR] = True
+    if RUN_ATTR in z.attrs:
+        del z.attrs[RUN_ATTR]
 
 
 _KINDS = {"file": "a file", "directory": "a directory that is not a Zarr array or group", "link": "a symbolic link",
