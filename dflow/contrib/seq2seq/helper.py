@@ -23,8 +23,8 @@ from ...graph import dtypes
 from ...graph.graph import name_scope
 from ...graph.ops import Tensor
 from ...graph.shape import TensorShape
-from ...kernels.array_ops import size as size_op
 from ...kernels.array_ops import shape as shape_op
+from ...kernels.array_ops import size as size_op
 from ...kernels.common import convert_to_tensor
 from ...kernels.creation_ops import fill, zeros_like
 from ...kernels.manip_ops import reshape
