@@ -471,3 +471,138 @@ def test_namespace():
     assert mod is s2s
     with pytest.raises(AttributeError, match="NoSuchThing is not a TF1 name"):
         s2s.NoSuchThing  # noqa: B018
+
+
+# ---------------------------------------------------------------- beam search
+
+def _gather_tree_np(step_ids, parent_ids, max_lengths, end_token):
+    """TF 1.15's GatherTree kernel: backtrack each beam from its batch's last step, end_token past
+    it and after the first end_token."""
+    t_max, batch, width = step_ids.shape
+    out = np.full_like(step_ids, end_token)
+    for b in range(batch):
+        length = min(t_max, max_lengths[b])
+        for w in range(width):
+            if length <= 0:
+                continue
+            out[length - 1, b, w] = step_ids[length - 1, b, w]
+            parent = parent_ids[length - 1, b, w]
+            for level in range(length - 2, -1, -1):
+                out[level, b, w] = step_ids[level, b, parent]
+                parent = parent_ids[level, b, parent]
+            finished = False
+            for t in range(length):
+                if finished:
+                    out[t, b, w] = end_token
+                elif out[t, b, w] == end_token:
+                    finished = True
+    return out
+
+
+def test_gather_tree_matches_the_kernel():
+    rng = np.random.RandomState(9)
+    step_ids = rng.randint(0, 6, (5, 3, 4)).astype(np.int32)
+    parents = rng.randint(0, 4, (5, 3, 4)).astype(np.int32)
+    lengths = np.array([5, 3, 0], np.int32)
+    got = tf.Session().run(s2s.gather_tree(step_ids, parents, lengths, 5))
+    np.testing.assert_array_equal(got, _gather_tree_np(step_ids, parents, lengths, 5))
+    # hand-worked: beam 0 ends at step 2 on 7 from parent 2, whose step 1 id is 6 from parent 1 (id 2)
+    step_ids = np.array([[[2, 2, 3]], [[4, 5, 6]], [[7, 8, 9]]], np.int32)
+    parents = np.array([[[0, 0, 0]], [[0, 1, 1]], [[2, 1, 2]]], np.int32)
+    np.testing.assert_array_equal(tf.Session().run(s2s.gather_tree(step_ids, parents, [3], 10))[:, 0],
+                                  [[2, 2, 2], [6, 5, 6], [7, 8, 9]])
+
+
+def _lstm_np(k, b, x, c, h):
+    i, j, f, o = np.split(np.concatenate([x, h], 1) @ k + b, 4, axis=1)
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    c = c * sig(f + 1.0) + sig(i) * np.tanh(j)
+    return c, np.tanh(c) * sig(o)
+
+
+def _beam_search_np(w, start, end, width, max_iter, penalty):
+    """TF 1.15's BeamSearchDecoder.step and _beam_search_step over a BasicLSTMCell, in numpy."""
+    emb, k, b = w["emb:0"], w["decoder/basic_lstm_cell/kernel:0"], w["decoder/basic_lstm_cell/bias:0"]
+    dk, db = w["decoder/dense/kernel:0"], w["decoder/dense/bias:0"]
+    batch, vocab, units = len(start), emb.shape[0], k.shape[1] // 4
+    log_probs = np.full((batch, width), -np.inf, np.float32)
+    log_probs[:, 0] = 0
+    finished = np.ones((batch, width), bool)
+    finished[:, 0] = False
+    lengths = np.zeros((batch, width), np.int64)
+    c = np.zeros((batch * width, units), np.float32)
+    h = c.copy()
+    inp = emb[np.repeat(start, width)]
+    scores_all, ids_all, parents_all = [], [], []
+    rows = np.arange(batch)[:, None]
+    for _ in range(max_iter):
+        c, h = _lstm_np(k, b, inp, c, h)
+        logits = (h @ dk + db).reshape(batch, width, vocab)
+        lp = logits - logits.max(-1, keepdims=True)
+        lp = lp - np.log(np.exp(lp).sum(-1, keepdims=True))
+        eos_row = np.full(vocab, np.finfo(np.float32).min, np.float32)
+        eos_row[end] = 0
+        lp = np.where(finished[..., None], eos_row, lp)
+        total = log_probs[..., None] + lp
+        new_len = lengths[..., None] + ((np.arange(vocab) != end)[None, None] & ~finished[..., None])
+        scores = total if penalty == 0 else total / (((5.0 + new_len) / 6.0) ** penalty)
+        flat = scores.reshape(batch, -1)
+        idx = np.argsort(-flat, axis=1, kind="stable")[:, :width]  # top_k: ties to the lower index
+        word, beam = idx % vocab, idx // vocab
+        scores_all.append(np.take_along_axis(flat, idx, 1))
+        ids_all.append(word)
+        parents_all.append(beam)
+        log_probs = np.take_along_axis(total.reshape(batch, -1), idx, 1)
+        prev_finished = finished[rows, beam]
+        finished = prev_finished | (word == end)
+        lengths = lengths[rows, beam] + ~prev_finished
+        c = c.reshape(batch, width, units)[rows, beam].reshape(batch * width, units)
+        h = h.reshape(batch, width, units)[rows, beam].reshape(batch * width, units)
+        inp = emb[word.reshape(-1)]
+        if finished.all():
+            break
+    step_ids = np.stack(ids_all)
+    predicted = _gather_tree_np(step_ids, np.stack(parents_all), lengths.max(1), end)
+    return predicted.transpose(1, 0, 2), np.stack(scores_all).transpose(1, 0, 2), lengths
+
+
+@pytest.mark.parametrize("penalty", [0.0, 0.7])
+def test_beam_search_decoder_matches_numpy(penalty):
+    batch, width, vocab = 2, 3, 6
+    emb = tf.get_variable("emb", [vocab, D], initializer=tf.random_normal_initializer(seed=10))
+    cell = tf.nn.rnn_cell.BasicLSTMCell(H)
+    init = s2s.tile_batch(cell.zero_state(batch, tf.float32), width)
+    dense = tf.layers.Dense(vocab, kernel_initializer=tf.random_normal_initializer(stddev=2.0, seed=11),
+                            bias_initializer=tf.constant_initializer([0, 0, 1.0, 0, 0, 0]))
+    decoder = s2s.BeamSearchDecoder(cell, emb, tf.fill([batch], 1), 2, init, width, output_layer=dense,
+                                    length_penalty_weight=penalty)
+    out, state, _ = s2s.dynamic_decode(decoder, maximum_iterations=7)
+    assert isinstance(out, s2s.FinalBeamSearchDecoderOutput)
+    assert isinstance(state, s2s.BeamSearchDecoderState)
+    (o, lengths), w = _run_with_vars([out, state.lengths])
+    want_ids, want_scores, want_lengths = _beam_search_np(w, np.array([1, 1]), 2, width, 7, penalty)
+    np.testing.assert_array_equal(o.predicted_ids, want_ids)
+    np.testing.assert_allclose(o.beam_search_decoder_output.scores, want_scores, rtol=1e-4)
+    np.testing.assert_array_equal(lengths, want_lengths)
+    assert o.predicted_ids.dtype == np.int32 and o.predicted_ids.shape[2] == width
+
+
+def test_beam_search_with_attention_and_errors():
+    batch, width = 2, 3
+    mem = tf.constant(np.random.RandomState(12).randn(batch, 4, 5).astype(np.float32))
+    tiled = s2s.tile_batch(mem, width)
+    mech = s2s.LuongAttention(H, tiled, memory_sequence_length=s2s.tile_batch(tf.constant([4, 2]), width))
+    cell = s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(H), mech, attention_layer_size=H)
+    emb = tf.get_variable("emb", [V, D])
+    init = cell.zero_state(batch * width, tf.float32)
+    decoder = s2s.BeamSearchDecoder(cell, emb, tf.fill([batch], 0), 1, init, width, output_layer=tf.layers.Dense(V))
+    out, _, _ = s2s.dynamic_decode(decoder, maximum_iterations=4)
+    (o,), _ = _run_with_vars([out.predicted_ids])
+    assert o.shape[0] == batch and o.shape[2] == width and o.shape[1] <= 4
+    assert ((o >= 0) & (o < V)).all()
+    with pytest.raises(ValueError, match="batch_size=encoder_batch_size \\* beam_width"):
+        s2s.BeamSearchDecoder(cell, emb, tf.fill([batch], 0), 1, cell.zero_state(batch, tf.float32), width)
+    with pytest.raises(ValueError, match="start_tokens must be a vector"):
+        s2s.BeamSearchDecoder(cell, emb, 0, 1, init, width)
+    with pytest.raises(TypeError, match="output_layer must be a Layer"):
+        s2s.BeamSearchDecoder(cell, emb, tf.fill([batch], 0), 1, init, width, output_layer=len)

@@ -18,6 +18,13 @@ from .attention_wrapper import (
     monotonic_attention,
     safe_cumprod,
 )
+from .beam_search_decoder import (
+    BeamSearchDecoder,
+    BeamSearchDecoderOutput,
+    BeamSearchDecoderState,
+    FinalBeamSearchDecoderOutput,
+    gather_tree,
+)
 from .decoder import BasicDecoder, BasicDecoderOutput, Decoder, dynamic_decode
 from .helper import (
     CustomHelper,
@@ -33,6 +40,7 @@ __all__ = ["sequence_loss", "tile_batch", "Helper", "CustomHelper", "TrainingHel
            "SampleEmbeddingHelper", "ScheduledEmbeddingTrainingHelper", "Decoder", "BasicDecoder",
            "BasicDecoderOutput", "dynamic_decode", "AttentionMechanism", "AttentionWrapper",
            "AttentionWrapperState", "BahdanauAttention", "LuongAttention", "hardmax", "monotonic_attention",
-           "safe_cumprod"]
+           "safe_cumprod", "BeamSearchDecoder", "BeamSearchDecoderOutput", "BeamSearchDecoderState",
+           "FinalBeamSearchDecoderOutput", "gather_tree"]
 
 __getattr__ = missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)
