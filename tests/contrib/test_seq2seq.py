@@ -253,6 +253,57 @@ def test_sample_and_scheduled_helpers():
         s2s.ScheduledEmbeddingTrainingHelper(x, lens, emb, [[0.5]])
 
 
+def test_inference_helper_feeds_back_its_samples():
+    rng = np.random.RandomState(13)
+    start = rng.randn(B, D).astype(np.float32)
+    cell = tf.nn.rnn_cell.BasicRNNCell(H)
+    helper = s2s.InferenceHelper(sample_fn=lambda o: o, sample_shape=[D], sample_dtype=tf.float32,
+                                 start_inputs=start, end_fn=lambda s: s[:, 0] > 0.3)
+    decoder = s2s.BasicDecoder(cell, helper, cell.zero_state(B, tf.float32), output_layer=tf.layers.Dense(D))
+    out, _, lengths = s2s.dynamic_decode(decoder, maximum_iterations=6)
+    (o, ln), w = _run_with_vars([out, lengths])
+    k, b = w["decoder/basic_rnn_cell/kernel:0"], w["decoder/basic_rnn_cell/bias:0"]
+    dk, db = w["decoder/dense/kernel:0"], w["decoder/dense/bias:0"]
+    h, inp = np.zeros((B, H), np.float32), start
+    finished, want_len, outs = np.zeros(B, bool), np.zeros(B, int), []
+    for t in range(6):
+        h = _rnn_cell_np(k, b, inp, h)
+        inp = h @ dk + db
+        outs.append(inp)
+        want_len = np.where(finished, want_len, t + 1)
+        finished |= inp[:, 0] > 0.3
+        if finished.all():
+            break
+    np.testing.assert_allclose(o.sample_id, np.stack(outs, 1), rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(ln, want_len)
+
+
+def test_scheduled_output_training_helper():
+    rng = np.random.RandomState(14)
+    x = rng.randn(B, T, 2).astype(np.float32)
+    aux = rng.randn(B, T, 2).astype(np.float32)
+    lens = np.array([5, 5, 5], np.int32)
+    cell = tf.nn.rnn_cell.BasicRNNCell(H)
+    dense = tf.layers.Dense(2)
+    never = s2s.ScheduledOutputTrainingHelper(x, lens, 0.0, auxiliary_inputs=aux)
+    always = s2s.ScheduledOutputTrainingHelper(x, lens, 1.0, auxiliary_inputs=aux)
+    outs = [s2s.dynamic_decode(s2s.BasicDecoder(cell, hp, cell.zero_state(B, tf.float32), dense))[0]
+            for hp in (never, always)]
+    (o_never, o_always), w = _run_with_vars(outs)
+    k, b = w["decoder/basic_rnn_cell/kernel:0"], w["decoder/basic_rnn_cell/bias:0"]
+    dk, db = w["decoder/dense/kernel:0"], w["decoder/dense/bias:0"]
+    for sampled, o in ((False, o_never), (True, o_always)):
+        h, inp, want = np.zeros((B, H), np.float32), np.concatenate([x[:, 0], aux[:, 0]], 1), []
+        for t in range(T):
+            h = _rnn_cell_np(k, b, inp, h)
+            y = h @ dk + db
+            want.append(y)
+            if t + 1 < T:
+                inp = np.concatenate([y if sampled else x[:, t + 1], aux[:, t + 1]], 1)
+        np.testing.assert_allclose(o.rnn_output, np.stack(want, 1), rtol=1e-4, atol=1e-5)
+        assert o.sample_id.dtype == bool and (o.sample_id == sampled).all()
+
+
 def test_decoder_type_errors():
     cell = tf.nn.rnn_cell.BasicRNNCell(H)
     helper = s2s.TrainingHelper(np.zeros((B, T, D), np.float32), [1, 2, 3])
@@ -284,9 +335,17 @@ def _attention_np(kind, w, x, mem, mem_len, attention_layer, output_attention=Tr
     depth = attention_layer or mem.shape[2]
     attention = np.zeros((mem.shape[0], depth), np.float32)
     outs, aligns = [], []
+    prev_align = np.eye(mem.shape[1])[np.zeros(mem.shape[0], int)]  # monotonic: a dirac on step 0
     for t in range(x.shape[1]):
         h = _rnn_cell_np(k, b, np.concatenate([x[:, t], attention], 1), h)
-        if kind == "bahdanau":
+        if kind == "bahdanau_monotonic":
+            scope = prefix + "bahdanau_monotonic_attention/"
+            pq = h @ w[scope + "query_layer/kernel:0"]
+            score = (w[scope + "attention_v:0"] * np.tanh(keys + pq[:, None])).sum(-1) + w[scope +
+                                                                                          "attention_score_bias:0"]
+        elif kind == "luong_monotonic":
+            score = np.einsum("bd,bsd->bs", h, keys) + w[prefix + "luong_monotonic_attention/attention_score_bias:0"]
+        elif kind == "bahdanau":
             scope = prefix + "bahdanau_attention/"
             pq = h @ w[scope + "query_layer/kernel:0"]
             v = w[scope + "attention_v:0"]
@@ -299,7 +358,15 @@ def _attention_np(kind, w, x, mem, mem_len, attention_layer, output_attention=Tr
             score = np.einsum("bd,bsd->bs", h, keys)
             if scale:
                 score = score * w[prefix + "luong_attention/attention_g:0"]
-        align = _softmax(np.where(mask, score, -np.inf))
+        if kind.endswith("monotonic"):  # sigmoid choosing probabilities, the exact recurrence
+            p = 1 / (1 + np.exp(-np.where(mask, score, -np.inf)))
+            q = np.zeros_like(p)
+            for i in range(p.shape[1]):
+                q[:, i] = (q[:, i - 1] * (1 - p[:, i - 1]) if i else 0) + prev_align[:, i]
+            align = p * q
+        else:
+            align = _softmax(np.where(mask, score, -np.inf))
+        prev_align = align
         context = np.einsum("bs,bsd->bd", align, values)
         attention = (np.concatenate([h, context], 1) @ w[prefix + "attention_layer/kernel:0"] if attention_layer
                      else context)
@@ -313,14 +380,17 @@ def _attention_np(kind, w, x, mem, mem_len, attention_layer, output_attention=Tr
     ("bahdanau", {"normalize": True}, None, False),
     ("luong", {}, A, True),
     ("luong", {"scale": True}, None, True),
+    ("bahdanau_monotonic", {"score_bias_init": 0.5}, A, True),
+    ("luong_monotonic", {"score_bias_init": -0.5}, None, True),
 ])
 def test_attention_wrapper_matches_numpy(kind, options, layer, output_attention):
     rng = np.random.RandomState(6)
     mem = rng.randn(B, S, 4).astype(np.float32)
     mem_len = np.array([6, 3, 1], np.int32)
     x = rng.randn(B, T, D).astype(np.float32)
-    units = H if kind == "luong" else 3  # Luong's keys must have the query's depth
-    cls = s2s.BahdanauAttention if kind == "bahdanau" else s2s.LuongAttention
+    units = H if kind.startswith("luong") else 3  # Luong's keys must have the query's depth
+    cls = {"bahdanau": s2s.BahdanauAttention, "luong": s2s.LuongAttention,
+           "bahdanau_monotonic": s2s.BahdanauMonotonicAttention, "luong_monotonic": s2s.LuongMonotonicAttention}[kind]
     mech = cls(units, tf.constant(mem), memory_sequence_length=tf.constant(mem_len), **options)
     cell = s2s.AttentionWrapper(tf.nn.rnn_cell.BasicRNNCell(H), mech, attention_layer_size=layer,
                                 alignment_history=True, output_attention=output_attention)
@@ -331,6 +401,7 @@ def test_attention_wrapper_matches_numpy(kind, options, layer, output_attention)
     out, state, _ = s2s.dynamic_decode(s2s.BasicDecoder(cell, helper, state0))
     (o, hist, st), w = _run_with_vars([out.rnn_output, state.alignment_history.stack(),
                                        state._replace(alignment_history=())])  # a TensorArray is no fetch
+    options.pop("score_bias_init", None)
     want_out, want_align, want_h = _attention_np(kind, w, x, mem, mem_len, layer, output_attention, **options)
     np.testing.assert_allclose(o, want_out, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(hist, want_align, rtol=1e-4, atol=1e-6)

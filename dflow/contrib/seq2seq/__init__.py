@@ -13,7 +13,9 @@ from .attention_wrapper import (
     AttentionWrapper,
     AttentionWrapperState,
     BahdanauAttention,
+    BahdanauMonotonicAttention,
     LuongAttention,
+    LuongMonotonicAttention,
     hardmax,
     monotonic_attention,
     safe_cumprod,
@@ -30,8 +32,10 @@ from .helper import (
     CustomHelper,
     GreedyEmbeddingHelper,
     Helper,
+    InferenceHelper,
     SampleEmbeddingHelper,
     ScheduledEmbeddingTrainingHelper,
+    ScheduledOutputTrainingHelper,
     TrainingHelper,
 )
 from .loss import sequence_loss, tile_batch
@@ -40,7 +44,7 @@ __all__ = ["sequence_loss", "tile_batch", "Helper", "CustomHelper", "TrainingHel
            "SampleEmbeddingHelper", "ScheduledEmbeddingTrainingHelper", "Decoder", "BasicDecoder",
            "BasicDecoderOutput", "dynamic_decode", "AttentionMechanism", "AttentionWrapper",
            "AttentionWrapperState", "BahdanauAttention", "LuongAttention", "hardmax", "monotonic_attention",
-           "safe_cumprod", "BeamSearchDecoder", "BeamSearchDecoderOutput", "BeamSearchDecoderState",
+           "safe_cumprod", "InferenceHelper", "ScheduledOutputTrainingHelper", "BahdanauMonotonicAttention", "LuongMonotonicAttention", "BeamSearchDecoder", "BeamSearchDecoderOutput", "BeamSearchDecoderState",
            "FinalBeamSearchDecoderOutput", "gather_tree"]
 
 __getattr__ = missing_attribute(__name__)  # a TF1 name dflow lacks says so (docs/tf1_coverage.md)

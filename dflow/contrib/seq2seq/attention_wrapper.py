@@ -22,6 +22,7 @@ are left out (a mismatch fails in the cell's matmul instead).
 from __future__ import annotations
 
 import collections
+import functools
 import math
 
 import numpy as np
@@ -41,7 +42,8 @@ from ...kernels.functional_ops import scan
 from ...kernels.gather_ops import one_hot
 from ...kernels.linalg_ops import matmul
 from ...kernels.manip_ops import concat, expand_dims, reshape, squeeze, transpose
-from ...kernels.math_ops import clip_by_value, where
+from ...kernels.math_ops import cast, clip_by_value, where
+from ...kernels.random_ops import random_normal
 from ...kernels.reduction_ops import argmax, cumsum
 from ...kernels.tensor_array_ops import TensorArray
 from ...layers.core import Dense
@@ -51,7 +53,8 @@ from ...rnn.cell import RNNCell, assert_like_rnncell, zero_state_tensors
 from ...state.initializers import constant_initializer, ones_initializer, zeros_initializer
 from ...state.scope import get_variable, variable_scope
 
-__all__ = ["AttentionMechanism", "BahdanauAttention", "LuongAttention", "AttentionWrapper", "AttentionWrapperState",
+__all__ = ["AttentionMechanism", "BahdanauAttention", "LuongAttention", "BahdanauMonotonicAttention",
+           "LuongMonotonicAttention", "AttentionWrapper", "AttentionWrapperState",
            "hardmax", "safe_cumprod", "monotonic_attention"]
 
 
@@ -232,6 +235,87 @@ class BahdanauAttention(_BaseAttentionMechanism):
         with variable_scope("bahdanau_attention"):
             processed_query = self.query_layer(query) if self.query_layer else query
             score = _bahdanau_score(processed_query, self._keys, self._normalize)
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
+
+
+def _monotonic_probability_fn(score, previous_alignments, sigmoid_noise, mode, seed=None):
+    """sigmoid(score + noise) (a hard 0/1 step in mode 'hard') as choosing probabilities, then
+    monotonic_attention."""
+    if sigmoid_noise > 0:
+        score = score + sigmoid_noise * random_normal(shape_op(score), dtype=score.dtype, seed=seed)
+    if mode == "hard":
+        p_choose_i = cast(tfm.greater(score, 0), score.dtype)
+    else:
+        p_choose_i = tfm.sigmoid(score)
+    return monotonic_attention(p_choose_i, previous_alignments, mode)
+
+
+class _BaseMonotonicAttentionMechanism(_BaseAttentionMechanism):
+    """Monotonic mechanisms start from a dirac on memory step 0."""
+
+    def initial_alignments(self, batch_size, dtype):
+        """one_hot(0) over max_time for each row."""
+        rows = zeros(stack([convert_to_tensor(batch_size, dtype=dtypes.int32)]), dtype=dtypes.int32)
+        return one_hot(rows, self._alignments_size, dtype=dtype)
+
+
+class BahdanauMonotonicAttention(_BaseMonotonicAttentionMechanism):
+    """Bahdanau's score plus a learned scalar `attention_score_bias`, through
+    `_monotonic_probability_fn` (Raffel et al. 2017) instead of softmax."""
+
+    def __init__(self, num_units, memory, memory_sequence_length=None, normalize=False, score_mask_value=None,
+                 sigmoid_noise=0., sigmoid_noise_seed=None, score_bias_init=0., mode="parallel", dtype=None,
+                 name="BahdanauMonotonicAttention"):
+        dtype = dtype or dtypes.float32
+        fn = functools.partial(_monotonic_probability_fn, sigmoid_noise=sigmoid_noise, mode=mode,
+                               seed=sigmoid_noise_seed)
+        super().__init__(query_layer=Dense(num_units, name="query_layer", use_bias=False, dtype=dtype),
+                         memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+                         memory=memory, probability_fn=fn, memory_sequence_length=memory_sequence_length,
+                         score_mask_value=score_mask_value, name=name)
+        self._num_units = num_units
+        self._normalize = normalize
+        self._name = name
+        self._score_bias_init = score_bias_init
+
+    def __call__(self, query, state):
+        with variable_scope("bahdanau_monotonic_attention"):
+            processed_query = self.query_layer(query) if self.query_layer else query
+            score = _bahdanau_score(processed_query, self._keys, self._normalize)
+            score = score + get_variable("attention_score_bias", shape=(), dtype=processed_query.dtype,
+                                         initializer=constant_initializer(self._score_bias_init))
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
+
+
+class LuongMonotonicAttention(_BaseMonotonicAttentionMechanism):
+    """Luong's score plus a learned scalar `attention_score_bias`, through
+    `_monotonic_probability_fn` instead of softmax."""
+
+    def __init__(self, num_units, memory, memory_sequence_length=None, scale=False, score_mask_value=None,
+                 sigmoid_noise=0., sigmoid_noise_seed=None, score_bias_init=0., mode="parallel", dtype=None,
+                 name="LuongMonotonicAttention"):
+        dtype = dtype or dtypes.float32
+        fn = functools.partial(_monotonic_probability_fn, sigmoid_noise=sigmoid_noise, mode=mode,
+                               seed=sigmoid_noise_seed)
+        super().__init__(query_layer=None,
+                         memory_layer=Dense(num_units, name="memory_layer", use_bias=False, dtype=dtype),
+                         memory=memory, probability_fn=fn, memory_sequence_length=memory_sequence_length,
+                         score_mask_value=score_mask_value, name=name)
+        self._num_units = num_units
+        self._scale = scale
+        self._score_bias_init = score_bias_init
+        self._name = name
+
+    def __call__(self, query, state):
+        with variable_scope("luong_monotonic_attention"):
+            g = None
+            if self._scale:
+                g = get_variable("attention_g", dtype=query.dtype, initializer=ones_initializer(), shape=())
+            score = _luong_score(query, self._keys, g)
+            score = score + get_variable("attention_score_bias", shape=(), dtype=query.dtype,
+                                         initializer=constant_initializer(self._score_bias_init))
         alignments = self._probability_fn(score, state)
         return alignments, alignments
 

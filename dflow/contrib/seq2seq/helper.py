@@ -7,7 +7,9 @@ at each step and how it picks sample ids.
   when it emits `end_token`.
 - `SampleEmbeddingHelper`: as greedy, with ids drawn from softmax(outputs / temperature).
 - `ScheduledEmbeddingTrainingHelper`: teacher forcing, each row's input replaced with probability
-  `sampling_probability` by the embedding of an id drawn from the outputs.
+  `sampling_probability` by the embedding of an id drawn from the outputs;
+  `ScheduledOutputTrainingHelper` by the outputs themselves.
+- `InferenceHelper`: ids from a `sample_fn`, fed back as they are (no embedding).
 
 TF1 reads the next input under a `cond` that gives zeros once every row is finished; here the read
 index is clamped to the last step and the value selected with `where`, which gives the same
@@ -25,9 +27,10 @@ from ...graph.ops import Tensor
 from ...graph.shape import TensorShape
 from ...kernels.array_ops import shape as shape_op
 from ...kernels.array_ops import size as size_op
+from ...kernels.array_ops import stack
 from ...kernels.common import convert_to_tensor
 from ...kernels.creation_ops import fill, zeros_like
-from ...kernels.manip_ops import reshape
+from ...kernels.manip_ops import concat, reshape
 from ...kernels.math_ops import cast, where
 from ...kernels.random_ops import random_uniform
 from ...kernels.reduction_ops import argmax
@@ -38,7 +41,7 @@ from ...rnn import nest
 from ...rnn.step import transpose_batch_time
 
 __all__ = ["Helper", "CustomHelper", "TrainingHelper", "GreedyEmbeddingHelper", "SampleEmbeddingHelper",
-           "ScheduledEmbeddingTrainingHelper"]
+           "ScheduledEmbeddingTrainingHelper", "ScheduledOutputTrainingHelper", "InferenceHelper"]
 
 
 def _rows(mask, like):
@@ -282,3 +285,93 @@ class SampleEmbeddingHelper(GreedyEmbeddingHelper):
             raise TypeError(f"Expected outputs to be a single Tensor, got: {type(outputs)}")
         logits = outputs if self._softmax_temperature is None else outputs / self._softmax_temperature
         return cast(reshape(multinomial(logits, 1, seed=self._seed), [-1]), dtypes.int32)
+
+
+class ScheduledOutputTrainingHelper(TrainingHelper):
+    """Teacher forcing where each row's next input is, with `sampling_probability`, the step's
+    outputs (through `next_inputs_fn` if given; `auxiliary_inputs` [batch, time, ...] concatenated
+    on the last axis) instead. Sample ids are bool: whether the row was sampled. `next_inputs_fn`
+    must work row by row (TF1 applies it to the sampled rows only; here to all, then selects)."""
+
+    def __init__(self, inputs, sequence_length, sampling_probability, time_major=False, seed=None,
+                 next_inputs_fn=None, auxiliary_inputs=None, name=None):
+        with name_scope(name, "ScheduledOutputTrainingHelper", [inputs, auxiliary_inputs, sampling_probability]):
+            self._sampling_probability = convert_to_tensor(sampling_probability, name="sampling_probability")
+            if self._sampling_probability.shape.ndims not in (0, 1):
+                raise ValueError(f"sampling_probability must be either a scalar or a vector. saw shape: "
+                                 f"{self._sampling_probability.shape}")
+            if auxiliary_inputs is None:
+                maybe_concatenated = inputs
+                self._auxiliary_input_tas = None
+            else:
+                inputs = nest.map_structure(convert_to_tensor, inputs)
+                auxiliary_inputs = nest.map_structure(convert_to_tensor, auxiliary_inputs)
+                maybe_concatenated = nest.map_structure(lambda x, y: concat([x, y], -1), inputs, auxiliary_inputs)
+                aux = auxiliary_inputs if time_major else nest.map_structure(transpose_batch_time, auxiliary_inputs)
+                self._auxiliary_input_tas = nest.map_structure(_unstack_ta, aux)
+                self._aux_last = shape_op(nest.flatten(aux)[0])[0] - 1
+            self._seed = seed
+            self._next_inputs_fn = next_inputs_fn
+            super().__init__(inputs=maybe_concatenated, sequence_length=sequence_length, time_major=time_major,
+                             name=name)
+
+    @property
+    def sample_ids_dtype(self):
+        return dtypes.bool
+
+    def sample(self, time, outputs, state, name=None):
+        with name_scope(name, "ScheduledOutputTrainingHelperSample"):
+            return tfm.less(random_uniform(shape_op(self._sequence_length), seed=self._seed),
+                            self._sampling_probability)
+
+    def next_inputs(self, time, outputs, state, sample_ids, name=None):
+        with name_scope(name, "ScheduledOutputTrainingHelperNextInputs"):
+            finished, base_next_inputs, state = super().next_inputs(time, outputs, state)
+            sampled = outputs if self._next_inputs_fn is None else self._next_inputs_fn(outputs)
+            if self._auxiliary_input_tas is not None:
+                index = tfm.minimum(time + 1, self._aux_last)
+                aux = nest.map_structure(lambda ta: ta.read(index), self._auxiliary_input_tas)
+                sampled = nest.map_structure(lambda x, y: concat([x, y], -1), sampled, aux)
+            sample_ids = cast(sample_ids, dtypes.bool)
+            next_inputs = nest.map_structure(lambda s, b: where(_rows(sample_ids, b), s, b), sampled,
+                                             base_next_inputs)
+            return finished, next_inputs, state
+
+
+class InferenceHelper(Helper):
+    """Inference without embeddings: `sample_fn(outputs)` gives the sample ids (`sample_shape`,
+    `sample_dtype`), the next inputs are the ids (or `next_inputs_fn(ids)`), a row is finished
+    when `end_fn(ids)`."""
+
+    def __init__(self, sample_fn, sample_shape, sample_dtype, start_inputs, end_fn, next_inputs_fn=None):
+        self._sample_fn = sample_fn
+        self._end_fn = end_fn
+        self._sample_shape = TensorShape(sample_shape)
+        self._sample_dtype = sample_dtype
+        self._next_inputs_fn = next_inputs_fn
+        self._start_inputs = convert_to_tensor(start_inputs, name="start_inputs")
+        static = self._start_inputs.shape[0].value if self._start_inputs.shape.ndims else None
+        self._batch_size = static if static is not None else shape_op(self._start_inputs)[0]
+
+    @property
+    def batch_size(self):
+        return self._batch_size
+
+    @property
+    def sample_ids_shape(self):
+        return self._sample_shape
+
+    @property
+    def sample_ids_dtype(self):
+        return self._sample_dtype
+
+    def initialize(self, name=None):
+        finished = fill(stack([convert_to_tensor(self._batch_size, dtype=dtypes.int32)]), False)
+        return finished, self._start_inputs
+
+    def sample(self, time, outputs, state, name=None):
+        return self._sample_fn(outputs)
+
+    def next_inputs(self, time, outputs, state, sample_ids, name=None):
+        next_inputs = sample_ids if self._next_inputs_fn is None else self._next_inputs_fn(sample_ids)
+        return self._end_fn(sample_ids), next_inputs, state
