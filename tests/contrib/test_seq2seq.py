@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dflow as tf
+from tests.conftest import run_modes
 
 s2s = tf.contrib.seq2seq
 
@@ -677,3 +678,32 @@ def test_beam_search_with_attention_and_errors():
         s2s.BeamSearchDecoder(cell, emb, 0, 1, init, width)
     with pytest.raises(TypeError, match="output_layer must be a Layer"):
         s2s.BeamSearchDecoder(cell, emb, tf.fill([batch], 0), 1, init, width, output_layer=len)
+
+
+def test_attention_decoder_runs_alike_on_every_local_scheduler():
+    """The decoder's loop, attention and beam search give the same values in the eager path and
+    through Dask with small chunks."""
+    rng = np.random.RandomState(15)
+    mem = tf.constant(rng.randn(4, 6, 3).astype(np.float32))
+    mech = s2s.BahdanauAttention(5, mem, memory_sequence_length=[6, 2, 4, 5])
+    cell = s2s.AttentionWrapper(tf.nn.rnn_cell.BasicLSTMCell(H), mech, attention_layer_size=A)
+    x = tf.constant(rng.randn(4, T, D).astype(np.float32))
+    helper = s2s.TrainingHelper(x, [5, 2, 3, 4])
+    out, _, _ = s2s.dynamic_decode(s2s.BasicDecoder(cell, helper, cell.zero_state(4, tf.float32),
+                                                    tf.layers.Dense(V)), impute_finished=True)
+    loss = s2s.sequence_loss(out.rnn_output, tf.zeros([4, T], tf.int32), tf.sequence_mask([5, 2, 3, 4], T,
+                                                                                         dtype=tf.float32))
+    grads = tf.gradients(loss, tf.trainable_variables())
+    init = tf.global_variables_initializer()
+    graph = tf.get_default_graph()
+
+    def run_all():
+        with tf.Session() as sess:
+            sess.run(init)
+            values = {v.name: v for v in tf.global_variables()}
+            return sess.run(values)
+    # the same variable values in each mode: feed them
+    values = run_all()
+    feed = {graph.get_tensor_by_name(name): value for name, value in values.items()}
+    got = run_modes([out.rnn_output, loss] + grads, feed_dict=feed)
+    assert np.isfinite(got[1]) and all(np.isfinite(np.asarray(g)).all() for g in got[2:])
