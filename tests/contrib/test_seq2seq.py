@@ -578,6 +578,10 @@ def test_gather_tree_matches_the_kernel():
     lengths = np.array([5, 3, 0], np.int32)
     got = tf.Session().run(s2s.gather_tree(step_ids, parents, lengths, 5))
     np.testing.assert_array_equal(got, _gather_tree_np(step_ids, parents, lengths, 5))
+    bad = parents.copy()
+    bad[4, 0, 1] = 7  # read first: the last step of a batch entry of length 5
+    with pytest.raises(tf.errors.InvalidArgumentError, match="GatherTree"):
+        tf.Session().run(s2s.gather_tree(step_ids, bad, lengths, 5))
     # hand-worked: beam 0 ends at step 2 on 7 from parent 2, whose step 1 id is 6 from parent 1 (id 2)
     step_ids = np.array([[[2, 2, 3]], [[4, 5, 6]], [[7, 8, 9]]], np.int32)
     parents = np.array([[[0, 0, 0]], [[0, 1, 1]], [[2, 1, 2]]], np.int32)
@@ -707,3 +711,42 @@ def test_attention_decoder_runs_alike_on_every_local_scheduler():
     feed = {graph.get_tensor_by_name(name): value for name, value in values.items()}
     got = run_modes([out.rnn_output, loss] + grads, feed_dict=feed)
     assert np.isfinite(got[1]) and all(np.isfinite(np.asarray(g)).all() for g in got[2:])
+
+
+def _gather_tree_from_array_np(t, parent_ids, lengths):
+    """TF 1.15's gather_tree_from_array: each beam's path of beam indices (gather_tree over the
+    beam ids), its own index past its length, then t[time, batch, that beam]."""
+    t_max, batch, width = parent_ids.shape
+    beam_ids = np.broadcast_to(np.arange(width), (t_max, batch, width)).astype(np.int32)
+    sorted_ids = _gather_tree_np(beam_ids, parent_ids, lengths.max(1), width + 1)
+    in_bound = (np.arange(t_max)[:, None, None] < lengths[None]).astype(bool)
+    sorted_ids = np.where(in_bound, sorted_ids, beam_ids)
+    grid = t.reshape(t_max, batch, width, -1)
+    out = grid[np.arange(t_max)[:, None, None], np.arange(batch)[None, :, None], sorted_ids]
+    return out.reshape(t.shape)
+
+
+def test_beam_search_reorders_the_alignment_history():
+    tf.set_random_seed(1)  # every weight seeded: a search whose beams swap parents
+    batch, width = 2, 3
+    rng = np.random.RandomState(16)
+    mem = s2s.tile_batch(tf.constant(rng.randn(batch, 4, 5).astype(np.float32)), width)
+    mech = s2s.BahdanauAttention(4, mem)
+    cell = s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(H), mech, alignment_history=True)
+    emb = tf.get_variable("emb", [V, D], initializer=tf.random_normal_initializer(seed=17))
+    dense = tf.layers.Dense(V, kernel_initializer=tf.random_normal_initializer(stddev=3.0, seed=18))
+    fetch = []
+    for reorder in (False, True):
+        decoder = s2s.BeamSearchDecoder(cell, emb, tf.fill([batch], 0), 1, cell.zero_state(batch * width, tf.float32),
+                                        width, output_layer=dense, reorder_tensor_arrays=reorder)
+        out, state, _ = s2s.dynamic_decode(decoder, maximum_iterations=5)
+        history = state.cell_state.alignment_history
+        fetch.append((history.stack() if not reorder else history, out.beam_search_decoder_output.parent_ids,
+                      state.lengths))
+    assert len({v.name for v in tf.trainable_variables()}) == len(tf.trainable_variables())
+    ((raw, parents, lengths), (ordered, parents2, _)), _ = _run_with_vars(fetch)
+    np.testing.assert_array_equal(parents, parents2)  # the same weights, the same search
+    want = _gather_tree_from_array_np(raw, parents.transpose(1, 0, 2), lengths)
+    np.testing.assert_allclose(ordered, want, rtol=1e-6)
+    assert raw.shape == ordered.shape and raw.shape[1] == batch * width
+    assert not np.allclose(ordered, raw)  # the beams did swap parents

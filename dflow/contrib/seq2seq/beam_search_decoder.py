@@ -12,8 +12,8 @@ from each beam's end (`gather_tree`), giving predicted_ids [batch, time, beam_wi
 
 The cell's initial state must be tiled to batch * beam_width (`tile_batch`); an AttentionWrapper's
 memory too. TensorArrays in the cell state (an AttentionWrapper's alignment_history) are carried
-but not reordered by beam (TF 1.15's reorder_tensor_arrays is not done), and coverage_penalty_weight
-is not provided.
+through the loop and, with `reorder_tensor_arrays`, stacked and reordered along the final beams in
+`finalize` (as TF 1.15). coverage_penalty_weight is not provided (NotImplementedError).
 """
 
 from __future__ import annotations
@@ -24,25 +24,28 @@ import numpy as np
 
 from ... import math as tfm
 from ...graph import dtypes
-from ...graph.graph import name_scope
+from ...graph.graph import control_dependencies, name_scope
 from ...graph.ops import Tensor, constant_value
 from ...graph.shape import TensorShape
 from ...kernels.array_composites import batch_gather
-from ...kernels.array_ops import reshape, stack
+from ...kernels.array_ops import identity, reshape, stack
 from ...kernels.array_ops import shape as shape_op
 from ...kernels.array_ops import size as size_op
+from ...kernels.check_ops import Assert
 from ...kernels.common import convert_to_tensor
 from ...kernels.creation_ops import fill, zeros
 from ...kernels.creation_ops import range as range_op
+from ...kernels.data_dependent_ops import gather_nd, sequence_mask
 from ...kernels.functional_ops import scan
 from ...kernels.gather_ops import gather, one_hot, top_k
-from ...kernels.manip_ops import concat, expand_dims
+from ...kernels.manip_ops import concat, expand_dims, transpose
 from ...kernels.math_ops import cast, where
 from ...kernels.pad_ops import tile
 from ...kernels.tensor_array_ops import TensorArray
 from ...layers.base import Layer
 from ...nn.activations import log_softmax
 from ...nn.core import embedding_lookup
+from ...platform import tf_logging
 from ...rnn import nest
 from ...rnn.cell import assert_like_rnncell
 from .decoder import Decoder
@@ -92,6 +95,15 @@ def gather_tree(step_ids, parent_ids, max_sequence_lengths, end_token, name=None
             out = where(tfm.greater(t, last), fill(shape_op(ids), end_token), batch_gather(ids, index))
             return out, batch_gather(parents, index)
 
+        # TF's kernel refuses a parent id out of [0, beam_width) on a beam's path; here any within
+        # a batch entry's length is refused (batch_gather would read another entry's beams)
+        in_bound = tfm.less(reshape(times, [-1, 1, 1]), reshape(lengths, [1, -1, 1]))
+        valid = tfm.logical_and(tfm.greater_equal(parent_ids, 0), tfm.less(parent_ids, beams[1]))
+        check = Assert(tfm.reduce_all(tfm.logical_or(tfm.logical_not(in_bound), valid)),
+                       ["GatherTree: saw an invalid parent id; parent_ids must be in [0, beam_width = ", beams[1],
+                        ")"])
+        with control_dependencies([check]):
+            parent_ids = identity(parent_ids)
         out, _ = scan(back, (step_ids, parent_ids, times),
                       initializer=(zeros(beams, dtype=step_ids.dtype), identity_parents), reverse=True)
         # an end_token ends the beam: what follows it is end_token too
@@ -99,6 +111,29 @@ def gather_tree(step_ids, parent_ids, max_sequence_lengths, end_token, name=None
         out = where(ended, fill(shape_op(out), end_token), out)
         out.set_shape(step_ids.shape)
         return out
+
+
+def gather_tree_from_array(t, parent_ids, sequence_length):
+    """`t` [max_time, batch * beam_width, ...] reordered so each beam holds its own path's values
+    (TF 1.15's helper for TensorArrays in a beam search's state); steps past a beam's length keep
+    their own beam."""
+    max_time = parent_ids.shape[0].value or shape_op(parent_ids)[0]
+    batch_size = parent_ids.shape[1].value or shape_op(parent_ids)[1]
+    beam_width = parent_ids.shape[2].value or shape_op(parent_ids)[2]
+    beam_ids = tile(expand_dims(expand_dims(range_op(beam_width), 0), 0), stack([max_time, batch_size, 1]))
+    max_lengths = cast(tfm.reduce_max(sequence_length, axis=1), dtypes.int32)
+    sorted_beam_ids = gather_tree(beam_ids, parent_ids, max_lengths, beam_width + 1)
+    in_bound = transpose(sequence_mask(sequence_length, maxlen=max_time), [2, 0, 1])
+    sorted_beam_ids = where(in_bound, sorted_beam_ids, beam_ids)
+    time_ind = tile(reshape(range_op(max_time), [-1, 1, 1]), stack([1, batch_size, beam_width]))
+    batch_ind = transpose(tile(reshape(range_op(batch_size), [-1, 1, 1]), stack([1, max_time, beam_width])),
+                          [1, 0, 2])
+    indices = stack([time_ind, batch_ind, sorted_beam_ids], -1)
+    final_shape = shape_op(t)
+    ordered = gather_nd(reshape(t, stack([max_time, batch_size, beam_width, -1])), indices)
+    out = reshape(ordered, final_shape)
+    out.set_shape(t.shape)
+    return out
 
 
 def _static(x):
@@ -145,6 +180,7 @@ class BeamSearchDecoder(Decoder):
         self._batch_size = static if static is not None else size_op(self._start_tokens)
         self._beam_width = beam_width
         self._length_penalty_weight = length_penalty_weight
+        self._reorder_tensor_arrays = reorder_tensor_arrays
         self._initial_cell_state = nest.map_structure(self._maybe_split_batch_beams, initial_state,
                                                       self._cell.state_size)
         self._start_tokens = tile(expand_dims(self._start_tokens, 1), [1, beam_width])
@@ -194,8 +230,26 @@ class BeamSearchDecoder(Decoder):
     def finalize(self, outputs, final_state, sequence_lengths):
         max_lengths = cast(tfm.reduce_max(final_state.lengths, axis=1), dtypes.int32)
         predicted_ids = gather_tree(outputs.predicted_ids, outputs.parent_ids, max_lengths, self._end_token)
+        if self._reorder_tensor_arrays:
+            final_state = final_state._replace(cell_state=nest.map_structure(
+                lambda t: self._maybe_sort_array_beams(t, outputs.parent_ids, final_state.lengths),
+                final_state.cell_state))
         return FinalBeamSearchDecoderOutput(beam_search_decoder_output=outputs, predicted_ids=predicted_ids), \
             final_state
+
+    def _maybe_sort_array_beams(self, t, parent_ids, sequence_length):
+        """A TensorArray of per-step [batch * beam_width, ...] values (an alignment history),
+        stacked and reordered along each final beam's path; other state passes through."""
+        if not isinstance(t, TensorArray):
+            return t
+        shape = t.element_shape
+        static = _static(self._batch_size)
+        if shape.ndims is None or shape.ndims < 1 or (
+                shape[0].value is not None and static is not None and shape[0].value != static * self._beam_width):
+            tf_logging.warning(f"The TensorArray {t.flow.name} in the cell state is not amenable to sorting "
+                               f"based on the beam search result. It is left as is.")
+            return t
+        return gather_tree_from_array(t.stack(), parent_ids, sequence_length)
 
     def _merge_batch_beams(self, t, s):
         s = TensorShape([s]) if isinstance(s, int) else TensorShape(s)
