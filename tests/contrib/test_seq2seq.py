@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import dflow as tf
+from dflow.contrib.seq2seq.beam_search_decoder import gather_tree_from_array
 from tests.conftest import run_modes
 
 s2s = tf.contrib.seq2seq
@@ -430,6 +431,12 @@ def test_attention_variable_names_and_clone():
         "decoder/attention_wrapper/attention_layer/kernel:0"]
     with pytest.raises(ValueError, match="clone"):
         cell.zero_state(2, tf.float32).clone(attention=tf.zeros([2, 7]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Non-matching batch sizes between the memory"):
+        cell.zero_state(6, tf.float32)  # a beam search's batch without tile_batch
+    n = tf.placeholder(tf.int32, [])
+    state = cell.zero_state(n, tf.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="tile_batch"):
+        tf.Session().run(state.cell_state, {n: 3})
     with pytest.raises(TypeError, match="must be an AttentionMechanism"):
         s2s.AttentionWrapper(tf.nn.rnn_cell.BasicLSTMCell(4), object())
     with pytest.raises(ValueError, match="Only one of attention_layer_size and attention_layer"):
@@ -676,8 +683,11 @@ def test_beam_search_with_attention_and_errors():
     (o,), _ = _run_with_vars([out.predicted_ids])
     assert o.shape[0] == batch and o.shape[2] == width and o.shape[1] <= 4
     assert ((o >= 0) & (o < V)).all()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="batch_size \\* beam_width"):
+        cell.zero_state(batch, tf.float32)
+    gru = tf.nn.rnn_cell.GRUCell(H)
     with pytest.raises(ValueError, match="batch_size=encoder_batch_size \\* beam_width"):
-        s2s.BeamSearchDecoder(cell, emb, tf.fill([batch], 0), 1, cell.zero_state(batch, tf.float32), width)
+        s2s.BeamSearchDecoder(gru, emb, tf.fill([batch], 0), 1, gru.zero_state(batch, tf.float32), width)
     with pytest.raises(ValueError, match="start_tokens must be a vector"):
         s2s.BeamSearchDecoder(cell, emb, 0, 1, init, width)
     with pytest.raises(TypeError, match="output_layer must be a Layer"):
@@ -727,7 +737,6 @@ def _gather_tree_from_array_np(t, parent_ids, lengths):
 
 
 def test_beam_search_reorders_the_alignment_history():
-    tf.set_random_seed(1)  # every weight seeded: a search whose beams swap parents
     batch, width = 2, 3
     rng = np.random.RandomState(16)
     mem = s2s.tile_batch(tf.constant(rng.randn(batch, 4, 5).astype(np.float32)), width)
@@ -749,4 +758,12 @@ def test_beam_search_reorders_the_alignment_history():
     want = _gather_tree_from_array_np(raw, parents.transpose(1, 0, 2), lengths)
     np.testing.assert_allclose(ordered, want, rtol=1e-6)
     assert raw.shape == ordered.shape and raw.shape[1] == batch * width
-    assert not np.allclose(ordered, raw)  # the beams did swap parents
+
+    # the reordering itself, on parents that do swap
+    rng = np.random.RandomState(19)
+    t = rng.randn(4, batch * width, 3).astype(np.float32)
+    parents = rng.randint(0, width, (4, batch, width)).astype(np.int32)
+    lengths = np.array([[4, 2, 3], [1, 4, 4]], np.int64)
+    got = tf.Session().run(gather_tree_from_array(tf.constant(t), tf.constant(parents), tf.constant(lengths)))
+    np.testing.assert_allclose(got, _gather_tree_from_array_np(t, parents, lengths))
+    assert not np.allclose(got, t)

@@ -15,8 +15,9 @@ attends with the cell's output, and returns the attention (context, or the bias-
 `attention_layer` of concat([cell_output, context]) with `attention_layer_size`). Its variables
 live under the wrapper's scope: `decoder/attention_wrapper/basic_lstm_cell/kernel`,
 `.../bahdanau_attention/query_layer/kernel`, `.../bahdanau_attention/attention_v`,
-`.../attention_layer/kernel`, as in TF1 checkpoints. The run-time batch-size assertions TF1 adds
-are left out (a mismatch fails in the cell's matmul instead).
+`.../attention_layer/kernel`, as in TF1 checkpoints. A memory whose batch differs from the
+state's or the query's gives TF1's InvalidArgumentError (at build time when both are static),
+which says to tile_batch the memory for a beam search.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ import math
 import numpy as np
 
 from ... import math as tfm
+from ...errors import InvalidArgumentError
 from ...graph import dtypes
-from ...graph.graph import name_scope
-from ...graph.ops import Tensor
+from ...graph.graph import control_dependencies, name_scope
+from ...graph.ops import Tensor, constant_value
 from ...graph.shape import TensorShape
 from ...kernels.array_ops import identity, stack
 from ...kernels.array_ops import shape as shape_op
+from ...kernels.check_ops import Assert
 from ...kernels.common import convert_to_tensor
 from ...kernels.creation_ops import ones, ones_like, zeros
 from ...kernels.cumulative_ops import cumprod
@@ -344,6 +347,26 @@ def _compute_attention(attention_mechanism, cell_output, attention_state, attent
     return attention, alignments, next_attention_state
 
 
+def _batch_size_checks(mechanisms, batch_size, message):
+    """TF1's assertions that each mechanism's memory has `batch_size` rows: InvalidArgumentError
+    at build time when both are static, else Assert ops to depend on."""
+    static = batch_size if isinstance(batch_size, int) else None
+    if isinstance(batch_size, Tensor):
+        value = constant_value(batch_size)
+        static = None if value is None else int(value)
+    checks = []
+    for m in mechanisms:
+        rows = m.batch_size if isinstance(m.batch_size, int) else None
+        if static is not None and rows is not None:
+            if static != rows:
+                raise InvalidArgumentError(None, None, f"{message} (memory batch size {rows}, got {static})")
+            continue
+        got, want = convert_to_tensor(batch_size, dtype=dtypes.int32), convert_to_tensor(m.batch_size,
+                                                                                        dtype=dtypes.int32)
+        checks.append(Assert(tfm.equal(got, want), [message, " memory batch size: ", want, ", got: ", got]))
+    return checks
+
+
 class AttentionWrapper(RNNCell):
     """A cell that attends over a memory after each step of the wrapped cell (TF1's contract:
     output the attention with `output_attention`, else the cell's output; state an
@@ -440,7 +463,13 @@ class AttentionWrapper(RNNCell):
                 cell_state = self._initial_cell_state
             else:
                 cell_state = self._cell.get_initial_state(batch_size=batch_size, dtype=dtype)
-            cell_state = nest.map_structure(lambda s: identity(s, name="checked_cell_state"), cell_state)
+            message = (f"When calling zero_state of AttentionWrapper {self.name}: Non-matching batch sizes "
+                       f"between the memory (encoder output) and the requested batch size. Are you using the "
+                       f"BeamSearchDecoder? If so, make sure your encoder output has been tiled to beam_width "
+                       f"via tf.contrib.seq2seq.tile_batch, and the batch_size= argument passed to zero_state is "
+                       f"batch_size * beam_width.")
+            with control_dependencies(_batch_size_checks(self._attention_mechanisms, batch_size, message)):
+                cell_state = nest.map_structure(lambda s: identity(s, name="checked_cell_state"), cell_state)
             initial_alignments = [m.initial_alignments(batch_size, dtype) for m in self._attention_mechanisms]
             return AttentionWrapperState(
                 cell_state=cell_state, time=zeros([], dtype=dtypes.int32),
@@ -458,6 +487,14 @@ class AttentionWrapper(RNNCell):
                             f"instead.")
         cell_inputs = self._cell_input_fn(inputs, state.attention)
         cell_output, next_cell_state = self._cell(cell_inputs, state.cell_state)
+        cell_batch = cell_output.shape[0].value
+        message = (f"When applying AttentionWrapper {self.name}: Non-matching batch sizes between the memory "
+                   f"(encoder output) and the query (decoder output).  Are you using the BeamSearchDecoder?  You "
+                   f"may need to tile your memory input via the tf.contrib.seq2seq.tile_batch function with "
+                   f"argument multiple=beam_width.")
+        with control_dependencies(_batch_size_checks(self._attention_mechanisms, cell_batch if cell_batch is not None
+                                                     else shape_op(cell_output)[0], message)):
+            cell_output = identity(cell_output, name="checked_cell_output")
         if self._is_multi:
             prev_states, prev_histories = state.attention_state, state.alignment_history
         else:
