@@ -767,3 +767,23 @@ def test_beam_search_reorders_the_alignment_history():
     got = tf.Session().run(gather_tree_from_array(tf.constant(t), tf.constant(parents), tf.constant(lengths)))
     np.testing.assert_allclose(got, _gather_tree_from_array_np(t, parents, lengths))
     assert not np.allclose(got, t)
+
+
+def test_decoding_runs_eagerly():
+    """Under eager execution (tf.contrib.eager), dynamic_decode is a Python loop over values, as
+    TF 1.15's; the numbers match graph mode."""
+    rng = np.random.RandomState(20)
+    x = rng.randn(2, 3, 2).astype(np.float32)
+    kernel = rng.randn(6, 4).astype(np.float32)
+    with tf.contrib.eager.eager_mode():
+        cell = tf.nn.rnn_cell.BasicRNNCell(4)
+        helper = s2s.TrainingHelper(tf.constant(x), tf.constant([3, 2]))
+        with tf.variable_scope("eager", initializer=tf.constant_initializer(kernel)):
+            out, _, lengths = s2s.dynamic_decode(s2s.BasicDecoder(cell, helper, cell.zero_state(2, tf.float32)))
+        got, got_len = out.rnn_output.numpy(), lengths.numpy()
+    h, want = np.zeros((2, 4), np.float32), []
+    for t in range(3):
+        h = np.tanh(np.concatenate([x[:, t], h], 1) @ kernel)
+        want.append(h)
+    np.testing.assert_allclose(got, np.stack(want, 1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(got_len, [3, 2])
