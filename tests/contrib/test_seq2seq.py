@@ -787,3 +787,39 @@ def test_decoding_runs_eagerly():
         want.append(h)
     np.testing.assert_allclose(got, np.stack(want, 1), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(got_len, [3, 2])
+
+
+def test_nmt_tutorial_scopes_time_major_and_impute_finished():
+    """The TF1 NMT tutorial's spelling: a named decoder scope passed to dynamic_decode (and reused
+    for inference), time-major outputs, impute_finished with an alignment history, swap_memory;
+    and an AttentionWrapper driven by dynamic_rnn."""
+    rng = np.random.RandomState(21)
+    mem = tf.constant(rng.randn(B, S, 4).astype(np.float32))
+    x = tf.constant(rng.randn(T, B, D).astype(np.float32))  # time-major
+    with tf.variable_scope("dynamic_seq2seq"):
+        mech = s2s.LuongAttention(H, mem, memory_sequence_length=[6, 3, 1], scale=True)
+        cell = s2s.AttentionWrapper(tf.nn.rnn_cell.BasicLSTMCell(H), mech, attention_layer_size=A,
+                                    alignment_history=True)
+        projection = tf.layers.Dense(V, use_bias=False, name="output_projection")
+        with tf.variable_scope("decoder") as decoder_scope:
+            helper = s2s.TrainingHelper(x, [5, 4, 2], time_major=True)
+            out, state, lengths = s2s.dynamic_decode(
+                s2s.BasicDecoder(cell, helper, cell.zero_state(B, tf.float32), projection), output_time_major=True,
+                impute_finished=True, swap_memory=True, scope=decoder_scope)
+        names = {v.name for v in tf.trainable_variables()}
+        greedy = s2s.GreedyEmbeddingHelper(tf.ones([V, D]) * 0.1, tf.fill([B], 0), 1)
+        infer, _, _ = s2s.dynamic_decode(s2s.BasicDecoder(cell, greedy, cell.zero_state(B, tf.float32), projection),
+                                         maximum_iterations=3, scope=decoder_scope)
+    assert {v.name for v in tf.trainable_variables()} == names
+    assert "dynamic_seq2seq/decoder/attention_wrapper/luong_attention/attention_g:0" in names
+    assert "dynamic_seq2seq/decoder/output_projection/kernel:0" in names
+    assert out.rnn_output.shape.as_list() == [None, B, V]
+    rnn_out, rnn_state = tf.nn.dynamic_rnn(cell, x, time_major=True, dtype=tf.float32,  # TF1 needs it too
+                                           initial_state=cell.zero_state(B, tf.float32))
+    (o, hist, ln, ids, r), _ = _run_with_vars([out.rnn_output, state.alignment_history.stack(), lengths,
+                                               infer.sample_id, rnn_out])
+    np.testing.assert_array_equal(ln, [5, 4, 2])
+    assert (o[2:, 2] == 0).all() and (o[4:, 1] == 0).all() and not (o[:2, 2] == 0).all()  # imputed zeros
+    assert hist.shape == (5, B, S)
+    np.testing.assert_allclose(hist.sum(-1)[:2], 1, rtol=1e-5)
+    assert ids.shape[0] == B and r.shape == (T, B, A)
