@@ -157,6 +157,16 @@ def test_training_helper_basic_decoder_matches_numpy(time_major):
     np.testing.assert_allclose(s, h, rtol=1e-4, atol=1e-5)
 
 
+def test_training_helper_with_no_steps():
+    cell = tf.nn.rnn_cell.BasicRNNCell(H)
+    x = tf.placeholder(tf.float32, [B, None, D])
+    decoder = s2s.BasicDecoder(cell, s2s.TrainingHelper(x, tf.zeros([B], tf.int32)), cell.zero_state(B, tf.float32))
+    out, state, lengths = s2s.dynamic_decode(decoder)
+    (o, ln), _ = _run_with_vars([out.rnn_output, lengths], {x: np.zeros((B, 0, D), np.float32)})
+    assert o.shape == (B, 0, H)
+    np.testing.assert_array_equal(ln, 0)
+
+
 def test_impute_finished_zeros_outputs_and_freezes_state():
     rng = np.random.RandomState(2)
     x = rng.randn(B, T, D).astype(np.float32)

@@ -29,7 +29,8 @@ from ...kernels.array_ops import shape as shape_op
 from ...kernels.array_ops import size as size_op
 from ...kernels.array_ops import stack
 from ...kernels.common import convert_to_tensor
-from ...kernels.creation_ops import fill, zeros_like
+from ...kernels.control_flow_ops import cond
+from ...kernels.creation_ops import fill, zeros, zeros_like
 from ...kernels.manip_ops import concat, reshape
 from ...kernels.math_ops import cast, where
 from ...kernels.random_ops import random_uniform
@@ -52,6 +53,13 @@ def _rows(mask, like):
 
 def _unstack_ta(inp):
     return TensorArray(dtype=inp.dtype, size=shape_op(inp)[0], element_shape=inp.shape[1:]).unstack(inp)
+
+
+def _step_zeros(inp):
+    """Zeros shaped like one time step of `inp` (from its shape: there may be no steps)."""
+    out = zeros(shape_op(inp)[1:], dtype=inp.dtype)
+    out.set_shape(inp.shape[1:])
+    return out
 
 
 class Helper(abc.ABC):
@@ -143,7 +151,7 @@ class TrainingHelper(Helper):
             if self._sequence_length.shape.ndims != 1:
                 raise ValueError(f"Expected sequence_length to be a vector, but received shape: "
                                  f"{self._sequence_length.shape}")
-            self._zero_inputs = nest.map_structure(lambda inp: zeros_like(inp[0]), inputs)
+            self._zero_inputs = nest.map_structure(_step_zeros, inputs)
             self._last = shape_op(nest.flatten(inputs)[0])[0] - 1
             self._batch_size = size_op(sequence_length)
 
@@ -181,7 +189,10 @@ class TrainingHelper(Helper):
     def initialize(self, name=None):
         with name_scope(name, "TrainingHelperInitialize"):
             finished = tfm.equal(0, self._sequence_length)
-            return finished, self._read(convert_to_tensor(0, dtype=dtypes.int32))
+            # TF1's cond: with every length 0 (possibly no steps at all) nothing is read
+            next_inputs = cond(tfm.reduce_all(finished), lambda: self._zero_inputs,
+                               lambda: nest.map_structure(lambda ta: ta.read(0), self._input_tas))
+            return finished, next_inputs
 
     def sample(self, time, outputs, name=None, **unused_kwargs):
         with name_scope(name, "TrainingHelperSample"):
