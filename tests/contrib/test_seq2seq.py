@@ -833,3 +833,28 @@ def test_nmt_tutorial_scopes_time_major_and_impute_finished():
     assert hist.shape == (5, B, S)
     np.testing.assert_allclose(hist.sum(-1)[:2], 1, rtol=1e-5)
     assert ids.shape[0] == B and r.shape == (T, B, A)
+
+
+def test_attention_layer_and_several_mechanisms():
+    rng = np.random.RandomState(22)
+    mem = tf.constant(rng.randn(B, S, 4).astype(np.float32))
+    luong, bahdanau = s2s.LuongAttention(H, mem), s2s.BahdanauAttention(3, mem, memory_sequence_length=[6, 2, 3])
+    cell = s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(H), [luong, bahdanau], attention_layer_size=[2, 3],
+                                alignment_history=True)
+    assert cell.output_size == 5
+    state = cell.zero_state(B, tf.float32)
+    assert isinstance(state.alignments, tuple) and len(state.alignment_history) == 2
+    out, final, _ = s2s.dynamic_decode(s2s.BasicDecoder(cell, s2s.TrainingHelper(tf.zeros([B, T, 1]), [5, 5, 5]),
+                                                        state))
+    own = s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(H), luong, attention_layer=tf.layers.Dense(7, name="mine"))
+    assert own.output_size == 7
+    o2, _ = tf.nn.dynamic_rnn(own, tf.zeros([B, T, 1]), dtype=tf.float32)
+    (o, a1, a2, h2, o2v), _ = _run_with_vars([out.rnn_output, final.alignments[0], final.alignments[1],
+                                              final.alignment_history[1].stack(), o2])
+    assert o.shape == (B, T, 5) and o2v.shape == (B, T, 7)
+    np.testing.assert_allclose(a1.sum(-1), 1, rtol=1e-5)
+    assert (a2[1, 2:] == 0).all() and h2.shape == (T, B, S)
+    with pytest.raises(ValueError, match="exactly one integer per attention_mechanism"):
+        s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(H), [luong, bahdanau], attention_layer_size=4)
+    with pytest.raises(TypeError, match="must contain only instances of AttentionMechanism"):
+        s2s.AttentionWrapper(tf.nn.rnn_cell.GRUCell(H), [luong, "x"])
