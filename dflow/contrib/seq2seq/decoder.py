@@ -24,7 +24,6 @@ from ...kernels.array_ops import shape as shape_op
 from ...kernels.common import convert_to_tensor
 from ...kernels.control_flow_ops import while_loop
 from ...kernels.creation_ops import fill, zeros_like
-from ...kernels.manip_ops import reshape
 from ...kernels.math_ops import where
 from ...kernels.tensor_array_ops import TensorArray
 from ...layers.base import Layer
@@ -32,7 +31,7 @@ from ...rnn import nest
 from ...rnn.cell import assert_like_rnncell, zero_state_tensors
 from ...rnn.step import transpose_batch_time
 from ...state.scope import variable_scope
-from .helper import Helper
+from .helper import Helper, _rows
 
 __all__ = ["Decoder", "BasicDecoder", "BasicDecoderOutput", "dynamic_decode"]
 
@@ -138,11 +137,6 @@ def _static(batch_size):
         value = constant_value(batch_size)
         return None if value is None else int(value)
     return batch_size
-
-
-def _rows(mask, like):
-    rank = like.shape.ndims
-    return mask if rank == 1 else reshape(mask, [-1] + [1] * (rank - 1))
 
 
 def dynamic_decode(decoder, output_time_major=False, impute_finished=False, maximum_iterations=None,
