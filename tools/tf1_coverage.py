@@ -187,8 +187,14 @@ BY_HAND = {
                        "streaming_root_mean_squared_error",
     "contrib.opt": "AdamWOptimizer LazyAdamOptimizer MovingAverageOptimizer ScipyOptimizerInterface",
     "contrib.training": "HParams bucket_by_sequence_length create_train_op train",
-    "contrib.seq2seq": "AttentionWrapper BahdanauAttention BasicDecoder BeamSearchDecoder GreedyEmbeddingHelper "
-                       "LuongAttention TrainingHelper dynamic_decode sequence_loss tile_batch",
+    "contrib.seq2seq": "AttentionMechanism AttentionWrapper AttentionWrapperState BahdanauAttention "
+                       "BahdanauMonotonicAttention BasicDecoder BasicDecoderOutput BeamSearchDecoder "
+                       "BeamSearchDecoderOutput BeamSearchDecoderState CustomHelper Decoder "
+                       "FinalBeamSearchDecoderOutput GreedyEmbeddingHelper Helper InferenceHelper "
+                       "LuongAttention LuongMonotonicAttention SampleEmbeddingHelper "
+                       "ScheduledEmbeddingTrainingHelper ScheduledOutputTrainingHelper TrainingHelper "
+                       "dynamic_decode gather_tree hardmax monotonic_attention safe_cumprod "
+                       "sequence_loss tile_batch",
 }
 
 
