@@ -16,10 +16,14 @@ b) logistic: one full-batch gradient step of logistic regression over an n×1000
    `dask.compute`) on the same cluster. Target: ≤ 1.2× dask.array.
 c) out of core: the issue-6 workload (standardize a 2 GB Zarr array to Zarr, then 3 GD steps;
    0.2 GB with --small) on the cluster with memory_limit="512MB" per worker, against dflow on the
-   threads scheduler. Target: completes, in ≤ 2× the threads time, no worker paused or restarted
-   (the scheduler's events).
+   threads scheduler. The workers import dflow before the clock starts, as the threads peer's
+   process has (a fresh worker's import, seconds, is reported apart: the first run on a new cluster
+   pays it once). Where the cluster's time goes, from its task stream: tasks, the workers' compute
+   seconds, transfers between workers, and how busy the workers were. Target (issue 29):
+   completes, in ≤ 1.3× the threads time, no worker paused or restarted (the scheduler's events).
 
-`--dir` keeps the generated data for later runs (default: a temporary folder, removed).
+`--dir` keeps the generated data for later runs (default: a temporary folder, removed);
+`--cases mlp,logistic,ooc` runs only those.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from harness import (  # noqa: E402
 
 MLP_STEPS_COUNTED = 20
 LOGISTIC_STEPS = 3
-STEP_TARGET_S, RAW_TARGET, LOGISTIC_TARGET, OOC_TARGET = 0.030, 1.5, 1.2, 2.0
+STEP_TARGET_S, RAW_TARGET, LOGISTIC_TARGET, OOC_TARGET = 0.030, 1.5, 1.2, 1.3
 
 
 def _cluster(memory_limit="auto"):
@@ -221,12 +225,33 @@ def _ooc(scheduler):
 
     out = tempfile.mkdtemp(prefix="dflow-bench-cluster-")
     try:
-        t0 = time.perf_counter()
         r = workload.run_dflow(os.environ["BENCH_CLUSTER_OOC_DIR"], out, scheduler=scheduler)
-        total = time.perf_counter() - t0
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    return {"time": total, "standardize": r["standardize_s"], "train": r["train_s"], "losses": r["losses"]}
+    # the workload's own clock (its first call imports dflow in this process: outside it, as the
+    # cluster's workers import dflow before it starts)
+    work = r["standardize_s"] + r["train_s"]
+    return {"time": work, "standardize": r["standardize_s"], "train": r["train_s"], "losses": r["losses"],
+            "t0": time.time() - work, "split": time.time() - work + r["standardize_s"]}
+
+
+def _stream_figures(data, t0, split, t1, workers):
+    """Where the cluster's time went, per phase (standardize, train), from the task stream: tasks,
+    the workers' compute seconds, transfers between workers (count, seconds), and the workers'
+    busy share of the phase's wall time."""
+    phases = {"standardize": [t0, split, 0, 0.0, 0, 0.0], "train": [split, t1, 0, 0.0, 0, 0.0]}
+    for task in data:
+        for ss in task["startstops"]:
+            phase = phases["standardize" if ss["start"] < split else "train"]
+            if ss["action"] == "compute":
+                phase[2] += 1
+                phase[3] += ss["stop"] - ss["start"]
+            elif ss["action"] == "transfer":
+                phase[4] += 1
+                phase[5] += ss["stop"] - ss["start"]
+    return {name: {"tasks": n, "compute_s": c, "transfers": nt, "transfer_s": ts,
+                   "busy": c / max(1e-9, workers * (b - a))}
+            for name, (a, b, n, c, nt, ts) in phases.items()}
 
 
 def _worker_events(client):
@@ -245,9 +270,17 @@ def _worker_events(client):
 
 
 def ooc_cluster():
+    from distributed import get_task_stream
+
     cluster, client = _cluster(memory_limit="512MB")
     try:
-        r = _ooc(client)
+        t0 = time.perf_counter()
+        client.run(__import__, "dflow")  # as the threads peer's process has it imported
+        imported = time.perf_counter() - t0
+        with get_task_stream(client) as stream:
+            r = _ooc(client)
+        r["stream"] = _stream_figures(stream.data, r["t0"], r["split"], r["t0"] + r["time"], 2)
+        r["import"] = imported
         r.update(_worker_events(client))
         return r
     finally:
@@ -318,6 +351,12 @@ def bench_ooc(report, gb):
                      r.get("error", "completed")])
     report(table(["peer", "total", "standardize", "3 steps", "÷ threads", "workers paused", "workers lost",
                   "outcome"], rows))
+    if "stream" in c:
+        report(f"  the workers imported dflow in {c['import']:.1f} s before the clock started (a new "
+               "cluster's first run pays it once); where the cluster's time went: " + "; ".join(
+                   f"{name}: {f['tasks']} tasks, {f['compute_s']:.1f} s of compute on the workers "
+                   f"(busy {f['busy']:.0%} of the phase), {f['transfers']} transfers between workers "
+                   f"({f['transfer_s']:.2f} s)" for name, f in c["stream"].items()))
     if "losses" in c and "losses" in t:
         report(f"  losses: cluster {[round(v, 6) for v in c['losses']]}, threads {[round(v, 6) for v in t['losses']]}")
     ok = None if "time" not in c or "time" not in t else (
@@ -337,13 +376,19 @@ def main(argv):
     logistic_gb, ooc_gb = (0.1, 0.2) if small else (1.0, 2.0)
     report = Report()
     report(machine_line())
+    cases = argv[argv.index("--cases") + 1].split(",") if "--cases" in argv else ["mlp", "logistic", "ooc"]
     try:
-        bench_mlp(report)
-        for env, gb in (("BENCH_CLUSTER_LOGISTIC_DIR", logistic_gb), ("BENCH_CLUSTER_OOC_DIR", ooc_gb)):
-            os.environ[env] = str(root / f"gb{gb:g}")
-            workload.generate(os.environ[env], gb)
-        bench_logistic(report, logistic_gb)
-        bench_ooc(report, ooc_gb)
+        if "mlp" in cases:
+            bench_mlp(report)
+        for case, env, gb in (("logistic", "BENCH_CLUSTER_LOGISTIC_DIR", logistic_gb),
+                              ("ooc", "BENCH_CLUSTER_OOC_DIR", ooc_gb)):
+            if case in cases:
+                os.environ[env] = str(root / f"gb{gb:g}")
+                workload.generate(os.environ[env], gb)
+        if "logistic" in cases:
+            bench_logistic(report, logistic_gb)
+        if "ooc" in cases:
+            bench_ooc(report, ooc_gb)
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)

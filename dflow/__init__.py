@@ -187,6 +187,7 @@ del _name
 
 # tf.io's queue names live in dflow/data (dflow.io is below it: dflow.data reads TFRecords through
 # it): bound into io here, as TF assembles tf.io
+from . import distributions  # noqa: E402,F401 - tf.distributions
 from .data import queues as _queues  # noqa: E402
 
 for _name in ("QueueBase", "PaddingFIFOQueue", "PriorityQueue", "RandomShuffleQueue"):

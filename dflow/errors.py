@@ -7,6 +7,7 @@ message. This module imports nothing else of dflow, so every layer may raise the
 
 from __future__ import annotations
 
+import errno
 import linecache
 import os
 import sys
@@ -128,11 +129,21 @@ def kernel_failure(op, exc, op_type=None, op_name=None, where="", shapes=None):
                                      f"{exc}")
         err.over_allocation = isinstance(exc, OverAllocation)  # the session runs the plan on Dask instead
         return err
+    if isinstance(exc, OSError) and (isinstance(exc, PermissionError) or exc.errno in _OS_ERRNO_CLASS):
+        # the machine's state, not the op's input: a full disk or a read-only directory, in words
+        cls = PermissionDeniedError if isinstance(exc, PermissionError) else _OS_ERRNO_CLASS[exc.errno]
+        target = f" writing {exc.filename!r}" if exc.filename else where
+        return with_origin(cls({"name": op_name, "op": op_type}, op, f"{op_type} op {op_name!r} failed{target}: "
+                               f"{exc.strerror or exc}"))
     got = ""
     if shapes is not None:
         got = " with input shapes: " + ", ".join(_shape_text(s) for s in shapes)
     return with_origin(InvalidArgumentError({"name": op_name, "op": op_type}, op,
                                             f"{op_type} op {op_name!r} failed{where}{got}: {type(exc).__name__}: {exc}"))
+
+
+_OS_ERRNO_CLASS = {errno.ENOSPC: ResourceExhaustedError, errno.EDQUOT: ResourceExhaustedError,
+                   errno.EROFS: PermissionDeniedError, errno.EACCES: PermissionDeniedError}
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep

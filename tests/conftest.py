@@ -161,6 +161,24 @@ def sess_factory(request):
         s.close()
 
 
+def rand(shape, dtype=np.float32, seed=0, *, lo=None, hi=None, scale=1.0):
+    """Test values of `dtype` drawn from `np.random.default_rng(seed)`: floats standard normal times
+    `scale` (uniform on [lo, hi) when `lo` is given), complex numbers with such real then imaginary
+    parts, integers uniform on [lo, hi) (default [-5, 6), [0, 6) unsigned), bools fair coin flips."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        lo = (0 if dtype.kind == "u" else -5) if lo is None else lo
+        return rng.integers(lo, 6 if hi is None else hi, shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind == "c":
+        return (scale * (rng.standard_normal(shape) + 1j * rng.standard_normal(shape))).astype(dtype)
+    if lo is not None:
+        return rng.uniform(lo, hi, shape).astype(dtype)
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
 def run_modes(fetches, feed_dict=None, modes=LOCAL_MODES, chunks=2, graph=None):
     """Runs `fetches` in each local mode (dask modes with small `chunks`, so several chunks are
     exercised); asserts the modes agree and returns the first result."""

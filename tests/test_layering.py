@@ -38,7 +38,8 @@ LAYERS = [
      "dflow.signal", "dflow.spectral", "dflow.dtypes",
      "dflow.bitwise",
      "dflow.framework", "dflow.nest", "dflow.queue", "dflow.sets",
-     "dflow.metrics_topk"],
+     "dflow.metrics_topk",
+     "dflow.distributions"],
     ["dflow.estimator", "dflow.contrib", "dflow.keras"],  # contrib.learn wraps the Estimator; Keras's
     # model_to_estimator too
     ["dflow", "dflow.demo", "dflow.compat", "dflow.cli"],

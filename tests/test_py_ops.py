@@ -10,13 +10,9 @@ import pytest
 
 import dflow as tf
 from dflow.kernels import py_ops
-from tests.conftest import LOCAL_MODES, make_session, run_modes
+from tests.conftest import LOCAL_MODES, make_session, rand, run_modes
 
 DASK_MODES = ["sync", "threads"]
-
-
-def rand(shape, seed=0, dtype=np.float32):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
 class Boom(Exception):
@@ -64,12 +60,12 @@ def test_multiple_outputs_single_call_per_run():
         return a + b, (a * b).astype(np.float64), np.int32(a.shape[0])
 
     x = tf.placeholder(tf.float32, [4])
-    y = tf.constant(rand(4, 1))
+    y = tf.constant(rand(4, seed=1))
     s, p, n = tf.py_func(f, [x, y], [tf.float32, tf.float64, tf.int32])
     for t in (s, p):
         t.set_shape([4])
     n.set_shape([])
-    xv, yv = rand(4, 2), rand(4, 1)
+    xv, yv = rand(4, seed=2), rand(4, seed=1)
     for m in LOCAL_MODES:
         calls.clear()
         with make_session(m, chunks=2) as sess:
@@ -319,7 +315,7 @@ def test_map_blocks_runs_chunk_by_chunk_in_the_chunks_namespace():
     # a row's mean needs the whole row: chunks=(None, 3) keeps each row in one block
     y = tf.map_blocks(standardize_rows, x, dtype=tf.float64, chunks=(None, 3))
     assert y.op.type == "MapBlocks" and y.op.name == "MapBlocks" and y.shape == [7, 3]
-    xv = rand((7, 3), dtype=np.float64)
+    xv = rand((7, 3), np.float64)
     np.testing.assert_allclose(run_modes(y, {x: xv}), xv - xv.mean(1, keepdims=True), atol=1e-12)
     with make_session("sync", chunks=2) as sess:
         shapes.clear()
@@ -329,17 +325,17 @@ def test_map_blocks_runs_chunk_by_chunk_in_the_chunks_namespace():
 
 def test_map_blocks_broadcasts_and_casts():
     x = tf.placeholder(tf.float32, [6, 4])
-    b = tf.constant(rand(4, 3))
+    b = tf.constant(rand(4, seed=3))
     y = tf.map_blocks(lambda xb, bb: (xb + bb).astype(np.float64), x, b, dtype=tf.float32)
     assert y.shape == [6, 4] and y.dtype == tf.float32
     xv = rand((6, 4))
     got = run_modes(y, {x: xv})
     assert got.dtype == np.float32
-    np.testing.assert_allclose(got, xv + rand(4, 3), rtol=1e-6)
+    np.testing.assert_allclose(got, xv + rand(4, seed=3), rtol=1e-6)
 
 
 def test_map_blocks_with_a_fixed_block_size():
-    w = rand((3, 5), 4)
+    w = rand((3, 5), seed=4)
     x = tf.placeholder(tf.float32, [None, 3])
     y = tf.map_blocks(lambda b: b @ w, x, dtype=tf.float32, chunks=(None, 5))
     assert y.shape.as_list() == [None, 5]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import bench_workload, workload
+from benchmarks import bench_scale, bench_workload, workload
 
 ROOT = Path(__file__).resolve().parents[1]
 GB, D, CHUNK_ROWS = 0.0008, 40, 1500  # 5,000 rows in 4 chunks (the last one short)
@@ -87,3 +87,19 @@ def test_bench_table_and_capped_run(tmp_path, capsys):
     # 50 MB of address space is too little for any Python with numpy: both fail, and say so
     capped = out.split("larger than the memory limit")[1]
     assert capped.count("| failed ") == 2, capped
+
+
+@pytest.mark.timeout(600)
+def test_bench_scale_table_floor_and_plot(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "scale.png"
+    bench_scale.main(["--gb", str(GB), "--d", str(D), "--chunk-rows", str(CHUNK_ROWS), "--dir", str(tmp_path / "data"),
+                      "--plot", str(plot)])
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.startswith(f"| {GB:g} GB"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "5,000" and cells[3].endswith(" s") and cells[6].endswith(" s"), row  # time and floor
+    assert cells[7].endswith("×") and float(cells[8]) > 0 and cells[-1] == "", row  # ÷ floor, peak RSS, no error
+    assert "targets at ≥ 32 GB: not measured" in out
+    assert plot.stat().st_size > 0
+    assert sorted(p.name for p in (tmp_path / "data" / f"gb{GB:g}").iterdir()) == ["X.zarr", "workload.json", "y.zarr"]

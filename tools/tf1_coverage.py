@@ -31,7 +31,8 @@ DATA = ROOT / "dflow" / "tf1_names.txt"
 # the modules of tensorflow.compat.v1 dumped ("" is the top level, which is compat.v1 itself)
 DUMPED = ["", "nn", "nn.rnn_cell", "train", "layers", "losses", "metrics", "image", "math", "io", "data",
           "summary", "errors", "initializers", "random", "linalg", "strings", "sparse", "test", "app", "flags",
-          "logging", "gfile", "saved_model", "compat", "debugging", "graph_util", "dtypes", "bitwise"]
+          "logging", "gfile", "saved_model", "compat", "debugging", "graph_util", "dtypes", "bitwise",
+          "distributions"]
 
 # Modules TF 2.x no longer has (tf.contrib, tf.estimator), written by hand from TF 1.15's API docs:
 # the names TF1 tutorials and models use most, not every name.
@@ -186,8 +187,14 @@ BY_HAND = {
                        "streaming_root_mean_squared_error",
     "contrib.opt": "AdamWOptimizer LazyAdamOptimizer MovingAverageOptimizer ScipyOptimizerInterface",
     "contrib.training": "HParams bucket_by_sequence_length create_train_op train",
-    "contrib.seq2seq": "AttentionWrapper BahdanauAttention BasicDecoder BeamSearchDecoder GreedyEmbeddingHelper "
-                       "LuongAttention TrainingHelper dynamic_decode sequence_loss tile_batch",
+    "contrib.seq2seq": "AttentionMechanism AttentionWrapper AttentionWrapperState BahdanauAttention "
+                       "BahdanauMonotonicAttention BasicDecoder BasicDecoderOutput BeamSearchDecoder "
+                       "BeamSearchDecoderOutput BeamSearchDecoderState CustomHelper Decoder "
+                       "FinalBeamSearchDecoderOutput GreedyEmbeddingHelper Helper InferenceHelper "
+                       "LuongAttention LuongMonotonicAttention SampleEmbeddingHelper "
+                       "ScheduledEmbeddingTrainingHelper ScheduledOutputTrainingHelper TrainingHelper "
+                       "dynamic_decode gather_tree hardmax monotonic_attention safe_cumprod "
+                       "sequence_loss tile_batch",
 }
 
 
@@ -282,7 +289,7 @@ def render():
     op_rows = []
     for name in ops:
         opdef = registry.get_opdef(name)
-        grad = "not differentiable" if opdef.grad is registry._no_grad else ("yes" if opdef.grad else "no")
+        grad = "not differentiable" if opdef.grad is registry.no_gradient else ("yes" if opdef.grad else "no")
         lowering = "own" if opdef.lower else ("eager kernel on chunks" if opdef.traits.elementwise else
                                                "eager kernel on dask.array" if opdef.eager else "host or feed")
         op_rows.append(f"| `{name}` | {grad} | {lowering} |")

@@ -8,7 +8,8 @@ from ..errors import InvalidArgumentError
 from ..graph.ops import Tensor
 from ..graph.shape import TensorShape, as_shape
 from ..kernels.common import to_numpy
-from .node import Node, element_bytes, failed, int_arg, int_value
+from .csv_batches import fused_rows
+from .node import Node, element_bytes, failed, int_arg, int_value, joined
 from .structure import ElementSpec, _shape_leaves, flatten
 
 
@@ -54,12 +55,6 @@ def _stack(rows, i):
     return np.stack([r[i] for r in rows])
 
 
-def _joined(pieces):
-    if len(pieces) == 1:
-        return pieces[0]
-    return tuple(np.concatenate(cs) for cs in zip(*pieces))
-
-
 class BatchNode(Node):
     def __init__(self, node, batch_size, drop_remainder=False):
         self.size = int_arg(self, batch_size)
@@ -69,6 +64,12 @@ class BatchNode(Node):
         self.inputs = (node,)
         spec = node.spec
         super().__init__(ElementSpec(spec.structure, spec.dtypes, _batched_shapes(spec, self.size, self.drop)))
+
+    @property
+    def plain_batch(self):
+        """Rows stacked as they are (not padded_batch): a map after it may decode CSV lines a
+        block at a time (csv_batches.py)."""
+        return type(self) is BatchNode
 
     def cardinality(self):
         c = self.inputs[0].cardinality()
@@ -82,6 +83,10 @@ class BatchNode(Node):
 
     def describe_buffer(self):
         return f"batch of {self.size}"
+
+    def max_element_bytes(self):
+        eb = self.inputs[0].max_element_bytes()  # a batch is at most `size` elements (the last fewer)
+        return None if not isinstance(self.size, int) or eb is None else self.size * eb
 
     def _maker(self, ctx):
         """The function making one batch from its rows in this iterator."""
@@ -106,6 +111,10 @@ class BatchNode(Node):
         rows, size, make = [], int_value(ctx, self.size), self._maker(ctx)
         if size < 1:
             raise InvalidArgumentError(None, None, f"batch: batch_size must be positive, got {size}")
+        fused = fused_rows(self, ctx) if self.plain_batch else None  # lines mapped by decode_csv
+        if fused is not None:
+            yield from fused
+            return
         if self.inputs[0].row_blocks and type(self) is BatchNode:
             yield from self._from_blocks(ctx, size)
             return
@@ -132,10 +141,10 @@ class BatchNode(Node):
                 pieces.append(tuple(c[start:start + take] for c in block))
                 count, start = count + take, start + take
                 if count == size:
-                    yield _joined(pieces)
+                    yield joined(pieces)
                     pieces, count = [], 0
         if count and not self.drop:
-            yield _joined(pieces)
+            yield joined(pieces)
 
 
 class PaddedBatchNode(BatchNode):

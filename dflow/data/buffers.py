@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..kernels.cores import busy_thread
-from .node import Node, element_bytes, failed, int_arg, int_value, rng, rows_of
+from .node import Node, failed, int_arg, int_value, rng, rows_of
 from .transforms import AUTOTUNE
 
 _AUTOTUNE_PREFETCH = 4  # elements prefetched for buffer_size=AUTOTUNE
@@ -41,7 +41,7 @@ class ShuffleNode(Node):
         return self.inputs[0].cardinality()
 
     def held_bytes(self):
-        eb = element_bytes(self.spec)
+        eb = self.max_element_bytes()
         return None if not isinstance(self.size, int) or eb is None else self.size * eb
 
     def describe_buffer(self):
@@ -136,7 +136,7 @@ class PrefetchNode(Node):
         return self.inputs[0].cardinality()
 
     def held_bytes(self):
-        eb = element_bytes(self.spec)
+        eb = self.max_element_bytes()  # (batches of an unknown last size: at most the full batch)
         return None if eb is None else (self.size + 1) * eb
 
     def describe_buffer(self):

@@ -21,11 +21,12 @@ import threading
 
 import numpy as np
 
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import InvalidArgumentError, NotFoundError, OpError
 from ..graph.dtypes import as_dtype
 from ..graph.shape import TensorShape
 from ..kernels.cores import busy_thread
-from ..storage.chunks import chunk_io
+from ..storage.chunks import chunk_io, layout_guard
+from ..storage.files import damaged_zarr_metadata
 from .node import Node, rng
 from .structure import ElementSpec
 
@@ -40,6 +41,9 @@ def open_arrays(arrays):
             try:
                 a = zarr.open_array(a, mode="r")
             except (FileNotFoundError, ValueError, KeyError) as e:
+                damaged = damaged_zarr_metadata(a)
+                if damaged is not None:
+                    raise damaged from None
                 raise NotFoundError(None, None, f"from_zarr: cannot open the Zarr array {a!r}: {e}") from None
         out.append(a)
     return out
@@ -55,12 +59,16 @@ class _Reader:
         if self.cio is not None and tuple(self.cio.chunks[1:]) != tuple(self.cio.shape[1:]):
             self.cio = None  # chunks cut rows: zarr-python assembles them
         self.row_chunk = self.cio.chunks[0] if self.cio is not None else None
+        # read by zarr-python: checked before each read (an array deleted or replaced meanwhile)
+        self.guard = layout_guard(array) if self.cio is None and not self.is_dask else None
 
     def read(self, a, b):
         if self.cio is not None and a % self.row_chunk == 0 and (b - a == self.row_chunk or b == self.cio.shape[0]):
             return self.cio.read((a // self.row_chunk,) + (0,) * (len(self.cio.shape) - 1))
         if self.is_dask:
             return np.asarray(self.array[a:b].compute(scheduler="sync"))
+        if self.guard is not None:
+            self.guard.check()
         return np.asarray(self.array[a:b])
 
     def slabs(self, a, b, rows):
@@ -217,8 +225,10 @@ class ChunkedNode(Node):
                 except StopIteration:
                     return
                 except Exception as e:  # noqa: BLE001 - a storage failure names the block
-                    raise InvalidArgumentError(None, None, f"from_zarr: reading rows [{a}, {b}) failed: "
-                                               f"{type(e).__name__}: {e}") from e
+                    # a dflow error (the array gone or replaced, a damaged chunk) keeps its class
+                    cls = type(e) if isinstance(e, OpError) else InvalidArgumentError
+                    raise cls(None, None, f"from_zarr: reading rows [{a}, {b}) failed: "
+                              f"{type(e).__name__}: {e}") from e
                 yield slab
         finally:
             for it in its:

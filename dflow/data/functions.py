@@ -66,11 +66,16 @@ class Function:
 
     def __call__(self, ctx, element):
         """The function's flat outputs (numpy) for one flat element."""
+        return self.run_fed(ctx, dict(zip(self.args, element)))
+
+    def run_fed(self, ctx, fed):
+        """The function's flat outputs (numpy) with `fed` (tensors of its graph -> values): its
+        arguments, or tensors inside it a fused stage computed (csv_batches.py)."""
         sess = getattr(self._local, "session", None)
         if sess is None:
             sess = self._local.session = Session(graph=self.graph, scheduler="sync", small_plan_bytes=_IN_PROCESS)
         feeds = {t: ctx.values[t] for t in self.captured}
-        feeds.update(zip(self.args, element))
+        feeds.update(fed)
         if not self.outputs:
             return []
         try:

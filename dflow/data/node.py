@@ -59,6 +59,7 @@ class Node:
     inputs = ()
     captured = ()
     row_blocks = False  # whether `iterate_blocks` gives the elements as blocks of rows
+    text_blocks = False  # whether `iterate_text_blocks` gives the elements (lines) as their text
 
     def __init__(self, spec):
         self.spec = spec
@@ -72,6 +73,12 @@ class Node:
     def iterate_blocks(self, ctx):
         """The same elements, in the same order, as blocks of rows: flat tuples of arrays with a
         leading row axis (only where `row_blocks`). Batching and shuffling consume them vectorized."""
+        raise NotImplementedError
+
+    def iterate_text_blocks(self, ctx):
+        """The same elements (lines of text files), in the same order, as `text.TextBlock`s (only
+        where `text_blocks`): a consumer parsing many lines at once reads them without making
+        one bytes object per line (csv_batches.py)."""
         raise NotImplementedError
 
     def all_captured(self):
@@ -89,6 +96,17 @@ class Node:
         """The most bytes this stage holds beyond its inputs (its buffers), from static shapes;
         None when unknown (a dimension or size known only at run time)."""
         return 0
+
+    def max_element_bytes(self):
+        """The most bytes one element of this stage can have: from its static shapes, else (a
+        stage passing its input's elements on, shapes unchanged) its input's bound; None when
+        unknown."""
+        eb = element_bytes(self.spec)
+        if eb is None and len(self.inputs) == 1 and \
+                [s.as_list() if s.ndims is not None else None for s in self.spec.shapes] == \
+                [s.as_list() if s.ndims is not None else None for s in self.inputs[0].spec.shapes]:
+            return self.inputs[0].max_element_bytes()
+        return eb
 
     def with_shuffled_blocks(self, seeds, reshuffle):
         """This source reading its blocks in a random order, for a shuffle over it (chunked
@@ -128,6 +146,13 @@ def rows_of(blocks):
     for block in blocks:
         for j in range(block[0].shape[0] if block else 0):
             yield tuple(c[j] for c in block)
+
+
+def joined(pieces):
+    """Row blocks (flat tuples of arrays) as one: their rows in order."""
+    if len(pieces) == 1:
+        return pieces[0]
+    return tuple(np.concatenate(cs) for cs in zip(*pieces))
 
 
 def component(v):

@@ -33,6 +33,73 @@ def _stream(path, compression, reads):
 
 
 _BLOCK_BYTES = 1 << 20  # lines read at a time for a consumer that takes blocks (batch, shuffle)
+_TEXT_BYTES = 4 << 20  # lines read at a time for a consumer that takes their text (csv_batches.py)
+
+
+class TextBlock:
+    """Whole lines of a file as read: `data` (bytes; every line ends with "\\n" but perhaps the
+    file's last), `count` lines. `lines()`: them as an object array of bytes without their line
+    ends (TF's lines); `text()`: them joined by "\\n" (the data without its last line end)."""
+
+    __slots__ = ("data", "count", "_lines")
+
+    def __init__(self, data):
+        self.data = data
+        self.count = int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10)) + (not data.endswith(b"\n"))
+        self._lines = None
+
+    def text(self):
+        return self.data[:-1] if self.data.endswith(b"\n") else self.data
+
+    def lines(self):
+        if self._lines is None:
+            lines = self.text().split(b"\n")
+            if b"\r" in self.data:  # a "\r" before a "\n" ends the line too
+                ended = len(lines) if self.data.endswith(b"\n") else len(lines) - 1
+                lines = [ln[:-1] if k < ended and ln.endswith(b"\r") else ln for k, ln in enumerate(lines)]
+            block = np.empty(len(lines), dtype=object)
+            block[:] = lines
+            self._lines = block
+        return self._lines
+
+    def after(self, k):
+        """The block without its first `k` lines (0 < k < count)."""
+        at = -1
+        for _ in range(k):
+            at = self.data.index(b"\n", at + 1)
+        return TextBlock(self.data[at + 1:])
+
+
+_READ_BYTES = 1 << 18  # one read: a broken compressed stream loses at most this much before its error
+
+
+def text_blocks(f, size):
+    """The lines of the open file `f` as TextBlocks of about `size` bytes (or up to the end of a
+    longer line). A read that fails (a broken compressed stream) raises after the whole lines read
+    before it, as TF's line reader does."""
+    pieces, held = [], 0
+    while True:
+        try:
+            data = f.read(min(size, _READ_BYTES))
+        except BaseException:
+            whole = b"".join(pieces)
+            cut = whole.rfind(b"\n") + 1
+            if cut:
+                yield TextBlock(whole[:cut])
+            raise
+        if data:
+            pieces.append(data)
+            held += len(data)
+            if held < size or b"\n" not in data:  # (a long line: joined once its end comes)
+                continue
+        whole = b"".join(pieces)
+        cut = whole.rfind(b"\n") + 1 if data else len(whole)
+        if cut:
+            yield TextBlock(whole[:cut])
+        if not data:
+            return
+        pieces = [whole[cut:]] if cut < len(whole) else []
+        held = len(whole) - cut
 
 
 class TextLineNode(TFRecordNode):
@@ -42,7 +109,7 @@ class TextLineNode(TFRecordNode):
         super().__init__(*args, **kwargs)
         # one file at a time reads in blocks of lines (about 1 MB: bounded memory); several
         # files read in parallel interleave line by line (TF's order)
-        self.row_blocks = self.parallel == 1
+        self.row_blocks = self.text_blocks = self.parallel == 1
 
     def _read(self, name):
         path, f = open_read(name, self.compression, self.buffer_size)
@@ -57,28 +124,17 @@ class TextLineNode(TFRecordNode):
             yield line
 
     def iterate_blocks(self, ctx):
+        for block in self._text_blocks(ctx, _BLOCK_BYTES):
+            yield (block.lines(),)
+
+    def iterate_text_blocks(self, ctx):
+        yield from self._text_blocks(ctx, _TEXT_BYTES)
+
+    def _text_blocks(self, ctx, size):
         for name in self._files(ctx):
             path, f = open_read(name, self.compression, self.buffer_size)
             with f:
-                yield from _stream(path, self.compression, self._line_blocks(f))
-
-    @staticmethod
-    def _line_blocks(f):
-        """The lines as object arrays of bytes (without their line ends), about a MB at a time."""
-        while True:
-            lines = f.readlines(_BLOCK_BYTES)
-            if not lines:
-                return
-            data = b"".join(lines)
-            if b"\r" in data:
-                stripped = [ln[:-2] if ln.endswith(b"\r\n") else ln[:-1] if ln.endswith(b"\n") else ln for ln in lines]
-            else:  # "\n" ends every line but perhaps the last: one C split
-                stripped = data.split(b"\n")
-                if data.endswith(b"\n"):
-                    stripped.pop()
-            block = np.empty(len(stripped), dtype=object)
-            block[:] = stripped
-            yield (block,)
+                yield from _stream(path, self.compression, text_blocks(f, size))
 
 
 class FixedLengthRecordNode(TFRecordNode):

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from ..errors import FailedPreconditionError, InvalidArgumentError, OpError
 from ..graph.dtypes import bool as tf_bool
 from ..storage import files
+from .csv_batches import decoded_elements, fused_batches
 from .node import ElementError, Node, component, element_bytes, failed, int_arg, int_value
 
 AUTOTUNE = -1
@@ -32,6 +33,8 @@ def parallelism(n):
 class MapNode(Node):
     """`map(fn)`: fn's outputs per element; with `num_parallel_calls` > 1 elements are mapped on a
     thread pool, at most that many ahead, and come out in order (deterministic)."""
+
+    maps_elements = True  # (a batch after it may decode CSV lines a block at a time: csv_batches.py)
 
     def __init__(self, node, fn, num_parallel_calls=None):
         self.inputs = (node,)
@@ -54,6 +57,10 @@ class MapNode(Node):
 
     def iterate(self, ctx):
         fn = self.fn
+        fused = fused_batches(self, ctx) or decoded_elements(self, ctx)  # CSV lines decoded a block at a time
+        if fused is not None:
+            yield from fused
+            return
         if self.workers == 1:
             for e in self.inputs[0].iterate(ctx):
                 yield _mapped(fn, ctx, e)
@@ -174,6 +181,10 @@ class RepeatNode(Node):
     def row_blocks(self):
         return self.inputs[0].row_blocks
 
+    @property
+    def text_blocks(self):
+        return self.inputs[0].text_blocks
+
     def cardinality(self):
         c = self.inputs[0].cardinality()
         return None if c is None or not isinstance(self.count, int) or self.count < 0 else c * self.count
@@ -183,6 +194,9 @@ class RepeatNode(Node):
 
     def iterate_blocks(self, ctx):
         yield from self._repeat(ctx, self.inputs[0].iterate_blocks)
+
+    def iterate_text_blocks(self, ctx):
+        yield from self._repeat(ctx, self.inputs[0].iterate_text_blocks)
 
     def _repeat(self, ctx, source):
         k, count = 0, int_value(ctx, self.count)
@@ -227,7 +241,22 @@ class SkipNode(Node):
         self.inputs = (node,)
         self.count = int_arg(self, count)
         self.row_blocks = node.row_blocks  # skip(1) of a CSV's header keeps its lines in blocks
+        self.text_blocks = node.text_blocks
         super().__init__(node.spec)
+
+    def iterate_text_blocks(self, ctx):
+        count = int_value(ctx, self.count)
+        blocks = self.inputs[0].iterate_text_blocks(ctx)
+        if count < 0:
+            for _ in blocks:
+                pass
+            return
+        for block in blocks:
+            if count >= block.count:
+                count -= block.count
+                continue
+            yield block if count == 0 else block.after(count)
+            count = 0
 
     def iterate_blocks(self, ctx):
         count = int_value(ctx, self.count)

@@ -16,7 +16,7 @@ from .backprop import (
     val_and_grad_function,
     value_and_gradients_function,
 )
-from .checkpoint import Checkpoint, Saver
+from .checkpoint import Saver
 from .context import (
     EagerGraph,
     eager_mode,
@@ -36,7 +36,7 @@ from .tensor import EagerTensor
 
 ResourceVariable = Variable
 
-__all__ = ["Checkpoint", "EagerGraph", "EagerTensor", "GradientTape", "Iterator", "LazyTensor", "Saver", "defun", "ResourceVariable", "Variable", "custom_gradient",
+__all__ = ["EagerGraph", "EagerTensor", "GradientTape", "Iterator", "LazyTensor", "Saver", "defun", "ResourceVariable", "Variable", "custom_gradient",
            "eager_mode", "enable_eager_execution", "executing_eagerly", "gradients_function", "graph_mode",
            "implicit_gradients", "implicit_value_and_gradients", "in_eager_mode", "in_graph_mode", "metrics",
            "num_gpus", "py_func", "run", "val_and_grad_function", "value_and_gradients_function"]

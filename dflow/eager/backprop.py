@@ -46,14 +46,15 @@ def _value_and_grads(f, params, args, kwargs, dy):
     targets = flatten(value)
     if not all(isinstance(t, EagerTensor) for t in targets):
         raise ValueError(f"gradients_function: the function must return Tensors, got {value!r}")
-    # TF1.5: a source the value does not depend on gets zeros
-    grads = tape.gradient(value, [args[i] for i in chosen], output_gradients=dy, unconnected_gradients="zero")
+    # TF: None for a source the value does not depend on (x*x's third derivative)
+    grads = tape.gradient(value, [args[i] for i in chosen], output_gradients=dy)
     return value, list(grads)
 
 
 def gradients_function(f, params=None):
     """A function returning the gradients of `f`'s output with respect to its arguments (all, or
-    those named or numbered in `params`), as a list. Its `dy` keyword weights the output."""
+    those named or numbered in `params`), as a list, None for an argument the output does not
+    depend on (TF's). Its `dy` keyword weights the output."""
 
     @functools.wraps(f)
     def decorated(*args, dy=None, **kwargs):

@@ -13,6 +13,7 @@ import os
 import shutil
 
 from ..errors import DataLossError, NotFoundError
+from ..saved_model.loader import maybe_saved_model_directory
 from ..summary import summary_iterator
 
 __all__ = ["Exporter", "LatestExporter", "BestExporter", "FinalExporter"]
@@ -38,13 +39,18 @@ def _check_exports_to_keep(exports_to_keep):
 
 
 def _garbage_collect_exports(export_dir_base, exports_to_keep):
-    """Deletes all but the newest `exports_to_keep` timestamped exports under export_dir_base."""
+    """Deletes all but the newest `exports_to_keep` timestamped exports under export_dir_base.
+    What it deletes: directories named by a number (the export timestamps) that hold a SavedModel
+    document, never a symbolic link; a user's numbered directory of other files is no export."""
     if exports_to_keep is None or not os.path.isdir(export_dir_base):
         return
-    versions = sorted(int(n) for n in os.listdir(export_dir_base)
-                      if n.isdigit() and os.path.isdir(os.path.join(export_dir_base, n)))
-    for version in versions[:-exports_to_keep]:
-        shutil.rmtree(os.path.join(export_dir_base, str(version)), ignore_errors=True)
+    exports = []
+    for n in os.listdir(export_dir_base):
+        path = os.path.join(export_dir_base, n)
+        if n.isdigit() and os.path.isdir(path) and not os.path.islink(path) and maybe_saved_model_directory(path):
+            exports.append((int(n), path))
+    for _, path in sorted(exports)[:-exports_to_keep]:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 class _SavedModelExporter(Exporter):

@@ -157,10 +157,11 @@ def set_traits(*op_types, **traits):
 
 def not_differentiable(*op_types):
     """Declares op types whose inputs get no gradient (TF1's `ops.NotDifferentiable`)."""
-    def_grad(*op_types)(_no_grad)
+    def_grad(*op_types)(no_gradient)
 
 
-def _no_grad(op, *grads):
+def no_gradient(op, *grads):
+    """The gradient rule of an op whose inputs get none (`register_op(..., grad=no_gradient)`)."""
     return [None] * len(op.inputs)
 
 

@@ -143,6 +143,9 @@ def open_checkpoint(ckpt):
         raise NotFoundError(None, None, f"{v1!r} is a checkpoint in TensorFlow's V1 format (a single table of "
                             "saved slices), which dflow does not read; re-save it with TensorFlow as V2 "
                             "(tf.train.Saver(write_version=tf.train.SaverDef.V2)), which dflow reads")
+    damaged = files.damaged_zarr_metadata(files.published(ckpt)) if files.node_kind(ckpt) != "missing" else None
+    if damaged is not None:  # a checkpoint whose table of contents is damaged: data loss, not absence
+        raise damaged
     raise NotFoundError(None, None, f"No complete checkpoint at {ckpt!r}")
 
 

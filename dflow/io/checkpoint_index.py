@@ -5,11 +5,14 @@ then `os.replace`), paths relative to the directory as TF1 writes them.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 
 from ..errors import DataLossError, FailedPreconditionError
 from ..storage import files
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["CheckpointState", "generate_checkpoint_state_proto", "update_checkpoint_state", "get_checkpoint_state"]
 
@@ -96,6 +99,9 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
     except (OSError, ValueError, UnicodeDecodeError) as e:
         raise DataLossError(None, None, f"Unreadable checkpoint index {path!r}: {e}") from None
     if model is None:
+        # TF1 too returns None here, with a warning: a damaged index hides every checkpoint it named
+        _log.warning("%s: not a valid checkpoint state file (no model_checkpoint_path); no checkpoint is found "
+                     "through it", path)
         return None
 
     def absolute(p):

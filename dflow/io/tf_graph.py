@@ -150,7 +150,16 @@ class _ReadCtx:
                         attr={UNSUPPORTED: reason})]
 
 
+_PY_FUNCS = ("PyFunc", "PyFuncStateless", "EagerPyFunc")
+_PY_FUNC_REASON = ("it is a tf.py_func: it calls a Python function of the process that built the graph, and "
+                   "a graph file holds only the function's token, never its code (TensorFlow itself fails "
+                   "running it elsewhere: 'callback pyfunc_0 is not found'); rebuild that part of the graph "
+                   "in Python around the imported one")
+
+
 def unsupported_message(op_type, node_name, reason):
+    if op_type in _PY_FUNCS:  # the list of op types would bury the reason
+        return f"TensorFlow op type {op_type!r} of node {node_name!r} cannot be imported: {reason}."
     return (f"TensorFlow op type {op_type!r} of node {node_name!r} cannot be imported: {reason}. dflow imports "
             f"these TensorFlow op types: {', '.join(supported_tf_ops())}")
 
@@ -170,7 +179,7 @@ def graph_def_from_tf(proto, prune=False):
         reader = READ.get(n.op)
         if reader is None:
             why = "TF1 control flow needs dflow/io/tf_control_flow.py" if n.op in _CONTROL_FLOW else \
-                "dflow has no such op"
+                _PY_FUNC_REASON if n.op in _PY_FUNCS else "dflow has no such op"
             made = ctx.unsupported(n, why)
         else:
             try:

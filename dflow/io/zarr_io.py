@@ -28,11 +28,12 @@ from ..graph.registry import not_differentiable, register_op
 from ..graph.shape import TensorShape
 from ..kernels.common import apply_op, convert_to_tensor
 from ..storage import files
-from ..storage.chunks import chunk_io, dask_array, read_all
+from ..storage.chunks import chunk_io, dask_array, read_all, zarr_python_dask
 
 __all__ = ["read_zarr", "write_zarr"]
 
 COMPLETE_ATTR = "dflow_complete"
+RUN_ATTR = "dflow_run"  # on an array being written: the run writing it (removed when it is published)
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,9 @@ def _open_source(store, path):
         try:
             arr = t.open("r")
         except Exception as e:  # zarr raises several types for a missing array
+            damaged = files.damaged_zarr_metadata(t.fs_path()) if t.local else None
+            if damaged is not None:
+                raise damaged from None
             raise NotFoundError(None, None, f"read_zarr: no Zarr array at {where}: {type(e).__name__}: {e}") from None
     if arr.attrs.get(COMPLETE_ATTR, True) is False:
         raise NotFoundError(None, None, f"read_zarr: the Zarr array at {where} is incomplete (a write that did not "
@@ -129,11 +133,9 @@ def _source_eager(xp, array, where, shape, dtype, chunks):
 
 
 def _source_lower(ctx, array, where, shape, dtype, chunks):
-    import dask.array as da
-
     if tuple(chunks) != tuple(array.chunks):
         ctx.set_scratch(2)
-        return da.from_zarr(array, chunks=chunks, name=ctx.name("-read"))
+        return zarr_python_dask(array, chunks=chunks, name=ctx.name("-read"))
     out, streamed = dask_array(array, ctx.name("-read"))
     # a streamed chunk file is decoded into the task's output; zarr-python holds the compressed
     # bytes and a decoded copy besides it
@@ -180,18 +182,37 @@ def _tmp_path(target, token, owner):
 
 
 def _create_array(target, shape, dtype, chunks, token, owner):
-    """Creates the run's temporary array (local) or the incomplete target (other stores)."""
+    """Creates the run's temporary array (local) or the incomplete target (other stores).
+
+    Run again for the same run, it leaves the array it made as it is: a cluster runs this task
+    again when the worker holding its result died, and by then other workers may have written
+    chunks into the array (creating it afresh would wipe them, and the run would publish chunks of
+    fill value)."""
     path = _tmp_path(target, token, owner) if target.local else target.path
+    run = f"{owner}-{int(token) & (1 << 64) - 1:x}"
+    if _made_by_run(target, path, run, shape, dtype, chunks):
+        return path
     if target.local:
         os.makedirs(target.root, exist_ok=True)
         _ensure_groups(target)
         z = zarr.create_array(target.fs_path(path), shape=shape, dtype=dtype, chunks=chunks, overwrite=True)
-        z.attrs[COMPLETE_ATTR] = False  # a temporary array left by a killed run is refused by read_zarr
     else:
         z = zarr.create_array(target.root, name=path or None, shape=shape, dtype=dtype, chunks=chunks,
                               overwrite=True)
-        z.attrs[COMPLETE_ATTR] = False
+    # incomplete: a temporary array left by a killed run is refused by read_zarr
+    z.attrs.update({COMPLETE_ATTR: False, RUN_ATTR: run})
     return path
+
+
+def _made_by_run(target, path, run, shape, dtype, chunks):
+    """Whether `path` holds the incomplete array that run `run` created with these parameters."""
+    try:
+        z = target.open("r", path=path)
+    except Exception:  # noqa: BLE001 - nothing (readable) there: the run has not created it
+        return False
+    return (z.attrs.get(RUN_ATTR) == run and z.attrs.get(COMPLETE_ATTR, True) is False
+            and tuple(z.shape) == tuple(shape) and np.dtype(z.dtype) == np.dtype(dtype)
+            and tuple(z.chunks) == tuple(chunks))
 
 
 def _ensure_groups(target):
@@ -344,6 +365,8 @@ def _summarize(total, summary):
 
 def _mark_complete(z):
     z.attrs[COMPLETE_ATTR] = True
+    if RUN_ATTR in z.attrs:
+        del z.attrs[RUN_ATTR]
 
 
 _KINDS = {"file": "a file", "directory": "a directory that is not a Zarr array or group", "link": "a symbolic link",

@@ -123,6 +123,12 @@ class Optimizer(tf_optimizer.Optimizer):
     def _local_step(self, dtype):
         return m.cast(self.iterations + 1, dtype)
 
+    def _trackable_children(self):
+        """Object-checkpoint children: `iter` and the hyperparameters made variables, as TF's
+        OptimizerV2 (its slots are saved as `.OPTIMIZER_SLOT`s of the variables, train/trackable.py)."""
+        out = [("iter", self._iterations)] if self._iterations is not None else []
+        return out + [(name, v) for name, v in sorted(self._hyper.items()) if isinstance(v, Variable)]
+
     # ---- slots ---------------------------------------------------------------------------------------
     def add_slot(self, var, slot_name, initializer="zeros"):
         """The slot `<optimizer scope>/<variable name>/<slot_name>`, made once."""

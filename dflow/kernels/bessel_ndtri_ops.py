@@ -20,12 +20,12 @@ import math
 import numpy as np
 
 from ..graph.graph import name_scope
-from ..graph.registry import def_grad, register_op
+from ..graph.registry import register_op
 from .common import apply_op, broadcast_infer, convert_pair, convert_to_tensor
 from .creation_ops import zeros_like
 from .grad_util import unbroadcast
 from .math_ops import equal, exp, log1p, multiply, reciprocal, sign, square, where
-from .special_ops import _erf, _erfc, _register_unary, _unary
+from .special_ops import _erf, _erfc, _unary
 
 __all__ = ["bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e", "ndtri", "erfinv", "erfcinv", "nextafter",
            "multiply_no_nan", "reciprocal_no_nan", "xlog1py"]
@@ -144,18 +144,55 @@ def _erfinv(v):
         return np.where((a > 1.0) | np.isnan(v), np.nan, np.copysign(y, v))
 
 
-_register_unary({"BesselI0": _i0, "BesselI0e": _i0e, "BesselI1": _i1, "BesselI1e": _i1e, "Ndtri": _ndtri,
-                 "Erfinv": _erfinv})
-register_op("NextAfter", broadcast_infer("f", None, "NextAfter"),
-            eager=lambda xp, x1, x2: xp.asarray(np.nextafter(np.asarray(x1), np.asarray(x2))), elementwise=True)
+# gradients as TF's math_grad.py (see the module doc), each passed in its op's row below
 
 
-bessel_i0 = _unary("BesselI0", "bessel_i0")
-bessel_i0e = _unary("BesselI0e", "bessel_i0e")
-bessel_i1 = _unary("BesselI1", "bessel_i1")
-bessel_i1e = _unary("BesselI1e", "bessel_i1e")
-ndtri = _unary("Ndtri", "ndtri")
-erfinv = _unary("Erfinv", "erfinv")
+def _i0_grad(op, g):
+    return [g * bessel_i1(op.inputs[0])]
+
+
+def _i0e_grad(op, g):
+    x = op.inputs[0]
+    return [g * (bessel_i1e(x) - sign(x) * op.outputs[0])]
+
+
+def _i1_grad(op, g):
+    x = op.inputs[0]
+    zero = equal(x, 0)
+    safe = where(zero, x * 0 + 1, x)
+    return [g * where(zero, x * 0 + 0.5, bessel_i0(x) - op.outputs[0] / safe)]
+
+
+def _i1e_grad(op, g):
+    x = op.inputs[0]
+    zero = equal(x, 0)
+    safe = where(zero, x * 0 + 1, x)
+    return [g * where(zero, x * 0 + 0.5, bessel_i0e(x) - op.outputs[0] * (sign(x) + reciprocal(safe)))]
+
+
+def _ndtri_grad(op, g):
+    return [g * math.sqrt(2 * math.pi) * exp(square(op.outputs[0]) / 2.0)]
+
+
+def _erfinv_grad(op, g):
+    return [g * (math.sqrt(math.pi) / 2.0) * exp(square(op.outputs[0]))]
+
+
+bessel_i0 = _unary("BesselI0", "bessel_i0", _i0, _i0_grad)
+bessel_i0e = _unary("BesselI0e", "bessel_i0e", _i0e, _i0e_grad)
+bessel_i1 = _unary("BesselI1", "bessel_i1", _i1, _i1_grad)
+bessel_i1e = _unary("BesselI1e", "bessel_i1e", _i1e, _i1e_grad)
+ndtri = _unary("Ndtri", "ndtri", _ndtri, _ndtri_grad)
+erfinv = _unary("Erfinv", "erfinv", _erfinv, _erfinv_grad)
+
+
+def _nextafter_grad(op, g):
+    x1, x2 = op.inputs
+    return [unbroadcast(g, x1), unbroadcast(g * 0, x2)]
+
+
+register_op("NextAfter", broadcast_infer("f", None, "NextAfter"), grad=_nextafter_grad, elementwise=True,
+            eager=lambda xp, x1, x2: xp.asarray(np.nextafter(np.asarray(x1), np.asarray(x2))))
 
 
 def erfcinv(x, name=None):
@@ -197,49 +234,3 @@ def xlog1py(x, y, name=None):
         zero = equal(x, 0)
         safe = where(zero, y * 0, y)
         return where(zero, x * 0, x * log1p(safe))
-
-
-# ---- gradients -------------------------------------------------------------------------------------
-
-
-@def_grad("BesselI0")
-def _i0_grad(op, g):
-    return [g * bessel_i1(op.inputs[0])]
-
-
-@def_grad("BesselI0e")
-def _i0e_grad(op, g):
-    x = op.inputs[0]
-    return [g * (bessel_i1e(x) - sign(x) * op.outputs[0])]
-
-
-@def_grad("BesselI1")
-def _i1_grad(op, g):
-    x = op.inputs[0]
-    zero = equal(x, 0)
-    safe = where(zero, x * 0 + 1, x)
-    return [g * where(zero, x * 0 + 0.5, bessel_i0(x) - op.outputs[0] / safe)]
-
-
-@def_grad("BesselI1e")
-def _i1e_grad(op, g):
-    x = op.inputs[0]
-    zero = equal(x, 0)
-    safe = where(zero, x * 0 + 1, x)
-    return [g * where(zero, x * 0 + 0.5, bessel_i0e(x) - op.outputs[0] * (sign(x) + reciprocal(safe)))]
-
-
-@def_grad("Ndtri")
-def _ndtri_grad(op, g):
-    return [g * math.sqrt(2 * math.pi) * exp(square(op.outputs[0]) / 2.0)]
-
-
-@def_grad("Erfinv")
-def _erfinv_grad(op, g):
-    return [g * (math.sqrt(math.pi) / 2.0) * exp(square(op.outputs[0]))]
-
-
-@def_grad("NextAfter")
-def _nextafter_grad(op, g):
-    x1, x2 = op.inputs
-    return [unbroadcast(g, x1), unbroadcast(g * 0, x2)]

@@ -147,7 +147,9 @@ def _fill_lower(ctx, dims, value):
     if isinstance(value, ctx.da.Array):  # a value computed in this run
         return ctx.da.broadcast_to(value, shape, chunks=chunks)
     value = np.asarray(value)
-    return ctx.da.full(shape, value[()], dtype=value.dtype, chunks=chunks)
+    out = ctx.da.full(shape, value[()], dtype=value.dtype, chunks=chunks)
+    ctx.note_fill(out, value)  # a reduction of it needs no chunk of it (reduction_ops.fold_fill)
+    return out
 
 
 register_op("Fill", _fill_infer, lower=_fill_lower, eager=_fill_eager)

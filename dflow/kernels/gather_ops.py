@@ -7,11 +7,13 @@ inside the Dask graph, and an index out of range raises InvalidArgumentError whe
 from __future__ import annotations
 
 import collections
+import math
 
 import array_api_compat.numpy as np_xp
 import dask.array as da
 import numpy as np
 
+from ..dask_compat import normalize_chunks
 from ..errors import InvalidArgumentError
 from ..graph import dtypes
 from ..graph.evaluate import namespace
@@ -226,7 +228,20 @@ def _one_hot_eager(xp, indices, depth, on_value, off_value, axis):
 
 def _one_hot_lower(ctx, indices, depth, on_value, off_value, axis):
     d = _checked_depth(ctx.host_value(depth, "OneHot depth"))
-    hits = _one_hot_hits(ctx.xp, ctx.as_dask(indices), d, axis)
+    indices = ctx.as_dask(indices)
+    # each index becomes `depth` values: its chunks are cut so that an output chunk (and the int64
+    # comparison making it) stays within the session's chunk size, as a Fill's would (a range of
+    # 20,000 in one chunk made one 1.5 GB task, refused under any small budget)
+    limit = ctx.options.chunk_limit or (128 << 20)
+    per_index = max(1, d) * 8
+    if indices.size and not any(c != c for c in indices.shape):
+        biggest = max((math.prod(int(max(c)) for c in indices.chunks) if indices.ndim else 1), 1)
+        if biggest * per_index > limit:
+            want = normalize_chunks("auto", indices.shape, limit=max(indices.dtype.itemsize,
+                                                                     limit * indices.dtype.itemsize // per_index),
+                                    dtype=indices.dtype)
+            indices = indices.rechunk(want)
+    hits = _one_hot_hits(ctx.xp, indices, d, axis)
     return da.where(hits, on_value, off_value).astype(ctx.op.outputs[0].dtype.np_dtype)
 
 
@@ -287,10 +302,28 @@ def _top_k_infer(inputs, attrs):
     return [(out, x.dtype), (out, dtypes.int32)]
 
 
+# A block's rows are ordered a slab of about this many bytes of input at a time: the sort's
+# scratch (its int64 positions, twice, as array_api_compat's stable descending argsort builds
+# them) is then ~5 slabs, not 5 blocks (a 32 MiB chunk held 160 MiB per task); the memory
+# projection counts it (`_TOP_K_SCRATCH`).
+_TOP_K_SLAB = 4 << 20
+_TOP_K_SCRATCH = 5 * _TOP_K_SLAB
+
+
 def _top_k_order(block, k):
-    """Positions of the k largest along the last axis; ties: lower position first (stable)."""
+    """Positions of the k largest along the last axis; ties: lower position first (stable).
+    Sorted by slabs of rows (`_TOP_K_SLAB`), so the scratch stays small whatever the block."""
     xp = namespace((block,))
-    return xp.argsort(block, axis=-1, descending=True, stable=True)[..., :k]
+    n = block.shape[-1] if block.ndim else 1
+    rows = int(np.prod(block.shape[:-1], dtype=np.int64)) if block.ndim > 1 else 1
+    per = max(1, _TOP_K_SLAB // max(1, n * 8))  # (int64 positions: 8 bytes per entry)
+    if block.ndim < 2 or rows <= per:
+        return xp.argsort(block, axis=-1, descending=True, stable=True)[..., :k]
+    flat = xp.reshape(block, (rows, n))
+    out = xp.empty((rows, k), dtype=xp.int64)
+    for i in range(0, rows, per):
+        out[i:i + per] = xp.argsort(flat[i:i + per], axis=-1, descending=True, stable=True)[:, :k]
+    return xp.reshape(out, tuple(block.shape[:-1]) + (k,))
 
 
 def _take_last(block, order):
@@ -336,6 +369,8 @@ def _top_k_lower(ctx, x, k, sorted=True):  # noqa: A002 - TF1 attr name
     values = da.map_blocks(_take_last, x, order, chunks=lead + ((k,),), **take)
     if cand_pos is not None:
         order = da.map_blocks(_take_last, cand_pos, order, chunks=lead + ((k,),), dtype=np.int64)
+    out_chunk = max(1, int(np.prod([max(c) if c else 0 for c in lead], dtype=np.int64)) * max(1, k) * 12)
+    ctx.set_scratch(max(1.0, _TOP_K_SCRATCH / out_chunk))  # the sort's slabs (values and positions: 12 B)
     return values, order.astype(np.int32)
 
 

@@ -271,16 +271,29 @@ register_op("RandomUniformInt", _int_infer, eager=_eager("int"), lower=_lower("i
 _FLOATS = (dtypes.float16, dtypes.float32, dtypes.float64)
 
 
+_INT32_MAX = 2**31 - 1
+
+
 def _shape_tensor(shape):
+    """The shape argument as a 1-D int tensor: int32, or int64 when a Python dimension does not
+    fit int32 (TF1's shape_tensor: [3_000_000_000] must not wrap to a negative dimension)."""
     if isinstance(shape, Tensor) or hasattr(shape, "_as_graph_element"):
         t = convert_to_tensor(shape)
     elif isinstance(shape, TensorShape):
-        t = convert_to_tensor(shape.as_list(), dtype=dtypes.int32, name="shape")
+        dims = shape.as_list()
+        t = convert_to_tensor(dims, dtype=_shape_dtype(dims), name="shape")
     else:
-        t = convert_to_tensor(shape, preferred_dtype=dtypes.int32, name="shape")
+        t = convert_to_tensor(shape, preferred_dtype=_shape_dtype(shape), name="shape")
     if not t.dtype.is_integer:
         raise TypeError(f"shape must be an integer tensor, got dtype {t.dtype.name} ({t.name!r})")
     return t
+
+
+def _shape_dtype(dims):
+    if isinstance(dims, (list, tuple)) and any(isinstance(d, (int, np.integer)) and not isinstance(d, bool)
+                                               and abs(int(d)) > _INT32_MAX for d in dims):
+        return dtypes.int64
+    return dtypes.int32
 
 
 def _float_dtype(dtype, fn):

@@ -20,7 +20,7 @@ from ..graph.dtypes import as_dtype
 from ..graph.evaluate import namespace
 from ..graph.graph import name_scope
 from ..graph.ops import Tensor, constant_value
-from ..graph.registry import def_bind, register_op
+from ..graph.registry import def_bind, no_gradient, register_op
 from ..graph.shape import TensorShape, unknown_shape
 from .array_ops import rank, reshape, shape, size
 from .common import (
@@ -34,6 +34,7 @@ from .common import (
     convert_to_tensor,
     host_ints,
 )
+from .grad_util import broadcast_like
 from .math_ops import cast, equal, exp, floormod, maximum, not_equal, sqrt, square, subtract, where
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod", "reduce_any",
@@ -307,6 +308,60 @@ def _reduce_eager(op_type):
     return eager
 
 
+# A reduction of a Fill larger than this machine's memory (TF1 fails allocating it: OOM) is
+# computed from the fill value and the shape instead of from its chunks: summing 8 TB of zeros
+# chunk by chunk took hours, streamed within any budget. Smaller fills are reduced as any array
+# (the same float rounding as every other reduction).
+FOLD_FILL_BYTES = 1 << 34  # without the machine's size
+
+
+def _wrap_int(n, dtype):
+    """Python int `n` wrapped into integer `dtype` (two's complement, as TF's kernels overflow)."""
+    info = np.iinfo(dtype)
+    span = int(info.max) - int(info.min) + 1
+    return np.asarray((n - int(info.min)) % span + int(info.min)).astype(dtype)
+
+
+def _folded_fill(op_type, value, count):
+    """The reduction `op_type` of `count` (> 0) elements all equal to host scalar `value`, or None
+    for one not folded (logsumexp)."""
+    dtype = value.dtype
+    if op_type in ("Max", "Min", "Mean"):
+        return value
+    if op_type in ("Any", "All"):
+        return np.asarray(bool(value))
+    if op_type == "Sum":
+        if dtype.kind in "iu":
+            return _wrap_int(int(value) * count, dtype)
+        with np.errstate(all="ignore"):
+            return np.asarray(value.astype(np.complex128 if dtype.kind == "c" else np.float64) * count).astype(dtype)
+    if op_type == "Prod":
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            return _wrap_int(pow(int(value), count, int(info.max) - int(info.min) + 1), dtype)
+        if dtype.kind == "f":
+            with np.errstate(all="ignore"):
+                return np.asarray(np.power(np.float64(value), count)).astype(dtype)
+    return None
+
+
+def _fold_fill(ctx, op_type, x, axes, keep_dims):
+    """A reduction of a Fill larger than the machine (`FOLD_FILL_BYTES`) from its value and shape,
+    or None."""
+    value = ctx.fill_of(x)
+    limit = ctx.options.machine_memory or FOLD_FILL_BYTES
+    if value is None or x.nbytes <= limit:
+        return None
+    count = math.prod(int(x.shape[a]) for a in axes)
+    out = _folded_fill(op_type, value, count) if count else None
+    if out is None:
+        return None
+    shape = _out_dims(x.shape, axes, keep_dims)
+    if math.prod(shape) * out.dtype.itemsize <= (1 << 20):
+        return np.full(shape, out, dtype=out.dtype)
+    return ctx.da.full(shape, out[()], dtype=out.dtype, chunks=ctx.default_chunks(shape, out.dtype))
+
+
 def _reduce_lower(op_type):
     kernel = _KERNELS[op_type]
 
@@ -316,41 +371,14 @@ def _reduce_lower(op_type):
             _normalize_axes(_host_ints(ctx.host_value(axis, "reduction_indices")), x.ndim, op_type)
         if not axes:
             return x
+        folded = _fold_fill(ctx, op_type, x, axes, keep_dims)
+        if folded is not None:
+            return folded
         if op_type == "ReduceLogSumExp":
             return _lse_lower(ctx, x, axes, keep_dims)
         return kernel(ctx.xp, x, axes, keep_dims)
 
     return lower
-
-
-_REDUCTIONS = {
-    # op type: (public name, allowed kinds)
-    "Sum": ("reduce_sum", NUMERIC),
-    "Mean": ("reduce_mean", NUMERIC),
-    "Max": ("reduce_max", REAL),
-    "Min": ("reduce_min", REAL),
-    "Prod": ("reduce_prod", NUMERIC),
-    "Any": ("reduce_any", BOOL),
-    "All": ("reduce_all", BOOL),
-    "ReduceLogSumExp": ("reduce_logsumexp", FLOAT),
-}
-
-for _type, (_pub, _kinds) in _REDUCTIONS.items():
-    register_op(_type, _reduce_infer(_type, _kinds), eager=_reduce_eager(_type),
-                lower=_reduce_lower(_type))
-
-
-@def_bind(*_REDUCTIONS)
-def _reduce_bind(op, known):
-    """The axes parsed once, for an input of known rank."""
-    ndim = op.inputs[0].shape.ndims
-    if 1 not in known or ndim is None:
-        return None
-    axes, keep_dims, kernel = _normalize_axes(_host_ints(known[1]), ndim, op.type), op.get_attr("keep_dims"), \
-        _KERNELS[op.type]
-    if not axes:
-        return lambda xp, x: x
-    return lambda xp, x: kernel(xp, x, axes, keep_dims)
 
 
 def _pick(new, old, new_name, old_name):
@@ -377,11 +405,16 @@ def _reduction(op_type, input_tensor, axis, keepdims, name, reduction_indices, k
         return apply_op(op_type, [x, axis_t], {"keep_dims": keepdims}, name=scope)
 
 
-def _public_reduction(op_type, what):
+def _public_reduction(op_type, public, kinds, grad, what):
+    """Registers reduction `op_type` (the input kinds it allows, its gradient rule) and returns its
+    public function, named `public`, documented as the `what` of `input_tensor`."""
+    register_op(op_type, _reduce_infer(op_type, kinds), eager=_reduce_eager(op_type),
+                lower=_reduce_lower(op_type), grad=grad)
+
     def fn(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
         return _reduction(op_type, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
 
-    fn.__name__ = _REDUCTIONS[op_type][0]
+    fn.__name__ = public
     fn.__doc__ = (
         f"{what} of `input_tensor` over `axis` (op `{op_type}`).\n\n"
         "`axis`: None (all axes), an int, a list of ints (negative counts from the end) or an integer "
@@ -392,17 +425,108 @@ def _public_reduction(op_type, what):
     return fn
 
 
-reduce_sum = _public_reduction("Sum", "Sum (integers wrap around in their own dtype, as TF1)")
-reduce_mean = _public_reduction("Mean", "Mean (integers: truncating division, as TF1; float16 "
-                                "accumulates in float32)")
-reduce_max = _public_reduction("Max", "Maximum (an empty axis gives the dtype's lowest value, as TF1)")
-reduce_min = _public_reduction("Min", "Minimum (an empty axis gives the dtype's highest value, as TF1)")
-reduce_prod = _public_reduction("Prod", "Product")
-reduce_any = _public_reduction("Any", "Logical or (bool only)")
-reduce_all = _public_reduction("All", "Logical and (bool only)")
+# ---- gradient rules (TF1's math_grad; the axes input gets None), each passed in its op's row ---
+
+
+def kept_shape(x, axes):
+    """The shape of `x` with `axes` (an int Tensor) set to 1: a list of ints when static, else an
+    int32 Tensor from `shape(x)` (axes unknown when building need only be known at run time)."""
+
+    value = constant_value(axes)
+    if x.shape.ndims is not None and value is not None:
+        red = _normalize_axes(_host_ints(value), x.shape.ndims, "gradient")
+        dims = [1 if i in red else d for i, d in enumerate(x.shape.as_list())]
+        keep = np.array([i not in red for i in range(len(dims))], dtype=np.int32)
+        return dims if None not in dims else shape(x) * keep + (1 - keep)
+    ax = floormod(reshape(cast(axes, dtypes.int32), [-1]), rank(x))
+    # ExpandDims and Range (manip_ops, creation_ops: above this module) made by their registered types
+    r = rank(x)
+    positions = apply_op("Range", [constant(np.int32(0)), r, constant(np.int32(1))])
+    hit = equal(apply_op("ExpandDims", [positions, constant(np.int32(1))]),
+                apply_op("ExpandDims", [ax, constant(np.int32(0))]))
+    return where(reduce_any(hit, axis=1), 1, shape(x))
+
+
+def _keep_dims(op, t):
+    """`t` (shaped as `op`'s output) with the reduced axes kept as size 1, so it broadcasts against
+    the input (the scalar of an all-axes reduction of unknown rank does already)."""
+    if op.get_attr("keep_dims") or len(op.inputs) == 1:
+        return t
+    return reshape(t, kept_shape(op.inputs[0], op.inputs[1]))
+
+
+def _axis(op):
+    return op.inputs[1] if len(op.inputs) > 1 else None
+
+
+def _axes_grad(op, grad_x):
+    """[the input's gradient, given the input's static shape; None for the axes]."""
+    grad_x.set_shape(op.inputs[0].shape)
+    return [grad_x] + [None] * (len(op.inputs) - 1)
+
+
+def _sum_grad(op, g):
+    x, y = op.inputs[0], op.outputs[0]
+    if op.type == "Mean" and x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        g = g / constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
+    elif op.type == "Mean":  # a count of 0 means an empty input: its gradient is empty whatever the divisor
+        g = g / cast(maximum(size(x) // maximum(size(y), 1), 1), g.dtype)
+    return _axes_grad(op, broadcast_like(_keep_dims(op, g), x))
+
+
+def _extreme_grad(op, g):
+    """Ties share the gradient equally (TF1): g * (x == y) / number of ties."""
+    ties = cast(equal(op.inputs[0], _keep_dims(op, op.outputs[0])), g.dtype)
+    return _axes_grad(op, ties / reduce_sum(ties, axis=_axis(op), keepdims=True) * _keep_dims(op, g))
+
+
+def _prod_grad(op, g):
+    """d/dx_i = product of the other elements: y / x_i without zeros; with one zero in a slice, the
+    product of the rest at the zero and 0 elsewhere; 0 with several. Unlike TF1 (exclusive cumprods),
+    y / x_i can lose precision when the product under- or overflows, and second derivatives are
+    exact away from zeros only (the rule picks a branch by the count of zeros)."""
+    is_zero = equal(op.inputs[0], 0)
+    safe_x = where(is_zero, 1, op.inputs[0])
+    others = reduce_prod(safe_x, axis=_axis(op), keepdims=True)  # the product of the non-zeros
+    zeros = reduce_sum(cast(is_zero, dtypes.int32), axis=_axis(op), keepdims=True)
+    d = where(is_zero, where(equal(zeros, 1), others, 0), where(equal(zeros, 0), others / safe_x, 0))
+    if d.dtype.is_complex:  # TF1's convention for complex values: g * conj(dy/dx)
+        d = apply_op("Conj", [d])
+    return _axes_grad(op, d * _keep_dims(op, g))
+
+
+def _logsumexp_grad(op, g):
+    """g * exp(x - y): softmax weights, at most 1, so it cannot overflow."""
+    return _axes_grad(op, _keep_dims(op, g) * exp(op.inputs[0] - _keep_dims(op, op.outputs[0])))
+
+
+reduce_sum = _public_reduction("Sum", "reduce_sum", NUMERIC, _sum_grad,
+                               "Sum (integers wrap around in their own dtype, as TF1)")
+reduce_mean = _public_reduction("Mean", "reduce_mean", NUMERIC, _sum_grad, "Mean (integers: truncating "
+                                "division, as TF1; float16 accumulates in float32)")
+reduce_max = _public_reduction("Max", "reduce_max", REAL, _extreme_grad,
+                               "Maximum (an empty axis gives the dtype's lowest value, as TF1)")
+reduce_min = _public_reduction("Min", "reduce_min", REAL, _extreme_grad,
+                               "Minimum (an empty axis gives the dtype's highest value, as TF1)")
+reduce_prod = _public_reduction("Prod", "reduce_prod", NUMERIC, _prod_grad, "Product")
+reduce_any = _public_reduction("Any", "reduce_any", BOOL, no_gradient, "Logical or (bool only)")
+reduce_all = _public_reduction("All", "reduce_all", BOOL, no_gradient, "Logical and (bool only)")
 reduce_logsumexp = _public_reduction(
-    "ReduceLogSumExp", "log(sum(exp(x))), computed stably (shifted by the max, one pass over the "
-    "data; -inf rows give -inf, +inf gives +inf; floats only)")
+    "ReduceLogSumExp", "reduce_logsumexp", FLOAT, _logsumexp_grad, "log(sum(exp(x))), computed stably "
+    "(shifted by the max, one pass over the data; -inf rows give -inf, +inf gives +inf; floats only)")
+
+
+@def_bind(*_KERNELS)
+def _reduce_bind(op, known):
+    """The axes parsed once, for an input of known rank."""
+    ndim = op.inputs[0].shape.ndims
+    if 1 not in known or ndim is None:
+        return None
+    axes, keep_dims, kernel = _normalize_axes(_host_ints(known[1]), ndim, op.type), op.get_attr("keep_dims"), \
+        _KERNELS[op.type]
+    if not axes:
+        return lambda xp, x: x
+    return lambda xp, x: kernel(xp, x, axes, keep_dims)
 
 
 # ---- argmax / argmin ---------------------------------------------------------------------------
@@ -470,7 +594,8 @@ def _arg_lower(fn, op_type):
 
 
 for _type, _fn in [("ArgMax", "argmax"), ("ArgMin", "argmin")]:
-    register_op(_type, _arg_infer(_type), eager=_arg_eager(_fn, _type), lower=_arg_lower(_fn, _type))
+    register_op(_type, _arg_infer(_type), eager=_arg_eager(_fn, _type), lower=_arg_lower(_fn, _type),
+                grad=no_gradient)
 
 
 def _arg(op_type, input, axis, name, dimension, output_type):  # noqa: A002 - TF1 signature
@@ -552,7 +677,12 @@ def _cumsum_lower(ctx, x, axis, *, exclusive, reverse):
     return da.flip(out, axis=a) if reverse else out
 
 
-register_op("Cumsum", _cumsum_infer, eager=_cumsum_eager, lower=_cumsum_lower)
+def _cumsum_grad(op, g):
+    rev = not op.get_attr("reverse")
+    return _axes_grad(op, cumsum(g, op.inputs[1], exclusive=op.get_attr("exclusive"), reverse=rev))
+
+
+register_op("Cumsum", _cumsum_infer, eager=_cumsum_eager, lower=_cumsum_lower, grad=_cumsum_grad)
 
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
@@ -588,97 +718,6 @@ def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int6
         counts = reduce_sum(cast(not_equal(x, zero), dtypes.int64), axis=axis, keepdims=keepdims)
         return cast(counts, dtype)
 
-
-
-# ---- gradient rules (TF1's math_grad); the axes input gets None ------------------------------------
-
-from ..graph.registry import def_grad, not_differentiable  # noqa: E402
-from .grad_util import broadcast_like  # noqa: E402
-
-
-def kept_shape(x, axes):
-    """The shape of `x` with `axes` (an int Tensor) set to 1: a list of ints when static, else an
-    int32 Tensor from `shape(x)` (axes unknown when building need only be known at run time)."""
-
-    value = constant_value(axes)
-    if x.shape.ndims is not None and value is not None:
-        red = _normalize_axes(_host_ints(value), x.shape.ndims, "gradient")
-        dims = [1 if i in red else d for i, d in enumerate(x.shape.as_list())]
-        keep = np.array([i not in red for i in range(len(dims))], dtype=np.int32)
-        return dims if None not in dims else shape(x) * keep + (1 - keep)
-    ax = floormod(reshape(cast(axes, dtypes.int32), [-1]), rank(x))
-    # ExpandDims and Range (manip_ops, creation_ops: above this module) made by their registered types
-    r = rank(x)
-    positions = apply_op("Range", [constant(np.int32(0)), r, constant(np.int32(1))])
-    hit = equal(apply_op("ExpandDims", [positions, constant(np.int32(1))]),
-                apply_op("ExpandDims", [ax, constant(np.int32(0))]))
-    return where(reduce_any(hit, axis=1), 1, shape(x))
-
-
-not_differentiable("ArgMax", "ArgMin", "Any", "All")
-
-
-def _keep_dims(op, t):
-    """`t` (shaped as `op`'s output) with the reduced axes kept as size 1, so it broadcasts against
-    the input (the scalar of an all-axes reduction of unknown rank does already)."""
-    if op.get_attr("keep_dims") or len(op.inputs) == 1:
-        return t
-    return reshape(t, kept_shape(op.inputs[0], op.inputs[1]))
-
-
-def _axis(op):
-    return op.inputs[1] if len(op.inputs) > 1 else None
-
-
-def _axes_grad(op, grad_x):
-    """[the input's gradient, given the input's static shape; None for the axes]."""
-    grad_x.set_shape(op.inputs[0].shape)
-    return [grad_x] + [None] * (len(op.inputs) - 1)
-
-
-@def_grad("Sum", "Mean")
-def _sum_grad(op, g):
-    x, y = op.inputs[0], op.outputs[0]
-    if op.type == "Mean" and x.shape.is_fully_defined() and y.shape.is_fully_defined():
-        g = g / constant(max(x.shape.num_elements() // max(y.shape.num_elements(), 1), 1), dtype=g.dtype)
-    elif op.type == "Mean":  # a count of 0 means an empty input: its gradient is empty whatever the divisor
-        g = g / cast(maximum(size(x) // maximum(size(y), 1), 1), g.dtype)
-    return _axes_grad(op, broadcast_like(_keep_dims(op, g), x))
-
-
-@def_grad("Max", "Min")
-def _extreme_grad(op, g):
-    """Ties share the gradient equally (TF1): g * (x == y) / number of ties."""
-    ties = cast(equal(op.inputs[0], _keep_dims(op, op.outputs[0])), g.dtype)
-    return _axes_grad(op, ties / reduce_sum(ties, axis=_axis(op), keepdims=True) * _keep_dims(op, g))
-
-
-@def_grad("Prod")
-def _prod_grad(op, g):
-    """d/dx_i = product of the other elements: y / x_i without zeros; with one zero in a slice, the
-    product of the rest at the zero and 0 elsewhere; 0 with several. Unlike TF1 (exclusive cumprods),
-    y / x_i can lose precision when the product under- or overflows, and second derivatives are
-    exact away from zeros only (the rule picks a branch by the count of zeros)."""
-    is_zero = equal(op.inputs[0], 0)
-    safe_x = where(is_zero, 1, op.inputs[0])
-    others = reduce_prod(safe_x, axis=_axis(op), keepdims=True)  # the product of the non-zeros
-    zeros = reduce_sum(cast(is_zero, dtypes.int32), axis=_axis(op), keepdims=True)
-    d = where(is_zero, where(equal(zeros, 1), others, 0), where(equal(zeros, 0), others / safe_x, 0))
-    if d.dtype.is_complex:  # TF1's convention for complex values: g * conj(dy/dx)
-        d = apply_op("Conj", [d])
-    return _axes_grad(op, d * _keep_dims(op, g))
-
-
-@def_grad("ReduceLogSumExp")
-def _logsumexp_grad(op, g):
-    """g * exp(x - y): softmax weights, at most 1, so it cannot overflow."""
-    return _axes_grad(op, _keep_dims(op, g) * exp(op.inputs[0] - _keep_dims(op, op.outputs[0])))
-
-
-@def_grad("Cumsum")
-def _cumsum_grad(op, g):
-    rev = not op.get_attr("reverse")
-    return _axes_grad(op, cumsum(g, op.inputs[1], exclusive=op.get_attr("exclusive"), reverse=rev))
 
 
 # ---- composites (tf.math.reduce_variance, reduce_std, reduce_euclidean_norm) ---------------------

@@ -31,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..graph.graph import name_scope
-from ..graph.registry import def_grad, register_op
+from ..graph.registry import register_op
 from ..graph.shape import TensorShape
 from .common import (
     FLOAT,
@@ -418,59 +418,77 @@ def _betainc_infer(inputs, attrs):
     return shape, dtype
 
 
-def _register_unary(table):
-    """Registers each {op type: numpy function} as an elementwise float op (result in x's dtype)."""
-    for op_type, fn in table.items():
-        register_op(op_type, unary_infer(FLOAT, None, op_type),
-                    eager=lambda xp, x, fn=fn: _back(xp, fn(np.asarray(x)), x), elementwise=True)
-
-
-_register_unary({"Erf": _erf, "Erfc": _erfc, "Lgamma": _lgamma, "Digamma": _digamma, "Rint": np.rint})
-
-_BINARY = {"Igamma": lambda a, x: _igamma_pair(a, x)[0], "Igammac": lambda a, x: _igamma_pair(a, x)[1],
-           "Zeta": _zeta, "Polygamma": _polygamma}
-for _type, _fn in _BINARY.items():
-    register_op(_type, broadcast_infer(FLOAT, None, _type),
-                eager=lambda xp, u, v, _fn=_fn: _back(xp, _fn(np.asarray(u), np.asarray(v)), u), elementwise=True)
-
 register_op("IgammaGradA", broadcast_infer(FLOAT, None, "IgammaGradA"),
             eager=lambda xp, a, x: _back(xp, _igamma_grad_a(np.asarray(a), np.asarray(x)), a), elementwise=True)
 
+
+def _betainc_grad(op, g):
+    a, b, x = op.inputs
+    log_beta = lgamma(a) + lgamma(b) - lgamma(a + b)
+    dx = exp((b - 1.0) * log1p(-x) + (a - 1.0) * log(x) - log_beta)
+    return [None, None, unbroadcast(g * dx, x)]
+
+
 register_op("Betainc", _betainc_infer,
             eager=lambda xp, a, b, x: _back(xp, _betainc(np.asarray(a), np.asarray(b), np.asarray(x)), a),
-            elementwise=True)
+            grad=_betainc_grad, elementwise=True)
 
 
-def _unary(op_type, public):
-    def fn(x, name=None):
+def _unary(op_type, public, fn, grad):
+    """Registers elementwise float op `op_type`, the numpy function `fn` (its result in x's dtype)
+    with its gradient rule, and returns its public function, named `public`."""
+    register_op(op_type, unary_infer(FLOAT, None, op_type), eager=lambda xp, x: _back(xp, fn(np.asarray(x)), x),
+                grad=grad, elementwise=True)
+
+    def public_fn(x, name=None):
         return apply_op(op_type, [convert_to_tensor(x, name="x")], name=name, default_name=op_type)
 
-    fn.__name__ = public
-    fn.__doc__ = (f"Elementwise {public} (op `{op_type}`): float16/32/64 in, same shape and dtype out; "
-                  "TypeError for other dtypes.")
-    return fn
+    public_fn.__name__ = public
+    public_fn.__doc__ = (f"Elementwise {public} (op `{op_type}`): float16/32/64 in, same shape and dtype out; "
+                         "TypeError for other dtypes.")
+    return public_fn
 
 
-def _binary(op_type, public, args):
-    def fn(u, v, name=None):
+def _binary(op_type, public, args, fn, grad):
+    """As `_unary`, for `fn(u, v)` of two float inputs of one dtype, broadcast as numpy does."""
+    register_op(op_type, broadcast_infer(FLOAT, None, op_type), grad=grad, elementwise=True,
+                eager=lambda xp, u, v: _back(xp, fn(np.asarray(u), np.asarray(v)), u))
+
+    def public_fn(u, v, name=None):
         u, v = convert_pair(u, v, op_type)
         return apply_op(op_type, [u, v], name=name, default_name=op_type)
 
-    fn.__name__ = public
-    fn.__doc__ = (f"Elementwise {public}({', '.join(args)}) (op `{op_type}`) with numpy broadcasting: float32/64 "
-                  "inputs of one dtype.")
-    return fn
+    public_fn.__name__ = public
+    public_fn.__doc__ = (f"Elementwise {public}({', '.join(args)}) (op `{op_type}`) with numpy broadcasting: "
+                         "float32/64 inputs of one dtype.")
+    return public_fn
 
 
-erf = _unary("Erf", "erf")
-erfc = _unary("Erfc", "erfc")
-lgamma = _unary("Lgamma", "lgamma")
-digamma = _unary("Digamma", "digamma")
-rint = _unary("Rint", "rint")
-igamma = _binary("Igamma", "igamma", "ax")
-igammac = _binary("Igammac", "igammac", "ax")
-zeta = _binary("Zeta", "zeta", "xq")
-polygamma = _binary("Polygamma", "polygamma", "ax")
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _igamma_dx(a, x):
+    return exp(-x + (a - 1.0) * log(x) - lgamma(a))
+
+
+def _igamma_da(a, x):
+    return apply_op("IgammaGradA", [a, x], default_name="IgammaGradA")
+
+
+# (op type, public name, numpy function, gradient rule: TF1's math_grad.py)
+erf = _unary("Erf", "erf", _erf, lambda op, g: [g * _TWO_OVER_SQRT_PI * exp(-square(op.inputs[0]))])
+erfc = _unary("Erfc", "erfc", _erfc, lambda op, g: [g * -_TWO_OVER_SQRT_PI * exp(-square(op.inputs[0]))])
+lgamma = _unary("Lgamma", "lgamma", _lgamma, lambda op, g: [g * digamma(op.inputs[0])])
+digamma = _unary("Digamma", "digamma", _digamma, lambda op, g: [g * polygamma(1.0, op.inputs[0])])
+rint = _unary("Rint", "rint", np.rint, lambda op, g: [None])
+igamma = _binary("Igamma", "igamma", "ax", lambda a, x: _igamma_pair(a, x)[0], lambda op, g: [
+    unbroadcast(g * _igamma_da(*op.inputs), op.inputs[0]), unbroadcast(g * _igamma_dx(*op.inputs), op.inputs[1])])
+igammac = _binary("Igammac", "igammac", "ax", lambda a, x: _igamma_pair(a, x)[1], lambda op, g: [
+    unbroadcast(-g * _igamma_da(*op.inputs), op.inputs[0]), unbroadcast(-g * _igamma_dx(*op.inputs), op.inputs[1])])
+zeta = _binary("Zeta", "zeta", "xq", _zeta, lambda op, g: [
+    None, unbroadcast(g * -op.inputs[0] * zeta(op.inputs[0] + 1.0, op.inputs[1]), op.inputs[1])])
+polygamma = _binary("Polygamma", "polygamma", "ax", _polygamma, lambda op, g: [
+    None, unbroadcast(g * polygamma(op.inputs[0] + 1.0, op.inputs[1]), op.inputs[1])])
 
 
 def betainc(a, b, x, name=None):
@@ -490,40 +508,3 @@ def lbeta(x, name=None):
         log_prod = reduce_sum(lgamma(x), axis=[-1])
         log_gamma_sum = lgamma(reduce_sum(x, axis=[-1]))
         return log_prod - log_gamma_sum
-
-
-# ---- gradients (TF1's math_grad.py) ----------------------------------------------------------------
-
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-def_grad("Erf")(lambda op, g: [g * _TWO_OVER_SQRT_PI * exp(-square(op.inputs[0]))])
-def_grad("Erfc")(lambda op, g: [g * -_TWO_OVER_SQRT_PI * exp(-square(op.inputs[0]))])
-def_grad("Lgamma")(lambda op, g: [g * digamma(op.inputs[0])])
-def_grad("Digamma")(lambda op, g: [g * polygamma(1.0, op.inputs[0])])
-def_grad("Rint")(lambda op, g: [None])
-
-
-def _igamma_dx(a, x):
-    return exp(-x + (a - 1.0) * log(x) - lgamma(a))
-
-
-def _igamma_da(a, x):
-    return apply_op("IgammaGradA", [a, x], default_name="IgammaGradA")
-
-
-def_grad("Igamma")(lambda op, g: [unbroadcast(g * _igamma_da(*op.inputs), op.inputs[0]),
-                                  unbroadcast(g * _igamma_dx(*op.inputs), op.inputs[1])])
-def_grad("Igammac")(lambda op, g: [unbroadcast(-g * _igamma_da(*op.inputs), op.inputs[0]),
-                                   unbroadcast(-g * _igamma_dx(*op.inputs), op.inputs[1])])
-def_grad("Zeta")(lambda op, g: [None, unbroadcast(g * -op.inputs[0] * zeta(op.inputs[0] + 1.0, op.inputs[1]),
-                                                  op.inputs[1])])
-def_grad("Polygamma")(lambda op, g: [None, unbroadcast(g * polygamma(op.inputs[0] + 1.0, op.inputs[1]),
-                                                       op.inputs[1])])
-
-
-@def_grad("Betainc")
-def _betainc_grad(op, g):
-    a, b, x = op.inputs
-    log_beta = lgamma(a) + lgamma(b) - lgamma(a + b)
-    dx = exp((b - 1.0) * log1p(-x) + (a - 1.0) * log(x) - log_beta)
-    return [None, None, unbroadcast(g * dx, x)]

@@ -172,6 +172,11 @@ class Layer:
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights
 
+    def _trackable_children(self):
+        """Object-checkpoint children (train/trackable.py): the layer's weights by their short names
+        (`kernel`, `bias`), as TF's `add_weight` tracks them."""
+        return _weight_children(list(self._trainable_weights) + list(self._non_trainable_weights))
+
     @property
     def weights(self):
         return self.trainable_weights + self.non_trainable_weights
@@ -320,3 +325,14 @@ class Layer:
 def input_shape_of(input_shape):
     """A TensorShape of a build() argument (TensorShape, list, or tuple)."""
     return input_shape if isinstance(input_shape, TensorShape) else TensorShape(input_shape)
+
+
+def _weight_children(weights):
+    """(short name, weight) pairs; a short name met twice is replaced by the full name."""
+    out, seen = [], set()
+    for w in weights:
+        short = w.op.name.rsplit("/", 1)[-1]
+        name = short if short not in seen else w.op.name
+        seen.add(name)
+        out.append((name, w))
+    return out

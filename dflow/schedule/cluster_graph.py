@@ -53,7 +53,9 @@ def chunk_regions(graph, outputs, max_tasks=REGION_TASKS):
     for k in sorted(graph, key=order.__getitem__):
         if _broadcast(readers.get(k, ())):
             continue  # read by several blocks of one array (a constant every chunk reads): an input of each
-        if not deps[k]:
+        if not deps[k] or all(_broadcast(readers.get(d, ())) for d in deps[k]):
+            # a source, or a block made from values every block reads (a tile of a small feed):
+            # its readers join it, so its chunk is not sent back to the client between them
             if isinstance(graph[k], Task) and k in readers:
                 regions.seed(k)
         else:

@@ -220,6 +220,16 @@ class LowerContext:
         self.program = None
         self._offers = {}  # dask array name -> _RowsOffer: see `offer_rows`
         self.task_inputs = None  # an op's tasks read these instead of its inputs (`row_tail`)
+        self._fills = {}  # dask array name -> the host scalar every element of it is (`note_fill`)
+
+    def note_fill(self, arr, value):
+        """Declares every element of dask array `arr` (this op's output) to be host scalar `value`
+        (a Fill): a reduction of it can be computed from the value and the shape (`fill_of`)."""
+        self._fills[arr.name] = np.asarray(value)
+
+    def fill_of(self, x):
+        """The host scalar every element of dask array `x` is (a Fill's), or None."""
+        return self._fills.get(getattr(x, "name", None))
 
     def before_run(self, fn):
         """`fn(run)` runs on the client before the run's tasks (it may raise to refuse the run)."""
@@ -493,7 +503,8 @@ def lower_dask(program, feeds, constants, options):
         env[t] = arr
         slots.append(FeedSlot(t, arr.name, spec))
     stager = Stager(program, options, ctx) if options.stage_bytes else None
-    memory = MemoryReport(workers=options.workers)
+    memory = MemoryReport(workers=options.workers, worker_bytes=options.worker_bytes,
+                          pickled=options.pickled_results)
     for step in program.steps:
         _lower_step(ctx, program, step, env, stager, memory)
     outputs = [_output(ctx, env, t) if t is not None else None for t in program.fetch_tensors]
@@ -511,6 +522,7 @@ def lower_dask(program, feeds, constants, options):
     _apply_budget(memory, options)
     plan = DaskPlan(program.fetch_elements, outputs, extra, slots, params, commits, program.state, ctx.hooks,
                     boundaries, stored, patches)
+    memory.check_graph(plan.n_tasks, options.memory_budget)
     plan.memory = memory
     plan.num_workers = memory.workers
     plan.owners = ctx.owners
@@ -658,5 +670,13 @@ def _apply_budget(memory, options):
             f"{format_bytes(big.scratch)}), {where}; " + suggest_chunks(big, limit) + ".")
     if not budget:
         return
-    fits = max(1, (budget - memory.stage_results) // big.total)
+    per = memory.per_worker
+    if per + memory.stage_results > budget:  # the task fits, not with its worker process
+        raise ResourceExhaustedError(
+            None, None, f"{big.op_type} op {big.op!r} needs a projected {format_bytes(big.total)} per task and "
+            f"each worker process of the processes scheduler {format_bytes(per - big.total)} more (its interpreter "
+            f"and the result it pickles back); with {format_bytes(memory.stage_results)} of stage results that is "
+            f"{format_bytes(per + memory.stage_results)}, over the memory budget of {format_bytes(budget)}. Use the "
+            "threads scheduler (tasks share this process) or a larger budget.")
+    fits = max(1, (budget - memory.stage_results) // per)
     memory.workers = int(min(memory.workers, fits))

@@ -43,6 +43,7 @@ from ..graph.evaluate import quiet
 from ..kernels.cores import keep_kernel_memory, share_process_cores, task_threads
 from ..storage.values import HOST_COPY_BYTES, Part, RemoteValue
 from .cluster_graph import REREAD_TASKS, SOURCE_READERS, chunk_regions, sources_inlined
+from .memory import WORKER_PROCESS_BYTES
 
 
 def quiet_numpy():
@@ -81,6 +82,7 @@ class Computed(NamedTuple):
 class Executor(ABC):
     name = "base"
     is_local = True
+    worker_bytes = 0  # what each worker costs this machine besides its tasks (memory.py)
 
     @abstractmethod
     def get(self, dsk, keys, num_workers=None, trace=None):
@@ -192,14 +194,18 @@ class _PoolExecutor(Executor):
             if self._closed:
                 raise self._pool_failure(RuntimeError("closed"))
             pool = self._pools.get(size)
-            if pool is None or getattr(pool, "_broken", False):  # a process pool whose worker died
+            if pool is None or getattr(pool, "_broken", False) or getattr(pool, "_shutdown_thread", False):
+                # a process pool whose worker died, or one dropped after a Ctrl-C (`_interrupt`)
                 pool = self._pools[size] = self._make_pool(size)
             run = _RunPool(pool, n)
             self._active.add(run)
         try:
             return self._run(dsk, keys, run, _callbacks(trace, self.name))
         except BaseException as e:
-            run.settle()
+            if isinstance(e, KeyboardInterrupt):  # Ctrl-C: stop now, not after the running tasks
+                self._interrupt(run, pool)
+            else:
+                run.settle()
             if _is_pool_failure(e):
                 raise self._pool_failure(e) from e
             raise
@@ -207,12 +213,21 @@ class _PoolExecutor(Executor):
             with self._lock:
                 self._active.discard(run)
 
+    def _interrupt(self, run, pool):
+        """After a KeyboardInterrupt: as after a failure (threads cannot be stopped; their running
+        tasks end before the run's failure hooks delete what it half wrote)."""
+        run.settle()
+
     def _pool_failure(self, exc):
         """The pool cannot run tasks any more (a worker process died, or the session was closed
         under the run): this run's error as a dflow error; the next run gets a fresh pool."""
         if self._closed:
             return CancelledError(None, None, "The Session was closed while this run was in progress; "
                                   "nothing was committed.")
+        if type(exc).__name__ == "BrokenProcessPool":
+            return AbortedError(None, None, f"A worker process of the {self.name} scheduler died during this run "
+                                "(killed, or out of memory: the kernel's OOM killer) and its pool is broken; "
+                                "nothing was committed. The next run starts a fresh pool: run it again.")
         return AbortedError(None, None, f"The {self.name} scheduler's worker pool failed under this run "
                             f"({type(exc).__name__}: {exc}); nothing was committed. Run it again.")
 
@@ -279,9 +294,16 @@ class ProcessesExecutor(_PoolExecutor):
     as closed); the pool stays for the others."""
 
     name = "processes"
+    worker_bytes = WORKER_PROCESS_BYTES  # each worker is an interpreter of its own
+
+    def __init__(self, num_workers=None, memory_budget=None):
+        super().__init__(num_workers)
+        self.memory_budget = memory_budget
 
     def _pool_size(self, n):
-        return self.workers()  # one pool of processes; a run's cap limits its own tasks
+        # one pool of processes, a run's cap limiting its own tasks; under a budget the pool has no
+        # more processes than the run's cap (each costs WORKER_PROCESS_BYTES even when idle)
+        return self.workers() if self.memory_budget is None else n
 
     def _make_pool(self, n):
         import multiprocessing
@@ -292,7 +314,8 @@ class ProcessesExecutor(_PoolExecutor):
         stale = []
         with _process_pools_lock:
             shared = _process_pools.get((n, method))
-            if shared is None or shared.fds != fds or getattr(shared.pool, "_broken", False):
+            if shared is None or shared.fds != fds or getattr(shared.pool, "_broken", False) or \
+                    getattr(shared.pool, "_shutdown_thread", False):
                 if shared is not None:  # replaced: shut now if nobody uses it, else by its last user
                     shared.users.discard(self)
                     if shared.users:
@@ -306,6 +329,38 @@ class ProcessesExecutor(_PoolExecutor):
         for pool in stale:  # nobody's: its workers exit
             pool.shutdown(wait=False, cancel_futures=True)
         return shared.pool
+
+    def _interrupt(self, run, pool):
+        """After a KeyboardInterrupt (Ctrl-C): the run's tasks not yet started are cancelled and,
+        when some are still running, the pool's worker processes are killed (a task may run for
+        minutes; TF1 stops at Ctrl-C) and the pool dropped, so the interrupt is raised within a
+        second; the session's next run starts a fresh pool."""
+        if not [f for f in run.cancel() if not f.done()]:
+            return
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        calls = getattr(pool, "_call_queue", None)
+        if calls is not None:  # its feeder thread may be blocked writing a task no worker will read:
+            calls.cancel_join_thread()  # neither the pool's shutdown nor the interpreter's exit waits for it
+        for proc in procs:
+            with contextlib.suppress(Exception):
+                proc.kill()
+        for proc in procs:
+            with contextlib.suppress(Exception):
+                proc.join(1)
+        self._drop_pool(pool)
+
+    def _drop_pool(self, pool):
+        """Forgets `pool` (its workers are being killed): no session of this process takes it again."""
+        with self._lock:
+            for size, p in list(self._pools.items()):
+                if p is pool:
+                    del self._pools[size]
+        with _process_pools_lock:
+            for key, shared in list(_process_pools.items()):
+                if shared.pool is pool:
+                    del _process_pools[key]
+        with contextlib.suppress(Exception):
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _run(self, dsk, keys, pool, callbacks):
         if callbacks is None:  # (a traced run times each op's task)
@@ -706,7 +761,7 @@ def make_executor(scheduler, target="", memory_budget=None, num_workers=None):
     if scheduler in ("sync", "synchronous", "single-threaded"):
         return SyncExecutor()
     if scheduler in ("processes", "multiprocessing"):
-        return ProcessesExecutor()
+        return ProcessesExecutor(memory_budget=memory_budget)
     if isinstance(scheduler, str) and "://" in scheduler:
         from distributed import Client
 

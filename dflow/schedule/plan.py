@@ -128,7 +128,8 @@ class FeedSlot:
                 return {(self.name,): value}
             out = {}
             for idx, slc in zip(block_indices(self.spec.chunks), block_slices(self.spec.chunks)):
-                out[(self.name,) + idx] = value[slc]
+                key = (self.name,) + idx
+                out[key] = _feed_block(key, value[slc])
             return out
         out = dict(value.__dask_graph__())
         for idx, key in zip(block_indices(self.spec.chunks), flatten(value.__dask_keys__())):
@@ -266,6 +267,19 @@ def _first_block(r):
     while isinstance(r, (list, tuple)) and not (len(r) == 2 and isinstance(r[1], np.ndarray)):
         r = r[0]
     return r
+
+
+def _feed_block(key, block):
+    """A numpy feed's block as the graph carries it. A broadcast view (stride 0 along an axis of
+    more than one element, as np.broadcast_to makes) is its distinct elements and a task that
+    broadcasts them again: a process worker or a cluster receives those, not the bytes the view
+    repeats (a 40 GB broadcast feed of one float was pickled to the processes scheduler's workers
+    chunk by chunk, 40 GB through pipes)."""
+    if isinstance(block, np.ndarray) and any(st == 0 and n > 1 for st, n in zip(block.strides, block.shape)):
+        base = block[tuple(slice(0, 1) if st == 0 and n > 1 else slice(None)
+                           for st, n in zip(block.strides, block.shape))]
+        return Task(key, np.broadcast_to, np.ascontiguousarray(base), block.shape)
+    return block
 
 
 def _block_ref(key, block):

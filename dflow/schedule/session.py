@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import dask.array as da
 import numpy as np
@@ -48,6 +49,16 @@ from .tracing import RunTrace
 _DEFAULT_SMALL_PLAN_BYTES = 64 << 20
 
 
+class _KnownFeed(NamedTuple):
+    """What `Session._normalize_feeds` keeps of a numpy feed it resolved, for the next run's feed of
+    the same key, dtype and shape."""
+
+    tensor: Tensor
+    spec: FeedSpec
+    cast: object  # the numpy dtype to cast the value to, or None
+    static_shape: object  # the tensor's static shape then: a set_shape since invalidates the entry
+
+
 class ClosedSessionError(FailedPreconditionError, RuntimeError):
     """Using a closed session (RuntimeError, as TF1)."""
 
@@ -71,6 +82,8 @@ class Options:
     spill: bool = False  # costly large values two stages read are written to local disk once
     machine_memory: int | None = None  # bytes of this machine: what no fetched value may exceed
     local: bool = True  # tasks run on this machine (then no task may exceed machine_memory either)
+    worker_bytes: int = 0  # what each worker costs besides its tasks (a process of the processes scheduler)
+    pickled_results: bool = False  # each task's result is pickled back to this process
 
 
 _FORCED = []  # stack of session_defaults() settings
@@ -134,6 +147,7 @@ class Session:
         self._executor = make_executor(scheduler, target, memory_budget=budget, num_workers=num_workers)
         if num_workers is not None and hasattr(self._executor, "num_workers"):
             self._executor.num_workers = num_workers
+        full_budget, (budget, worker_bytes) = budget, _data_budget(budget, self._executor)
         if small_plan_bytes is None:
             small_plan_bytes = process.get("small_plan_bytes")
         if small_plan_bytes is None:
@@ -149,15 +163,15 @@ class Session:
         # (local schedulers only: a cluster's workers hold theirs)
         storage = StoragePolicy.for_budget(budget, self._executor.is_local)
         self._options = Options(chunks=chunks, small_plan_bytes=int(small_plan_bytes), stage_bytes=stage_bytes,
-                                memory_budget=budget, workers=self._executor.workers(), config=config, gpus=gpus,
+                                memory_budget=full_budget, workers=self._executor.workers(), config=config, gpus=gpus,
                                 storage=storage, spill=self._executor.is_local, machine_memory=machine_memory(),
-                                local=self._executor.is_local,
+                                local=self._executor.is_local, worker_bytes=worker_bytes,
+                                pickled_results=bool(worker_bytes),
                                 chunk_limit=None if budget is None else max(1 << 10, min(128 << 20, budget // 16)))
         self._plans = {}
         self._dask_only = set()  # fetches (their ids) whose in-process run went over the memory budget
         self._chunk_cache = {}
-        # (feed key, numpy dtype, shape) -> (tensor, FeedSpec, dtype to cast to or None, the tensor's
-        # static shape then): a numpy feed seen before skips resolving and checking
+        # (feed key, numpy dtype, shape) -> _KnownFeed: a numpy feed seen before skips resolving and checking
         self._feed_fast = {}
         self._counters = {}
         self.variables = VariableStore(storage)  # the committed values of variables
@@ -218,7 +232,10 @@ class Session:
             where = "" if t.stage is None else f"  (stage {t.stage})"
             lines.append(f"    {t.op_type:>14} {t.op:<40} {format_bytes(t.total):>10}{where}")
         budget = self._options.memory_budget
-        lines.append(f"  workers at once: {mem.workers}; projected peak: {format_bytes(mem.peak)}; budget: "
+        each = f" (each {format_bytes(mem.worker_bytes)} besides its task)" if mem.worker_bytes else \
+            (f" (each worker process's interpreter, {format_bytes(self._executor.worker_bytes)}, is beyond a budget "
+             "this small)") if budget and self._executor.worker_bytes else ""
+        lines.append(f"  workers at once: {mem.workers}{each}; projected peak: {format_bytes(mem.peak)}; budget: "
                      + (format_bytes(budget) if budget else "none"))
         return "\n".join(lines)
 
@@ -476,11 +493,12 @@ class Session:
                     hit = fast.get((key, value.dtype, value.shape))
                 except TypeError:  # an unhashable key
                     hit = None
-                if hit is not None and hit[0]._shape is hit[3]:  # (not since a set_shape)
-                    t, spec, cast, _ = hit
-                    feeds[t] = spec
-                    values[t] = value if cast is None else value.astype(cast)
-                    continue
+                if hit is not None:
+                    t, spec, cast, static_shape = hit
+                    if t._shape is static_shape:  # (not since a set_shape)
+                        feeds[t] = spec
+                        values[t] = value if cast is None else value.astype(cast)
+                        continue
             t = self._feed_tensor(key)
             spec, v = self._feed_spec(t, value)
             feeds[t] = spec
@@ -489,8 +507,8 @@ class Session:
                 if len(fast) > 1024:
                     fast.clear()
                 try:
-                    fast[(key, value.dtype, value.shape)] = (t, spec, None if v is value else t.dtype.np_dtype,
-                                                             t._shape)
+                    cast = None if v is value else t.dtype.np_dtype
+                    fast[(key, value.dtype, value.shape)] = _KnownFeed(t, spec, cast, t._shape)
                 except TypeError:
                     pass
         return feeds, values
@@ -636,6 +654,18 @@ class SessionRunner:
 
     def variable_locks(self, names):
         return self._session._variable_locks(names)
+
+
+def _data_budget(budget, executor):
+    """(what of `budget` a plan's data may use, the cost of each worker the projection counts).
+    On the processes scheduler a budget that holds a worker process's interpreter
+    (`executor.worker_bytes`) and more counts it for every worker (memory.py caps the workers to
+    fit) and sizes chunks, stages and stored variables from what one worker leaves. A smaller
+    budget cannot hold even one worker: it is then the data's alone, as this process's own
+    interpreter is outside every budget (one worker runs; explain() says so)."""
+    if budget is None or not executor.worker_bytes or budget < executor.worker_bytes + (32 << 20):
+        return budget, 0
+    return budget - executor.worker_bytes, executor.worker_bytes
 
 
 def _parse_bytes(value, what="memory_budget"):

@@ -26,7 +26,7 @@ class RunTrace:
         self.trace = bool(trace)
         self.deadline = time.monotonic() + timeout_ms / 1000.0 if timeout_ms else None
         self.timeout_ms = timeout_ms
-        self.records = []  # (device, node name, start µs, duration µs, label, thread id)
+        self.records = []  # (device, NodeExecStats), in the order the nodes finished
         self._lock = threading.Lock()
 
     # ---- deadline ------------------------------------------------------------------------------
@@ -38,7 +38,7 @@ class RunTrace:
     # ---- timings -------------------------------------------------------------------------------
     def record(self, device, name, start_us, end_us, label="", thread_id=0):
         with self._lock:
-            self.records.append((device, name, start_us, max(0, end_us - start_us), label, thread_id))
+            self.records.append((device, NodeExecStats(name, start_us, max(0, end_us - start_us), label, thread_id)))
 
     def op(self, name, label=""):
         """A context timing one in-process op (or fused chain) and checking the deadline first."""
@@ -75,8 +75,8 @@ class RunTrace:
     def step_stats_into(self, run_metadata):
         """Fills `run_metadata.step_stats` (one DeviceStepStats per device, nodes in start order)."""
         by_device = {}
-        for device, name, start, dur, label, tid in sorted(self.records, key=lambda r: r[2]):
-            by_device.setdefault(device, []).append(NodeExecStats(name, start, dur, label, tid))
+        for device, node in sorted(self.records, key=lambda r: r[1].all_start_micros):
+            by_device.setdefault(device, []).append(node)
         run_metadata.step_stats.dev_stats = [DeviceStepStats(d, nodes) for d, nodes in by_device.items()]
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..dask_compat import task
 from ..errors import DataLossError, FailedPreconditionError, NotFoundError
+from .files import os_error
 
 _READ_SIZE = 1 << 20  # bytes read from a chunk file per step while decompressing
 
@@ -62,16 +63,7 @@ class ChunkIO:
         FailedPreconditionError naming it, never chunks read with the old layout or files past
         the new shape read as fill value. A missing metadata file is NotFoundError. (A stat per
         chunk; the file is parsed again only when its stat changed.)"""
-        now = _current_layout(self.root)
-        if now is None:
-            raise NotFoundError(None, None, f"Zarr array {self.root!r} is gone (deleted or moved while it was being "
-                                "read): its metadata is missing")
-        if now != (self.shape, self.dtype, self.chunks) and now != ("?", "?", "?"):
-            shape, dtype, chunks = now
-            raise FailedPreconditionError(
-                None, None, f"Zarr array {self.root!r} changed since the graph read it: shape {self.shape} "
-                f"{self.dtype} in chunks {self.chunks} then, shape {shape} {dtype} in chunks {chunks} now; "
-                "build the graph again (read_zarr) to read the new array.")
+        _check_layout(self.root, (self.shape, self.dtype, self.chunks))
 
     def read(self, coords, out=None):
         """Chunk `coords` as an array of its (edge-clipped) shape; decoded into `out` when given."""
@@ -181,10 +173,9 @@ class ChunkIO:
             self.write(coords, block)
             return block.nbytes
         fn = self.path(coords)
-        os.makedirs(os.path.dirname(fn), exist_ok=True)
         row_bytes = int(np.prod(full[1:], dtype=np.int64)) * self.dtype.itemsize
         total, rows = full[0] * row_bytes, 0
-        with open(fn, "wb") as f:
+        with _writing(fn) as f:
             if self.level is None:
                 w = f
             else:
@@ -215,18 +206,47 @@ class ChunkIO:
             block = padded
         block = np.ascontiguousarray(block)
         fn = self.path(coords)
-        os.makedirs(os.path.dirname(fn), exist_ok=True)
         data = memoryview(block.reshape(-1).view(np.uint8))
-        with open(fn, "wb") as f:
+        with _writing(fn) as f:
             if self.level is None:
                 f.write(data)
             else:
                 import zstandard
 
-                with zstandard.ZstdCompressor(level=self.level, write_checksum=self.checksum).stream_writer(
-                        f, size=len(data), closefd=False) as w:
-                    for start in range(0, len(data), 8 * _READ_SIZE):
-                        w.write(data[start:start + 8 * _READ_SIZE])
+                # closed by hand, not by `with`: a failed write (a full disk) must surface as its
+                # OSError, not as the ZstdError ("Src size is incorrect") closing the frame raises
+                w = zstandard.ZstdCompressor(level=self.level, write_checksum=self.checksum).stream_writer(
+                    f, size=len(data), closefd=False)
+                for start in range(0, len(data), 8 * _READ_SIZE):
+                    w.write(data[start:start + 8 * _READ_SIZE])
+                w.close()
+
+
+class _writing:
+    """`open(fn, "wb")` (its directory made first) whose OSError (a full disk, a read-only
+    directory) is the dflow error naming the chunk file: ResourceExhaustedError 'No space left on
+    device', PermissionDeniedError, ... (storage/files.py `os_error`)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __enter__(self):
+        try:
+            os.makedirs(os.path.dirname(self.fn), exist_ok=True)
+            self.f = open(self.fn, "wb")
+        except OSError as e:
+            raise os_error(e, f"writing the Zarr chunk file {self.fn!r}") from None
+        return self.f
+
+    def __exit__(self, kind, exc, tb):
+        try:
+            self.f.close()
+        except OSError as e:
+            if exc is None:
+                raise os_error(e, f"writing the Zarr chunk file {self.fn!r}") from None
+        if isinstance(exc, OSError):
+            raise os_error(exc, f"writing the Zarr chunk file {self.fn!r}") from None
+        return False
 
 
 def _fill(stream, view):
@@ -274,6 +294,74 @@ def chunk_io(arr):
     fill = meta.fill_value if meta.fill_value is not None else 0
     return ChunkIO(root, (prefix, sep), tuple(int(s) for s in arr.shape), tuple(int(c) for c in arr.chunks),
                    dtype, np.asarray(fill, dtype=dtype).item(), level, checksum)
+
+
+def _check_layout(root, then):
+    """Raises unless the array's metadata file at `root` still gives the layout `then` (shape,
+    dtype, chunks): NotFoundError when the metadata is gone, FailedPreconditionError naming the
+    array when it was replaced by another layout."""
+    now = _current_layout(root)
+    if now is None:
+        raise NotFoundError(None, None, f"Zarr array {root!r} is gone (deleted or moved while it was being "
+                            "read): its metadata is missing")
+    if now != then and now != ("?", "?", "?"):
+        (shape, dtype, chunks), (shape0, dtype0, chunks0) = now, then
+        raise FailedPreconditionError(
+            None, None, f"Zarr array {root!r} changed since the graph read it: shape {shape0} "
+            f"{dtype0} in chunks {chunks0} then, shape {shape} {dtype} in chunks {chunks} now; "
+            "build the graph again (read_zarr) to read the new array.")
+
+
+@dataclass(frozen=True)
+class LayoutGuard:
+    """For a local Zarr array read through zarr-python (codecs or chunkings `chunk_io` does not
+    stream): the layout its zarr.Array was opened with, checked against the metadata file before
+    each read, so that an array deleted or replaced after the graph opened it is an error naming
+    it, never missing chunks read as fill values or new chunks read with the old layout."""
+
+    root: str
+    then: tuple  # (shape, dtype, chunks) as the metadata file gave them when the array was opened
+
+    def check(self):
+        _check_layout(self.root, self.then)
+
+
+def layout_guard(arr):
+    """The LayoutGuard of a zarr.Array in a local store; None for other stores (nothing to stat)."""
+    store = getattr(arr, "store", None)
+    if type(store).__name__ != "LocalStore":
+        return None
+    root = os.path.join(os.fspath(store.root), *[p for p in (arr.path or "").split("/") if p])
+    try:  # the metadata's chunk grid: the shards of a sharded array
+        grid = getattr(arr, "shards", None) or arr.chunks
+        then = (tuple(int(s) for s in arr.shape), np.dtype(arr.dtype), tuple(int(c) for c in grid))
+    except TypeError:  # a dtype numpy does not know (strings of zarr v3): not checked
+        return None
+    return LayoutGuard(root, then)
+
+
+class GuardedArray:
+    """A zarr.Array whose every read checks its LayoutGuard first (what dask reads chunks of)."""
+
+    def __init__(self, arr, guard):
+        self.arr, self.guard = arr, guard
+        self.shape, self.dtype, self.ndim = arr.shape, arr.dtype, arr.ndim
+
+    def __getitem__(self, index):
+        self.guard.check()
+        return self.arr[index]
+
+
+def zarr_python_dask(arr, chunks=None, name=None):
+    """`da.from_zarr(arr, chunks)` whose chunk reads check that the array is still the one the
+    graph opened (a local store; `LayoutGuard`)."""
+    import dask.array as da
+
+    guard = layout_guard(arr)
+    if guard is None:
+        return da.from_zarr(arr, chunks=chunks, name=name)
+    return da.from_array(GuardedArray(arr, guard), chunks=chunks or arr.chunks, name=name, asarray=True,
+                         meta=np.empty((0,) * arr.ndim, dtype=arr.dtype))
 
 
 _layouts = {}  # metadata file -> (its stat, the layout it gave)
@@ -351,6 +439,9 @@ def read_all(arr):
 
     cio = chunk_io(arr)
     if cio is None or not arr.ndim or 0 in arr.shape:
+        guard = layout_guard(arr)
+        if guard is not None:
+            guard.check()
         return np.asarray(arr[...])
     out = np.empty(cio.shape, dtype=cio.dtype)
     for coords in itertools.product(*[range(len(b)) for b in block_sizes(cio)]):
@@ -405,7 +496,7 @@ def dask_array(arr, name=None):
         name = "zarr-read-" + tokenize(getattr(cio, "root", None) or id(arr), tuple(arr.shape), str(arr.dtype),
                                        tuple(arr.chunks))
     if cio is None or not arr.ndim or 0 in arr.shape:
-        return da.from_zarr(arr, name=name), False
+        return zarr_python_dask(arr, name=name), False
     sizes = block_sizes(cio)
     layer = {}
     for coords in itertools.product(*[range(len(b)) for b in sizes]):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import json
 import os
 import re
 import shutil
@@ -392,10 +393,43 @@ def ensure_dir(path, what):
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as e:
+        blocker = _file_in_the_way(path)
+        if blocker is not None and isinstance(e, (FileExistsError, NotADirectoryError)):
+            raise errors.FailedPreconditionError(
+                None, None, f"{what}: cannot create the directory {path!r}: {blocker!r} is a file, not a "
+                "directory. Nothing was written.") from None
         raise os_error(e, f"{what}: cannot create the directory {path!r}") from None
 
 
+def _file_in_the_way(path):
+    """The nearest of `path` and its parents that exists and is not a directory, or None."""
+    path = os.path.abspath(path)
+    while True:
+        if os.path.lexists(path):
+            return None if os.path.isdir(path) else path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
 # ---- what is at a path ---------------------------------------------------------------------------
+
+
+def damaged_zarr_metadata(path):
+    """A DataLossError naming the Zarr metadata file at `path` (zarr.json, .zarray, .zgroup,
+    .zattrs) that is there but not JSON, or None: a damaged array is data loss, not a missing one."""
+    for name in ("zarr.json", ".zarray", ".zgroup", ".zattrs"):
+        meta = os.path.join(os.fspath(path), name)
+        try:
+            with open(meta, "rb") as f:
+                json.load(f)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+            continue
+        except (ValueError, OSError) as e:  # JSONDecodeError, bytes that are not UTF-8, a read failure
+            return errors.DataLossError(None, None, f"The Zarr metadata file {meta!r} is not valid JSON ({e}): "
+                                        "the file was damaged (truncated or edited); what it describes cannot be read.")
+    return None
 
 
 def node_kind(path):

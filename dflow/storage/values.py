@@ -130,6 +130,8 @@ class StoredValue:
         return out
 
     def discard(self):
+        """Deletes this value's own array (made by `__init__` under the session's
+        dflow-variables-* directory, schedule/store.py), nothing else."""
         import shutil
 
         shutil.rmtree(self.path, ignore_errors=True)

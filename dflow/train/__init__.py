@@ -17,11 +17,13 @@ from .coordinator import *  # noqa: F403
 from .input import *  # noqa: F403
 from .monitored_session import *  # noqa: F403
 from .moving_averages import *  # noqa: F403
+from .object_checkpoint import *  # noqa: F403
 from .optimizer import *  # noqa: F403
 from .proximal_optimizers import *  # noqa: F403
 from .queue_runner import *  # noqa: F403
 from .schedules import *  # noqa: F403
 from .session_run_hook import *  # noqa: F403
+from .supervisor import *  # noqa: F403
 
 # tf.train.Example and its parts (protocol buffers; `SerializeToString`, `FromString`)
 BytesList, Example, Feature = _example_pb2.BytesList, _example_pb2.Example, _example_pb2.Feature

@@ -112,8 +112,8 @@ class Coordinator:
 
 
 class LooperThread(threading.Thread):
-    """Runs `target(*args)` every `timer_interval_secs` (or in a tight loop when None) until the
-    coordinator stops (TF1's `tf.train.LooperThread`)."""
+    """Runs `target(*args)` at once and then every `timer_interval_secs` (or in a tight loop when
+    None) until the coordinator stops (TF1's `tf.train.LooperThread`)."""
 
     def __init__(self, coord, timer_interval_secs, target=None, args=None, kwargs=None):
         if not isinstance(coord, Coordinator):
@@ -139,7 +139,7 @@ class LooperThread(threading.Thread):
                 while not self._coord.should_stop():
                     self.run_loop()
             else:
-                next_t = time.monotonic() + self._interval
+                next_t = time.monotonic()  # TF1: the first call at once, then every interval
                 while not self._coord.wait_for_stop(max(0.0, next_t - time.monotonic())):
                     next_t += self._interval
                     self.run_loop()

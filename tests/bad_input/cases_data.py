@@ -166,3 +166,85 @@ def py_func_returning_two_values_for_one(env):
     x = tf.placeholder(tf.float32, [None], name="px")
     y = tf.py_func(_two_values, [x], tf.float32, name="user_fn")
     return lambda: env.sess.run(y, {x: [1.0]}), ["user_fn", "2"]
+
+
+# ---- Zarr arrays read through zarr-python changed under the graph (#29) -----------------------
+
+
+def _gzip_array(env, name, value=None, dtype="f4"):
+    """A Zarr array whose codec (gzip) dflow's chunk streamer does not read: zarr-python reads it."""
+    value = np.arange(12).reshape(4, 3) if value is None else value
+    path = str(env.tmp / name)
+    z = zarr.create_array(path, shape=value.shape, chunks=(2, 3), dtype=dtype,
+                          compressors=zarr.codecs.GzipCodec(), overwrite=True)
+    z[...] = value
+    return path
+
+
+@case(NotFoundError)
+def read_zarr_of_a_gzip_array_deleted_before_the_run(env):
+    import shutil
+
+    path = _gzip_array(env, "gone_gzip.zarr")
+    y = tf.reduce_sum(tf.io.read_zarr(path), name="sum_of_gone")
+    shutil.rmtree(path)
+    return lambda: env.sess.run(y), ["gone_gzip.zarr", "is gone"]
+
+
+@case(FailedPreconditionError)
+def read_zarr_of_a_gzip_array_rewritten_with_another_dtype(env):
+    path = _gzip_array(env, "retyped_gzip.zarr")
+    y = tf.reduce_sum(tf.io.read_zarr(path), name="sum_of_retyped")
+    _gzip_array(env, "retyped_gzip.zarr", dtype="f8")
+    return lambda: env.sess.run(y), ["retyped_gzip.zarr", "changed since the graph read it", "float64"]
+
+
+@case(FailedPreconditionError)
+def from_zarr_of_a_gzip_array_reshaped_while_iterating(env):
+    path = _gzip_array(env, "reshaped_gzip.zarr", np.arange(24).reshape(8, 3))
+    nxt = tf.data.Dataset.from_zarr(path, read_ahead=0).make_one_shot_iterator().get_next(name="zarr_row")
+    env.sess.run(nxt)
+    _gzip_array(env, "reshaped_gzip.zarr", np.arange(32).reshape(8, 4))
+    return lambda: [env.sess.run(nxt) for _ in range(8)], ["reshaped_gzip.zarr", "shape (8, 4)", "zarr_row"]
+
+
+# ---- damaged JSON metadata names its file (#29) ------------------------------------------------
+
+
+def _damage_json(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data[: len(data) // 2])  # truncated mid-document
+
+
+@case(tf.errors.DataLossError, "build")
+def read_zarr_of_an_array_whose_metadata_is_truncated(env):
+    import os
+
+    path = _array(env, "truncated_meta.zarr")
+    _damage_json(os.path.join(path, "zarr.json"))
+    return lambda: tf.io.read_zarr(path), [os.path.join("truncated_meta.zarr", "zarr.json"), "not valid JSON"]
+
+
+@case(tf.errors.DataLossError, "build")
+def from_zarr_of_an_array_whose_metadata_is_truncated(env):
+    import os
+
+    path = _array(env, "truncated_meta2.zarr")
+    _damage_json(os.path.join(path, "zarr.json"))
+    return lambda: tf.data.Dataset.from_zarr(path), [os.path.join("truncated_meta2.zarr", "zarr.json"),
+                                                      "not valid JSON"]
+
+
+@case(tf.errors.DataLossError, "build")
+def keras_load_model_of_a_file_whose_config_is_not_json(env):
+    import h5py
+
+    path = str(env.tmp / "model.h5")
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+    model.compile("sgd", "mse")
+    model.save(path)
+    with h5py.File(path, "r+") as f:
+        f.attrs["model_config"] = '{"class_name": "Sequential", "config": '
+    return lambda: tf.keras.models.load_model(path), ["model.h5", "model_config", "not valid JSON"]

@@ -295,3 +295,11 @@ def split_sizes_that_do_not_add_up(env):
 @case(ValueError, "build")
 def concat_of_no_tensors(env):
     return (lambda: tf.concat([], 0, name="cat")), ["ConcatV2", "length 0"]
+
+
+@case(InvalidArgumentError)
+def empty_shape_whose_other_dims_overflow(env):
+    # TF1 makes this empty tensor; numpy and dask cannot represent it (numpy's "array is too big"
+    # came from inside the Fill's kernel): refused at plan time, saying why (#29)
+    z = tf.reduce_sum(tf.zeros([2**40, 2**30, 0], name="empty_huge"), name="empty_sum")
+    return lambda: env.sess.run(z), ["empty_huge", "no elements", "2**63 - 1"]

@@ -220,3 +220,21 @@ def restore_of_none(env):
     v = tf.Variable(1.0, name="restored_none")
     saver = tf.train.Saver([v])
     return lambda: saver.restore(None, None), ["save_path"]
+
+
+@case(tf.errors.DataLossError, "build")
+def checkpoint_whose_table_of_contents_is_truncated(env):
+    """#29: a dflow checkpoint whose group metadata (zarr.json) was truncated is DataLossError naming
+    the file, not 'No complete checkpoint' (NotFound) as if it were never written."""
+    import os
+
+    v = tf.Variable(np.ones(3, np.float32), name="saved_weights")
+    with tf.Session(graph=env.graph) as sess:
+        sess.run(v.initializer)
+        prefix = tf.train.Saver().save(sess, str(env.tmp / "model.ckpt"))
+    meta = os.path.join(os.path.realpath(prefix), "zarr.json")
+    with open(meta, "rb") as f:
+        data = f.read()
+    with open(meta, "wb") as f:
+        f.write(data[: len(data) // 2])
+    return lambda: tf.train.list_variables(prefix), ["zarr.json", "not valid JSON"]

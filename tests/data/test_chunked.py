@@ -200,7 +200,7 @@ def test_a_damaged_chunk_fails_the_run_naming_its_rows(xy):
         f.write(b"not zstd at all")
     nxt = ds.make_one_shot_iterator().get_next()
     with tf.Session() as sess:
-        with pytest.raises(tf.errors.InvalidArgumentError, match=r"rows \[192, 256\).*not valid zstd"):
+        with pytest.raises(tf.errors.DataLossError, match=r"rows \[192, 256\).*not valid zstd"):
             drain(sess, nxt)
 
 

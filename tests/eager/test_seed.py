@@ -1,6 +1,7 @@
 """The eager-execution seed tutorial's examples, run as written (`import dflow as tf;
 import dflow.contrib.eager as tfe`) in a fresh interpreter, where `enable_eager_execution()` comes
-first as TF1 requires. The MNIST data is replaced by random batches (no download)."""
+first as TF1 requires. The MNIST data is replaced by random batches (no download); x*x's third
+derivative is TF's None (the seed's `assert 0 == d3f(3.)[0].numpy()` fails in TF too)."""
 
 import os
 import subprocess
@@ -48,7 +49,7 @@ assert 6 == df(3.)[0].numpy()
 d2f = tfe.gradients_function(lambda x: df(x)[0])
 assert 2 == d2f(3.)[0].numpy()
 d3f = tfe.gradients_function(lambda x : d2f(x)[0])
-assert 0 == d3f(3.)[0].numpy()
+assert d3f(3.)[0] is None  # the seed's `assert 0 == d3f(3.)[0].numpy()` fails in TF too: TF's None
 
 @tfe.custom_gradient
 def log1pexp(x):

@@ -29,6 +29,7 @@ import numpy as np
 
 import dflow as tf
 from dflow.kernels.common import apply_op
+from tests.conftest import rand
 
 F32, F64, I32 = "float32", "float64", "int32"
 FLOATS = (F32, F64)
@@ -47,17 +48,6 @@ class Case:
     rtol: float = 1e-5
 
 
-def rand(shape, dt=F32, seed=0, lo=None, hi=None):
-    """Random values of `dt`: standard normal floats (uniform on [lo, hi) when given), integers in
-    [lo, hi) (default [-5, 6))."""
-    rng = np.random.default_rng(seed)
-    if np.dtype(dt).kind in "iu":
-        return rng.integers(-5 if lo is None else lo, 6 if hi is None else hi, shape).astype(dt)
-    if lo is not None:
-        return rng.uniform(lo, hi, shape).astype(dt)
-    return rng.standard_normal(shape).astype(dt)
-
-
 def idx(values, dt=np.int32):
     return np.asarray(values, dtype=dt)
 
@@ -71,7 +61,7 @@ def case(op_type, build, inputs, dtypes=FLOATS, grad=False, exact=False, name=No
 
 # ---- elementwise math: every unary op on a matrix, a scalar and an empty array ---------------------
 # (op type, public function, input domain, dtypes, differentiable)
-_DOMAINS = {"any": (None, None), "pos": (0.5, 3.0), "unit": (-0.9, 0.9), "ge1": (1.2, 3.0)}
+_DOMAINS = {"any": {}, "pos": dict(lo=0.5, hi=3.0), "unit": dict(lo=-0.9, hi=0.9), "ge1": dict(lo=1.2, hi=3.0)}
 UNARY = [
     ("Abs", tf.abs, "any", ALL, True), ("Acos", tf.acos, "unit", FLOATS, True),
     ("Acosh", tf.acosh, "ge1", FLOATS, True), ("Asin", tf.asin, "unit", FLOATS, True),
@@ -91,7 +81,7 @@ UNARY = [
 _EDGE = {"": (3, 4), "/scalar": (), "/empty": (0, 4)}
 for _t, _f, _d, _dts, _g in UNARY:
     for _suffix, _shape in _EDGE.items():
-        case(_t, lambda x, f=_f: f(x), lambda dt, s=_shape, d=_d: [rand(s, dt, 1, *_DOMAINS[d])],
+        case(_t, lambda x, f=_f: f(x), lambda dt, s=_shape, d=_d: [rand(s, dt, 1, **_DOMAINS[d])],
              _dts, grad=_g, name=_t + _suffix)
 
 _SPECIAL = np.array([[0.5, np.inf, -np.inf, np.nan], [1.0, -2.0, 0.0, 3.0]])
@@ -117,8 +107,8 @@ _BSHAPES = {"": ((3, 4), (3, 4)), "/bcast": ((3, 1), (1, 4)), "/scalar": ((), (3
 
 
 def _binary_inputs(dt, shapes, dx, dy):
-    x = rand(shapes[0], dt, 2, *_DOMAINS[dx])
-    y = rand(shapes[1], dt, 3, *_DOMAINS[dy])
+    x = rand(shapes[0], dt, 2, **_DOMAINS[dx])
+    y = rand(shapes[1], dt, 3, **_DOMAINS[dy])
     if np.dtype(dt).kind == "i" and dy == "pos":
         y = np.abs(y) + 1  # integer divisors: never zero
     return [x, y]
@@ -129,19 +119,19 @@ for _t, _f, _dx, _dy, _dts, _g in BINARY:
         case(_t, lambda x, y, f=_f: f(x, y), lambda dt, s=_shapes, a=_dx, b=_dy: _binary_inputs(dt, s, a, b),
              _dts, grad=_g, exact=not _g, name=_t + _suffix)
 
-_INT_PAIR = lambda dt: [rand((3, 4), I32, 4, -9, 10), rand((3, 4), I32, 5, 1, 5) * idx([[1], [-1], [1]])]
+_INT_PAIR = lambda dt: [rand((3, 4), I32, 4, lo=-9, hi=10), rand((3, 4), I32, 5, lo=1, hi=5) * idx([[1], [-1], [1]])]
 case("TruncateDiv", tf.truncatediv, _INT_PAIR, (I32,), exact=True)
 case("TruncateMod", tf.truncatemod, _INT_PAIR, (I32,), exact=True)
 
-_BOOLS = lambda dt: [rand((3, 4), F32, 6) > 0, rand((3, 4), F32, 7) > 0]
+_BOOLS = lambda dt: [rand((3, 4), seed=6) > 0, rand((3, 4), seed=7) > 0]
 case("LogicalAnd", tf.logical_and, _BOOLS, (F32,), exact=True)
 case("LogicalOr", tf.logical_or, _BOOLS, (F32,), exact=True)
 case("LogicalXor", tf.logical_xor, _BOOLS, (F32,), exact=True)
 case("LogicalNot", tf.logical_not, lambda dt: _BOOLS(dt)[:1], (F32,), exact=True)
-case("SelectV2", tf.where, lambda dt: [rand((3, 4), F32, 8) > 0, rand((3, 4), dt, 1), rand((3, 4), dt, 2)],
+case("SelectV2", tf.where, lambda dt: [rand((3, 4), seed=8) > 0, rand((3, 4), dt, 1), rand((3, 4), dt, 2)],
      ALL, grad=True)
 case("SelectV2", lambda c, x, y: tf.where_v2(c, x, y) if hasattr(tf, "where_v2") else tf.where(c, x, y),
-     lambda dt: [rand((3, 1), F32, 8) > 0, rand((1, 4), dt, 1), rand((3, 4), dt, 2)], ALL, grad=True,
+     lambda dt: [rand((3, 1), seed=8) > 0, rand((1, 4), dt, 1), rand((3, 4), dt, 2)], ALL, grad=True,
      name="SelectV2/bcast")
 case("ClipByValue", lambda x: tf.clip_by_value(x, -0.5, 0.5), lambda dt: [rand((3, 4), dt, 1)], FLOATS, grad=True)
 # (through an identity: a cast of a constant is folded when the graph is built)
@@ -190,7 +180,7 @@ case("Rank", lambda x: tf.rank(x) + 1, _M, FLOATS, exact=True)
 case("ExpandDims", lambda x: tf.expand_dims(x, 1), _M, ALL, grad=True)
 case("Squeeze", lambda x: tf.squeeze(x), lambda dt: [rand((1, 4), dt)], ALL, grad=True)
 case("Transpose", tf.transpose, _M, ALL, grad=True)
-case("ConjugateTranspose", tf.linalg.adjoint, lambda dt: [rand((3, 4), F32, 1) + 1j * rand((3, 4), F32, 2)],
+case("ConjugateTranspose", tf.linalg.adjoint, lambda dt: [rand((3, 4), seed=1) + 1j * rand((3, 4), seed=2)],
      ("complex64",))  # a real input makes a plain Transpose
 case("ReverseV2", lambda x: tf.reverse(x, [1]), _M, ALL, grad=True)
 case("ConcatV2", lambda x, y: tf.concat([x, y], axis=1), lambda dt: [rand((3, 4), dt, 1), rand((3, 2), dt, 2)],
@@ -331,7 +321,7 @@ case("ResizeBilinearGrad", lambda x: tf.gradients(tf.reduce_sum(tf.image.resize_
      _IMG)
 case("ResizeNearestNeighborGrad",
      lambda x: tf.gradients(tf.reduce_sum(tf.image.resize_nearest_neighbor(x, [9, 4]) ** 2), x)[0], _IMG)
-_RGB = lambda dt: [rand((2, 4, 4, 3), dt, 1, 0.0, 1.0)]
+_RGB = lambda dt: [rand((2, 4, 4, 3), dt, 1, lo=0.0, hi=1.0)]
 case("RGBToHSV", tf.image.rgb_to_hsv, _RGB, rtol=1e-4)
 case("HSVToRGB", tf.image.hsv_to_rgb, _RGB, rtol=1e-4)
 case("AdjustHue", lambda x: tf.image.adjust_hue(x, 0.2), _RGB, (F32,), rtol=1e-4)
@@ -344,7 +334,7 @@ case("NonMaxSuppressionV3", lambda b, s: tf.image.non_max_suppression(b, s, 2, 0
 
 # ---- losses, checks, gradient helpers, chunk functions ------------------------------------------
 case("LogisticLoss", lambda z, y: tf.nn.sigmoid_cross_entropy_with_logits(logits=z, labels=y),
-     lambda dt: [rand((3, 4), dt, 1), rand((3, 4), dt, 2, 0.0, 1.0)], grad=True)
+     lambda dt: [rand((3, 4), dt, 1), rand((3, 4), dt, 2, lo=0.0, hi=1.0)], grad=True)
 case("SparseLabelCheck", lambda z, y: tf.nn.sparse_softmax_cross_entropy_with_logits(logits=z, labels=y),
      _MI([0, 3, 1]), grad=True)
 case("CheckNumerics", lambda x: tf.check_numerics(x, "bad"), _M, grad=True)
@@ -367,12 +357,12 @@ case("MapBlocks", lambda x: tf.map_blocks(_blockwise, x, dtype=x.dtype), _M)
 # ---- issue 28: special functions (kernels/special_ops.py) and shuffles (kernels/space_ops.py) ----
 for _t, _f, _lo in [("Erf", tf.erf, -2.0), ("Erfc", tf.erfc, -2.0), ("Lgamma", tf.lgamma, 0.5),
                     ("Digamma", tf.digamma, 0.5), ("Rint", tf.rint, -3.0)]:
-    case(_t, lambda x, f=_f: f(x), lambda dt, lo=_lo: [rand((3, 4), dt, 1, lo, 3.0)], grad=_t != "Rint")
+    case(_t, lambda x, f=_f: f(x), lambda dt, lo=_lo: [rand((3, 4), dt, 1, lo=lo, hi=3.0)], grad=_t != "Rint")
 for _t, _f in [("Igamma", tf.igamma), ("Igammac", tf.igammac), ("Zeta", tf.zeta), ("Polygamma", tf.polygamma)]:
-    case(_t, lambda a, x, f=_f: f(a, x), lambda dt: [np.array([[1.0], [2.0], [3.0]], dt), rand((1, 4), dt, 2, 0.5, 3.0)],
+    case(_t, lambda a, x, f=_f: f(a, x), lambda dt: [np.array([[1.0], [2.0], [3.0]], dt), rand((1, 4), dt, 2, lo=0.5, hi=3.0)],
          grad=True)
-case("Betainc", tf.betainc, lambda dt: [rand((3, 4), dt, 1, 0.5, 3.0), rand((3, 4), dt, 2, 0.5, 3.0),
-                                        rand((3, 4), dt, 3, 0.1, 0.9)], grad=True)
+case("Betainc", tf.betainc, lambda dt: [rand((3, 4), dt, 1, lo=0.5, hi=3.0), rand((3, 4), dt, 2, lo=0.5, hi=3.0),
+                                        rand((3, 4), dt, 3, lo=0.1, hi=0.9)], grad=True)
 _SP = lambda dt: [rand((2, 4, 6, 2), dt, 1)]  # noqa: E731
 case("SpaceToDepth", lambda x: tf.space_to_depth(x, 2), _SP, ALL, grad=True)
 case("DepthToSpace", lambda x: tf.depth_to_space(x, 2), lambda dt: [rand((2, 2, 3, 8), dt, 1)], ALL, grad=True)
@@ -387,7 +377,7 @@ case("UnravelIndex", lambda i: tf.unravel_index(i, [7, 6]), lambda dt: [np.array
 case("Cross", tf.cross, lambda dt: [rand((2, 4, 3), dt, 1), rand((2, 4, 3), dt, 2)], ALL, grad=True)
 case("Bitcast", lambda x: tf.bitcast(x, tf.uint8), lambda dt: [rand((3, 4), dt, 1)], ALL, exact=True)
 case("IgammaGradA", lambda a, x: tf.gradients(tf.igamma(a, x), a)[0],
-     lambda dt: [np.array([[1.0], [2.0], [3.0]], dt), rand((1, 4), dt, 2, 0.5, 3.0)], rtol=1e-4)
+     lambda dt: [np.array([[1.0], [2.0], [3.0]], dt), rand((1, 4), dt, 2, lo=0.5, hi=3.0)], rtol=1e-4)
 
 # ---- op types that by design never run on a GPU ------------------------------------------------
 _HOST_RES = "a host resource (queue, reader, iterator, table): Python objects the session keeps"
@@ -537,7 +527,7 @@ _C64 = ("complex64",)
 
 
 def _cz(dt):
-    return [rand((3, 4), F32, 1) + 1j * rand((3, 4), F32, 2)]
+    return [rand((3, 4), seed=1) + 1j * rand((3, 4), seed=2)]
 
 
 case("Complex", lambda x, y: tf.abs(tf.complex(x, y)), lambda dt: [rand((3, 4), dt, 1), rand((1, 4), dt, 2)], FLOATS, grad=True)
@@ -561,7 +551,7 @@ for _t, _f, _k in [("IRFFT", tf.signal.irfft, 1), ("IRFFT2D", tf.signal.irfft2d,
 
 # ---- issue 28: tf.bitwise (kernels/bitwise_ops.py), Bessel/ndtri/erfinv (kernels/bessel_ndtri_ops.py),
 # CumulativeLogsumexp (kernels/cumulative_ops.py) ----
-_BITS = lambda dt: [rand((3, 4), "int32", 1, 0, 64), rand((1, 4), "int32", 2, 0, 8)]  # noqa: E731
+_BITS = lambda dt: [rand((3, 4), "int32", 1, lo=0, hi=64), rand((1, 4), "int32", 2, lo=0, hi=8)]  # noqa: E731
 for _t, _f in [("BitwiseAnd", tf.bitwise.bitwise_and), ("BitwiseOr", tf.bitwise.bitwise_or),
                ("BitwiseXor", tf.bitwise.bitwise_xor), ("LeftShift", tf.bitwise.left_shift),
                ("RightShift", tf.bitwise.right_shift)]:
@@ -570,7 +560,7 @@ case("Invert", tf.bitwise.invert, lambda dt: [rand((3, 4), "int32", 1)], (I32,),
 for _t, _f, _lo, _hi in [("BesselI0", tf.math.bessel_i0, -3.0, 3.0), ("BesselI0e", tf.math.bessel_i0e, -3.0, 3.0),
                          ("BesselI1", tf.math.bessel_i1, -3.0, 3.0), ("BesselI1e", tf.math.bessel_i1e, -3.0, 3.0),
                          ("Ndtri", tf.math.ndtri, 0.1, 0.9), ("Erfinv", tf.math.erfinv, -0.9, 0.9)]:
-    case(_t, lambda x, f=_f: f(x), lambda dt, lo=_lo, hi=_hi: [rand((3, 4), dt, 1, lo, hi)], grad=True)
+    case(_t, lambda x, f=_f: f(x), lambda dt, lo=_lo, hi=_hi: [rand((3, 4), dt, 1, lo=lo, hi=hi)], grad=True)
 case("NextAfter", tf.math.nextafter, lambda dt: [rand((3, 4), dt, 1), rand((3, 4), dt, 2)], exact=True)
 case("CumulativeLogsumexp", lambda x: tf.math.cumulative_logsumexp(x, axis=1), lambda dt: [rand((3, 4), dt, 1)],
      grad=True)

@@ -597,3 +597,11 @@ def test_tampered_checkpoint_metadata_is_data_loss_naming_the_variable(tmp_path,
                 lambda: tf.train.load_variable(prefix, "v")):
         with pytest.raises(tf.errors.DataLossError, match="entry of variable 'v'"):
             act()
+
+
+def test_a_garbage_checkpoint_index_warns_naming_it(tmp_path, caplog):
+    """TF1 returns None for an index it cannot parse, with a warning; so does dflow (#29: silent)."""
+    (tmp_path / "checkpoint").write_bytes(b"\x00\x01 garbage that is no checkpoint state\n")
+    with caplog.at_level("WARNING"):
+        assert tf.train.latest_checkpoint(str(tmp_path)) is None
+    assert str(tmp_path / "checkpoint") in caplog.text and "not a valid checkpoint state file" in caplog.text

@@ -331,3 +331,17 @@ def test_imported_graphs_run_on_every_scheduler_and_out_of_core(name, tmp_path):
     with g.as_default(), tf.Session(memory_budget="64MB", small_plan_bytes=0) as s:
         got = s.run(fetches[0], {feed: z})
     np.testing.assert_allclose(got, np.concatenate([expected[0]] * 50), rtol=1e-5, atol=1e-5)
+
+
+def test_a_py_func_node_is_refused_at_import_naming_it():
+    """#29: a TensorFlow graph with a tf.py_func (tools/make_tf_py_func_fixture.py) is refused when
+    imported, naming the node and why, not when it would run; nothing is half-imported."""
+    gd = tf.GraphDef()
+    gd.ParseFromString((FIX / "py_func.pb").read_bytes())
+    g = tf.Graph()
+    with g.as_default():
+        with pytest.raises(InvalidArgumentError, match=r"'PyFunc' of node 'double_it'.*tf\.py_func") as info:
+            tf.import_graph_def(gd, name="")
+        assert g.get_operations() == []
+    assert "graph file holds only the function's token" in str(info.value)
+    assert "Conv2D" not in str(info.value)  # the reason, not the list of supported op types

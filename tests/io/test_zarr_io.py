@@ -4,6 +4,7 @@ summary, chunks and overwrite, clean-up after failed and killed runs, shared rea
 from __future__ import annotations
 
 import collections
+import functools
 import os
 import random
 import signal
@@ -344,6 +345,42 @@ def test_failed_run_on_threads_leaves_no_temporary(tmp_path, monkeypatch):
             s.run(w)
     time.sleep(1.0)  # let the straggling write finish
     assert not os.path.exists(os.path.join(tmp_path, "out"))
+    assert _tmp_entries(tmp_path) == []
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_the_array_creation_run_again_keeps_the_chunks_written(tmp_path, monkeypatch, fused):
+    """A cluster runs the task creating the output array again when the worker holding its result
+    died, after other workers wrote chunks into it: the chunks stay (created afresh, the run would
+    publish chunks of fill value). Simulated here: the creation runs again after every chunk write."""
+    made = []
+    real_create, real_block, real_fused = zarr_io._create_array, zarr_io._write_block, zarr_io._write_fused
+
+    def create(*args):
+        made.append(args)
+        return real_create(*args)
+
+    def again(write):
+        @functools.wraps(write)  # its signature: dask passes block_info to the functions taking it
+        def run(*args, **kwargs):
+            out = write(*args, **kwargs)
+            real_create(*made[-1])
+            return out
+        return run
+
+    monkeypatch.setattr(zarr_io, "_create_array", create)
+    monkeypatch.setattr(zarr_io, "_write_block", again(real_block))
+    monkeypatch.setattr(zarr_io, "_write_fused", again(real_fused))
+    src = tmp_path / "x.zarr"
+    zarr.create_array(str(src), shape=(10, 3), chunks=(2, 3), dtype="float32")[:] = np.arange(30).reshape(10, 3)
+    x = tf.io.read_zarr(str(src))
+    w = tf.io.write_zarr(x * 2.0 if fused else x, str(tmp_path / "out.zarr"))
+    with tf.Session(scheduler="sync", small_plan_bytes=0) as s:
+        s.run(w)
+    assert len(made) == 1
+    out = zarr.open_array(str(tmp_path / "out.zarr"))
+    np.testing.assert_array_equal(out[:], np.arange(30).reshape(10, 3) * (2.0 if fused else 1.0))
+    assert dict(out.attrs) == {zarr_io.COMPLETE_ATTR: True}  # the run's mark is gone once published
     assert _tmp_entries(tmp_path) == []
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import dflow as tf
 from dflow.test import compute_gradient_error
-from tests.conftest import ALL_MODES, make_session, run_modes
+from tests.conftest import ALL_MODES, make_session, rand, run_modes
 
 HYP = settings(max_examples=30, deadline=None)
 
@@ -84,10 +84,6 @@ def nhwc(v):
     return np.transpose(v, (0, 2, 3, 1))
 
 
-def rand(shape, seed=0, dtype=np.float64):
-    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
-
-
 def run(fetches, feed=None, graph=None):
     with make_session("eager", graph=graph) as s:
         return s.run(fetches, feed)
@@ -130,7 +126,7 @@ def _tf_seq(v, fmt):
 @given(case=conv_cases())
 def test_conv2d_matches_numpy(case):
     x_shape, w_shape, strides, padding, dilations, fmt, seed = case
-    x, w = rand(x_shape, seed), rand(w_shape, seed + 1)
+    x, w = rand(x_shape, np.float64, seed), rand(w_shape, np.float64, seed + 1)
     fits = _window_fits(x_shape, w_shape, strides, padding, dilations)
     with tf.Graph().as_default():
         args = (nchw(x) if fmt == "NCHW" else x, w, _tf_seq(strides, fmt), _tf_padding(padding, fmt))
@@ -152,7 +148,7 @@ def test_conv2d_backprop_input_and_transpose_match_numpy(case):
     x_shape, w_shape, strides, padding, dilations, fmt, seed = case
     assume(_window_fits(x_shape, w_shape, strides, padding, dilations))
     (oh, _, _), (ow, _, _) = _geometry(x_shape, w_shape[:2], strides, padding, dilations)
-    dy, w = rand((x_shape[0], oh, ow, w_shape[3]), seed), rand(w_shape, seed + 1)
+    dy, w = rand((x_shape[0], oh, ow, w_shape[3]), np.float64, seed), rand(w_shape, np.float64, seed + 1)
     in_shape = nchw(np.empty(x_shape)).shape if fmt == "NCHW" else x_shape
     with tf.Graph().as_default():
         dx = tf.nn.conv2d_backprop_input(in_shape, w, nchw(dy) if fmt == "NCHW" else dy, _tf_seq(strides, fmt),
@@ -171,7 +167,7 @@ def test_conv2d_backprop_filter_matches_numpy(case):
     x_shape, w_shape, strides, padding, dilations, fmt, seed = case
     assume(_window_fits(x_shape, w_shape, strides, padding, dilations))
     (oh, _, _), (ow, _, _) = _geometry(x_shape, w_shape[:2], strides, padding, dilations)
-    x, dy = rand(x_shape, seed), rand((x_shape[0], oh, ow, w_shape[3]), seed + 1)
+    x, dy = rand(x_shape, np.float64, seed), rand((x_shape[0], oh, ow, w_shape[3]), np.float64, seed + 1)
     want = np.zeros(w_shape)
     for idx in np.ndindex(w_shape):
         e = np.zeros(w_shape)
@@ -194,7 +190,7 @@ def test_depthwise_conv2d_matches_numpy(case, m):
     w_shape = w_shape[:3] + (m,)
     padding = padding if isinstance(padding, str) else "SAME"
     assume(_window_fits(x_shape, w_shape, strides, padding, dilations))
-    x, w = rand(x_shape, seed), rand(w_shape, seed + 1)
+    x, w = rand(x_shape, np.float64, seed), rand(w_shape, np.float64, seed + 1)
     with tf.Graph().as_default():
         y = tf.nn.depthwise_conv2d_native(nchw(x) if fmt == "NCHW" else x, w, _tf_seq(strides, fmt), padding,
                                           data_format=fmt, dilations=_tf_seq(dilations, fmt))
@@ -204,7 +200,7 @@ def test_depthwise_conv2d_matches_numpy(case, m):
 
 
 def test_float32_and_float16_keep_their_dtype():
-    x, w = rand((2, 6, 6, 3)), rand((3, 3, 3, 4), 1)
+    x, w = rand((2, 6, 6, 3), np.float64), rand((3, 3, 3, 4), np.float64, 1)
     want = ref_conv2d(x, w, (2, 2), "SAME")
     for dtype, tol in ((np.float32, 1e-5), (np.float16, 2e-2)):
         y = tf.nn.conv2d(x.astype(dtype), w.astype(dtype), [1, 2, 2, 1], "SAME")
@@ -214,9 +210,9 @@ def test_float32_and_float16_keep_their_dtype():
 
 
 def test_composites_match_numpy():
-    x, w = rand((2, 9, 8, 3)), rand((3, 3, 3, 2), 1)
-    pw = rand((1, 1, 6, 4), 2)
-    x1, w1 = rand((2, 11, 3), 3), rand((3, 3, 5), 4)
+    x, w = rand((2, 9, 8, 3), np.float64), rand((3, 3, 3, 2), np.float64, 1)
+    pw = rand((1, 1, 6, 4), np.float64, 2)
+    x1, w1 = rand((2, 11, 3), np.float64, 3), rand((3, 3, 5), np.float64, 4)
     ys = [tf.nn.atrous_conv2d(x, w[..., :2], 2, "SAME"),
           tf.nn.separable_conv2d(x, w, pw, [1, 1, 1, 1], "VALID"),
           tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "SAME", rate=[2, 1]),
@@ -284,8 +280,8 @@ GRAD_CASES = [  # x shape (NHWC), filter shape, strides, padding, dilations, dat
 def test_conv2d_gradients_against_central_differences(case):
     x_shape, w_shape, strides, padding, dilations, fmt = case
     x_shape = nchw(np.empty(x_shape)).shape if fmt == "NCHW" else x_shape
-    x = tf.constant(rand(x_shape))
-    w = tf.constant(rand(w_shape, 1))
+    x = tf.constant(rand(x_shape, np.float64))
+    w = tf.constant(rand(w_shape, np.float64, 1))
     y = tf.nn.conv2d(x, w, _tf_seq(strides, fmt), _tf_padding(padding, fmt), data_format=fmt,
                      dilations=_tf_seq(dilations, fmt))
     with make_session("eager"):
@@ -299,8 +295,8 @@ def test_second_order_gradients(case):
     # through it Conv2D's and Conv2DBackpropFilter's)
     x_shape, w_shape, strides, padding, dilations, fmt = case
     x_shape = nchw(np.empty(x_shape)).shape if fmt == "NCHW" else x_shape
-    x = tf.constant(rand(x_shape))
-    w = tf.constant(rand(w_shape, 1))
+    x = tf.constant(rand(x_shape, np.float64))
+    w = tf.constant(rand(w_shape, np.float64, 1))
     y = tf.nn.conv2d(x, w, _tf_seq(strides, fmt), padding, data_format=fmt, dilations=_tf_seq(dilations, fmt))
     gx, gw = tf.gradients(tf.reduce_sum(tf.square(y)), [x, w])
     with make_session("eager"):
@@ -309,12 +305,12 @@ def test_second_order_gradients(case):
 
 
 def test_transpose_and_depthwise_gradients():
-    v = tf.constant(rand((2, 3, 3, 3)))
-    w = tf.constant(rand((3, 3, 2, 3), 1))
+    v = tf.constant(rand((2, 3, 3, 3), np.float64))
+    w = tf.constant(rand((3, 3, 2, 3), np.float64, 1))
     t = tf.nn.conv2d_transpose(v, w, [2, 6, 5, 2], [1, 2, 2, 1], "SAME")
-    x = tf.constant(rand((2, 5, 6, 2), 2))
-    dw = tf.constant(rand((3, 2, 2, 2), 3))
-    pw = tf.constant(rand((1, 1, 4, 3), 4))
+    x = tf.constant(rand((2, 5, 6, 2), np.float64, 2))
+    dw = tf.constant(rand((3, 2, 2, 2), np.float64, 3))
+    pw = tf.constant(rand((1, 1, 4, 3), np.float64, 4))
     d = tf.nn.depthwise_conv2d(x, dw, [1, 2, 1, 1], "SAME")
     s = tf.nn.separable_conv2d(x, dw, pw, [1, 1, 1, 1], "VALID")
     with make_session("eager"):
@@ -328,9 +324,9 @@ def test_transpose_and_depthwise_gradients():
 
 
 def test_bias_add_nchw_and_gradient():
-    v, b = rand((2, 3, 4, 5)), rand((3,), 1)
+    v, b = rand((2, 3, 4, 5), np.float64), rand((3,), np.float64, 1)
     y = tf.nn.bias_add(v, b, data_format="NCHW")
-    y2 = tf.nn.bias_add(v, rand((5,), 2))
+    y2 = tf.nn.bias_add(v, rand((5,), np.float64, 2))
     np.testing.assert_allclose(run(y), v + b[:, None, None])
     vt, bt = tf.constant(v), tf.constant(b)
     out = tf.nn.bias_add(vt, bt, data_format="NCHW")
@@ -364,11 +360,11 @@ def test_static_shapes_with_unknown_batch():
 
 def test_unknown_batch_runs_with_several_batch_sizes():
     p = tf.placeholder(tf.float64, [None, None, None, 2])
-    w = rand((3, 3, 2, 4), 1)
+    w = rand((3, 3, 2, 4), np.float64, 1)
     y = tf.nn.conv2d(p, w, [1, 2, 2, 1], "SAME")
     gw = tf.gradients(tf.reduce_sum(y), p)[0]
     for n, h, wd in ((1, 6, 6), (5, 7, 4), (0, 6, 6)):  # sizes known only at run time; an empty batch
-        x = rand((n, h, wd, 2))
+        x = rand((n, h, wd, 2), np.float64)
         for mode in ("eager", "threads"):
             with make_session(mode) as s:
                 got, g = s.run([y, gw], {p: x})
@@ -440,8 +436,8 @@ def _training_graph(fmt="NHWC"):
     g = tf.Graph()
     with g.as_default():
         x = tf.placeholder(tf.float64, [None, 2, 8, 7] if fmt == "NCHW" else [None, 8, 7, 2])
-        w1, w2 = tf.constant(rand((3, 3, 2, 4), 1)), tf.constant(rand((3, 2, 4, 3), 2))
-        dw = tf.constant(rand((2, 2, 3, 1), 3))
+        w1, w2 = tf.constant(rand((3, 3, 2, 4), np.float64, 1)), tf.constant(rand((3, 2, 4, 3), np.float64, 2))
+        dw = tf.constant(rand((2, 2, 3, 1), np.float64, 3))
         h = tf.nn.relu(tf.nn.conv2d(x, w1, 2, "SAME", data_format=fmt))
         y = tf.nn.conv2d(h, w2, 1, "VALID", data_format=fmt, dilations=[1, 1, 1, 1])
         z = tf.nn.depthwise_conv2d(y, dw, [1, 1, 1, 1], "SAME", data_format=fmt)
@@ -454,7 +450,7 @@ def _training_graph(fmt="NHWC"):
 @pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
 def test_local_modes_agree_with_chunks_along_n(fmt):
     g, x, fetches = _training_graph(fmt)
-    xv = rand((5, 2, 8, 7) if fmt == "NCHW" else (5, 8, 7, 2), 7)
+    xv = rand((5, 2, 8, 7) if fmt == "NCHW" else (5, 8, 7, 2), np.float64, 7)
     base = run(fetches, {x: xv}, graph=g)
     for chunks in ((2, -1, -1, -1), 2):  # along N only; and every axis in 2s (rechunked to N only)
         got = run_modes(fetches, {x: xv}, chunks=chunks, graph=g)
@@ -465,7 +461,7 @@ def test_local_modes_agree_with_chunks_along_n(fmt):
 @pytest.mark.parametrize("mode", [m for m in ALL_MODES if m not in ("eager", "sync", "threads")])
 def test_process_and_distributed_modes(mode, sess_factory):
     g, x, fetches = _training_graph()
-    xv = rand((5, 8, 7, 2), 7)
+    xv = rand((5, 8, 7, 2), np.float64, 7)
     base = run(fetches, {x: xv}, graph=g)
     with sess_factory(mode, graph=g, chunks=(2, -1, -1, -1)) as s:
         got = s.run(fetches, {x: xv})
@@ -475,7 +471,7 @@ def test_process_and_distributed_modes(mode, sess_factory):
 
 def test_dask_feed_chunked_along_n():
     g, x, fetches = _training_graph()
-    xv = rand((9, 8, 7, 2), 8)
+    xv = rand((9, 8, 7, 2), np.float64, 8)
     base = run(fetches, {x: xv}, graph=g)
     with make_session("threads", graph=g) as s:
         got = s.run(fetches, {x: da.from_array(xv, chunks=(2, 8, 7, 2))})
@@ -496,10 +492,10 @@ def test_tasks_hold_one_batch_chunk():
     # 8 chunks of 8 images: a conv task holds a chunk (~0.25 MiB in, ~0.5 MiB out, Conv2D's ~1.2 MiB
     # of im2col columns), never the batch (8x)
     x = tf.placeholder(tf.float64, [None, 16, 16, 8])
-    w = tf.constant(rand((3, 3, 8, 16)))
+    w = tf.constant(rand((3, 3, 8, 16), np.float64))
     y = tf.nn.conv2d(x, w, 1, "SAME")
     gx, gw = tf.gradients(tf.reduce_sum(tf.square(y)), [x, w])
-    xv = rand((64, 16, 16, 8))
+    xv = rand((64, 16, 16, 8), np.float64)
     with make_session("threads") as s:
         chunked = _projections(s.explain([y, gx, gw], {x: da.from_array(xv, chunks=(8, 16, 16, 8))}))
         whole = _projections(s.explain([y, gx, gw], {x: da.from_array(xv, chunks=(64, 16, 16, 8))}))

@@ -8,13 +8,9 @@ import numpy as np
 import pytest
 
 import dflow as tf
-from tests.conftest import run_modes
+from tests.conftest import rand, run_modes
 
 TOL = 1e-7  # the ops are linear: central differences are exact up to rounding
-
-
-def rand(shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape)
 
 
 def rand_shape(rng, rank, lo=1, hi=4):
@@ -26,7 +22,7 @@ def check_grad(build, shapes, seed=0, static=True, tol=TOL):
     and that chunked Dask runs give the eager gradient values. Returns the gradients' values."""
     shapes = [list(s) for s in shapes]
     xs = [tf.placeholder(tf.float64, s if static else [None] * len(s)) for s in shapes]
-    vals = [rand(s, seed + i) for i, s in enumerate(shapes)]
+    vals = [rand(s, np.float64, seed + i) for i, s in enumerate(shapes)]
     feed = dict(zip(xs, vals))
     y = build(*xs)
     y_shape = list(run_modes(y, feed, modes=["eager"]).shape)
@@ -38,7 +34,7 @@ def check_grad(build, shapes, seed=0, static=True, tol=TOL):
             err = tf.test.compute_gradient_error(x, shapes[i], y, y_shape, x_init_value=vals[i],
                                                  extra_feed_dict=others)
             assert err < tol, f"input {i}: gradient error {err}"
-    w = rand(y_shape, seed + 100)
+    w = rand(y_shape, np.float64, seed + 100)
     grads = tf.gradients(y, xs, grad_ys=tf.constant(w))
     for g, x in zip(grads, xs):
         assert g is not None and g.dtype == tf.float64
@@ -52,11 +48,11 @@ def second_order(build, shape, seed=0):
     """d/dx of the gradient of sum(build(x)), against central differences and across modes."""
     x = tf.placeholder(tf.float64, shape)
     (g1,) = tf.gradients(build(x), x)
-    x0 = rand(shape, seed)
+    x0 = rand(shape, np.float64, seed)
     with tf.Session():
         err = tf.test.compute_gradient_error(x, shape, g1, shape, x_init_value=x0)
     assert err < 1e-6
-    (g2,) = tf.gradients(g1, x, grad_ys=tf.constant(rand(shape, seed + 1)))
+    (g2,) = tf.gradients(g1, x, grad_ys=tf.constant(rand(shape, np.float64, seed + 1)))
     assert g2.shape.as_list() == list(shape)
     run_modes(g2, {x: x0})
 
@@ -79,15 +75,15 @@ def test_transpose_run_time_perm_and_shape():
     check_grad(lambda x: tf.transpose(x, tf.shape(x) * 0 + tf.constant([2, 0, 1])), [[2, 3, 4]],
                static=False)
     x = tf.placeholder(tf.float64)  # unknown rank: Transpose without perm
-    (g,) = tf.gradients(tf.transpose(x), x, grad_ys=tf.constant(rand([4, 3, 2])))
-    np.testing.assert_array_equal(run_modes(g, {x: rand([2, 3, 4])}), rand([4, 3, 2]).T)
+    (g,) = tf.gradients(tf.transpose(x), x, grad_ys=tf.constant(rand([4, 3, 2], np.float64)))
+    np.testing.assert_array_equal(run_modes(g, {x: rand([2, 3, 4], np.float64)}), rand([4, 3, 2], np.float64).T)
 
 
 def test_conjugate_transpose():
     x = tf.placeholder(tf.complex128, [2, 3, 4])
     y = tf.transpose(x, [1, -1, 0], conjugate=True)
     assert y.op.type == "ConjugateTranspose"
-    w = rand([3, 4, 2]) + 1j * rand([3, 4, 2], 1)
+    w = rand([3, 4, 2], np.float64) + 1j * rand([3, 4, 2], np.float64, 1)
     (g,) = tf.gradients(y, x, grad_ys=tf.constant(w))
     got = run_modes(g, {x: np.zeros([2, 3, 4], np.complex128)})
     np.testing.assert_allclose(got, np.conj(np.transpose(w, [2, 0, 1])))
@@ -113,7 +109,7 @@ def test_squeeze(axis):
     x = tf.placeholder(tf.float64, [None, 1, None, 1])
     (g,) = tf.gradients(tf.squeeze(x, axis or [1, 3]), x)
     assert g.shape.as_list() == [None, 1, None, 1]
-    np.testing.assert_array_equal(run_modes(g, {x: rand([3, 1, 2, 1])}), np.ones([3, 1, 2, 1]))
+    np.testing.assert_array_equal(run_modes(g, {x: rand([3, 1, 2, 1], np.float64)}), np.ones([3, 1, 2, 1]))
 
 
 # ---- concat, unstack, split ------------------------------------------------------------------------
@@ -172,10 +168,10 @@ def test_tile(seed):
 def test_tile_zero_multiple_and_unknown_rank():
     x = tf.placeholder(tf.float64, [2, 3])
     (g,) = tf.gradients(tf.tile(x, [0, 2]), x)
-    np.testing.assert_array_equal(run_modes(g, {x: rand([2, 3])}), np.zeros([2, 3]))
+    np.testing.assert_array_equal(run_modes(g, {x: rand([2, 3], np.float64)}), np.zeros([2, 3]))
     x = tf.placeholder(tf.float64)
     (g,) = tf.gradients(tf.tile(x, [2, 3]), x)
-    np.testing.assert_array_equal(run_modes(g, {x: rand([2, 2])}), np.full([2, 2], 6.0))
+    np.testing.assert_array_equal(run_modes(g, {x: rand([2, 2], np.float64)}), np.full([2, 2], 6.0))
 
 
 @pytest.mark.parametrize("mode", ["CONSTANT", "REFLECT", "SYMMETRIC"])
@@ -198,7 +194,7 @@ def test_pad_constant_values_gradient():
     y = tf.pad(x, [[1, 0], [2, 1]], constant_values=c)
     assert y.op.type == "PadV2"
     gx, gc = tf.gradients(y, [x, c])
-    gx, gc = run_modes([gx, gc], {x: rand([2, 3]), c: 1.5})
+    gx, gc = run_modes([gx, gc], {x: rand([2, 3], np.float64), c: 1.5})
     np.testing.assert_array_equal(gx, np.ones([2, 3]))
     assert gc == 3 * 6 - 2 * 3
 
@@ -215,7 +211,7 @@ def test_add_n():
 
 def test_fill():
     (gx, gv) = check_grad(lambda x, v: tf.fill([2, 3], v) * x, [[2, 3], []])
-    np.testing.assert_allclose(gv, np.sum(rand([2, 3]) * rand([2, 3], 100)))
+    np.testing.assert_allclose(gv, np.sum(rand([2, 3], np.float64) * rand([2, 3], np.float64, 100)))
     v = tf.placeholder(tf.float64, [])
     dims = tf.placeholder_with_default(tf.constant([2, 3]), [2])
     assert tf.gradients(tf.fill(dims, v), [dims, v])[0] is None
@@ -237,12 +233,12 @@ def test_creation_ops_are_not_differentiable():
 
 
 @pytest.mark.parametrize("build,shape", [
-    (lambda x: tf.square(tf.pad(x, [[1, 2], [0, 1]])) * rand([5, 3], 7), [2, 2]),
-    (lambda x: tf.square(tf.pad(x, [[1, 1], [2, 0]], "REFLECT")) * rand([4, 5], 7), [2, 3]),
-    (lambda x: tf.square(tf.transpose(x, [1, 0])) * rand([3, 4], 7), [4, 3]),
-    (lambda x: tf.square(tf.tile(x, [2, 1])) * rand([4, 3], 7), [2, 3]),
-    (lambda x: tf.square(tf.split(x, [1, -1], axis=-1)[1]) * rand([2, 2], 7), [2, 3]),
-    (lambda x: tf.square(tf.concat([x, tf.reverse(x, [-1])], -1)) * rand([2, 4], 7), [2, 2]),
+    (lambda x: tf.square(tf.pad(x, [[1, 2], [0, 1]])) * rand([5, 3], np.float64, 7), [2, 2]),
+    (lambda x: tf.square(tf.pad(x, [[1, 1], [2, 0]], "REFLECT")) * rand([4, 5], np.float64, 7), [2, 3]),
+    (lambda x: tf.square(tf.transpose(x, [1, 0])) * rand([3, 4], np.float64, 7), [4, 3]),
+    (lambda x: tf.square(tf.tile(x, [2, 1])) * rand([4, 3], np.float64, 7), [2, 3]),
+    (lambda x: tf.square(tf.split(x, [1, -1], axis=-1)[1]) * rand([2, 2], np.float64, 7), [2, 3]),
+    (lambda x: tf.square(tf.concat([x, tf.reverse(x, [-1])], -1)) * rand([2, 4], np.float64, 7), [2, 2]),
     (lambda x: tf.stack(tf.unstack(tf.square(x), axis=1)[::-1]) * tf.transpose(x), [3, 3]),
 ])
 def test_second_derivatives(build, shape):

@@ -14,17 +14,10 @@ from hypothesis import strategies as st
 import dflow as tf
 from dflow.graph.ops import constant_value
 from dflow.graph.registry import get_opdef
-from tests.conftest import run_modes
+from tests.conftest import rand, run_modes
 
 SETTINGS = settings(max_examples=20, deadline=None)
 shapes = st.lists(st.integers(1, 5), min_size=1, max_size=4)
-
-
-def rand(shape, seed=0, dtype=np.float32):
-    rng = np.random.default_rng(seed)
-    if np.dtype(dtype).kind in "iu":
-        return rng.integers(-50, 50, size=shape).astype(dtype)
-    return rng.standard_normal(shape).astype(dtype)
 
 
 def ph(value, known=False):
@@ -219,7 +212,7 @@ def test_linspace():
 @given(shape=shapes, seed=st.integers(0, 1000))
 def test_transpose(shape, seed):
     tf.reset_default_graph()
-    v = rand(shape, seed)
+    v = rand(shape, seed=seed)
     perm = list(np.random.default_rng(seed).permutation(len(shape)))
     x = ph(v)
     check(tf.transpose(x, perm), {x: v}, np.transpose(v, perm))
@@ -237,7 +230,7 @@ def test_transpose_unknown_rank_and_tensor_perm():
     check(t, {x: v}, v.T)
     perm = tf.range(tf.rank(x) - 1, -1, -1)  # rank known when the plan is compiled
     check(tf.transpose(x, perm), {x: v}, v.T)
-    c = (rand((3, 2)) + 1j * rand((3, 2), 1)).astype(np.complex64)
+    c = (rand((3, 2)) + 1j * rand((3, 2), seed=1)).astype(np.complex64)
     check(tf.transpose(tf.constant(c), conjugate=True), None, np.conj(c.T), shape=[2, 3])
 
 
@@ -304,7 +297,7 @@ def test_concat(shape, seed, n):
     for i in range(n):
         s = list(shape)
         s[axis] = int(rng.integers(0, 4))
-        vals.append(rand(s, seed + i))
+        vals.append(rand(s, seed=seed + i))
     xs = [ph(v, known=(i % 2 == 0)) for i, v in enumerate(vals)]
     t = tf.concat(xs, axis)
     expected = np.concatenate(vals, axis)
@@ -418,7 +411,7 @@ def test_split_errors():
 @given(shape=shapes, seed=st.integers(0, 1000))
 def test_tile(shape, seed):
     tf.reset_default_graph()
-    v = rand(shape, seed)
+    v = rand(shape, seed=seed)
     mult = [int(m) for m in np.random.default_rng(seed).integers(0, 4, len(shape))]
     x = ph(v, known=True)
     expected = np.tile(v, mult)
@@ -443,7 +436,7 @@ def test_tile_tensor_multiples_and_errors():
 def test_pad(shape, seed, mode):
     tf.reset_default_graph()
     rng = np.random.default_rng(seed)
-    v = rand(shape, seed)
+    v = rand(shape, seed=seed)
     limit = {"REFLECT": 1, "SYMMETRIC": 0}.get(mode, -3)
     pads = [[int(rng.integers(0, d - limit + 1)) for _ in range(2)] for d in shape]
     x = ph(v, known=True)
@@ -490,7 +483,7 @@ def test_pad_errors():
 def test_reverse(shape, seed):
     tf.reset_default_graph()
     rng = np.random.default_rng(seed)
-    v = rand(shape, seed, dtype=np.int32)
+    v = rand(shape, np.int32, seed)
     axes = [int(a) for a in rng.permutation(len(shape))[: rng.integers(0, len(shape) + 1)]]
     axes = [a - len(shape) if rng.integers(2) else a for a in axes]
     x = ph(v, known=bool(seed % 2))
@@ -513,7 +506,7 @@ def test_reverse_errors():
 
 @pytest.mark.parametrize("n", [1, 2, 5])
 def test_add_n(n):
-    vals = [rand((5, 3), i) for i in range(n)]
+    vals = [rand((5, 3), seed=i) for i in range(n)]
     xs = [ph(v, known=(i == 0)) for i, v in enumerate(vals)]
     t = tf.add_n(xs)
     got = run_modes(t, dict(zip(xs, vals)))

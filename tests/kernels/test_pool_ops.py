@@ -325,3 +325,18 @@ def test_max_pool_grad_takes_tf1s_orig_input_orig_output_grad():
         apply_op("MaxPoolGrad", [x, tf.zeros([1, 2, 2, 2]), tf.zeros([1, 3, 3, 2])], attrs)
     with pytest.raises(TypeError, match="one dtype"):
         apply_op("MaxPoolGrad", [x, tf.zeros([1, 3, 3, 2], tf.float64), tf.zeros([1, 3, 3, 2])], attrs)
+
+
+@pytest.mark.parametrize("h,w,c", [(26, 26, 16), (11, 11, 32), (7, 4, 3), (2, 9, 1)])
+def test_max_pool_grad_of_2x2_pools_on_whole_rows(h, w, c):
+    # the 2x2/2 NHWC kernel on window rows (pool_ops._max_pool_grad_pairs): ties in every pattern,
+    # -inf windows, odd sizes whose last row/column no window reads, a batch larger than one
+    rng = np.random.default_rng(h * w * c)
+    x0 = rng.integers(0, 2, (3, h, w, c)).astype(np.float32)
+    x0[1, :2, :2, :] = -np.inf
+    for padding in ("VALID", "SAME") if h % 2 == 0 and w % 2 == 0 else ("VALID",):
+        x = tf.constant(x0)
+        y = tf.nn.max_pool(x, [1, 2, 2, 1], [1, 2, 2, 1], padding)
+        g0 = rng.standard_normal(y.shape.as_list()).astype(np.float32)
+        (dx,) = tf.gradients(y, x, grad_ys=tf.constant(g0))
+        np.testing.assert_array_equal(run(dx), ref_max_pool_grad(x0, g0, (2, 2), (2, 2), padding))

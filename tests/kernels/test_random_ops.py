@@ -421,3 +421,20 @@ def test_unseeded_differs_per_session_and_per_op():
     with make_session("sync", chunks=3) as s:  # the dask path: a new draw per run as well
         r1, r2 = s.run(a), s.run(a)
     assert not np.array_equal(r1, r2)
+
+
+def test_a_dimension_past_int32_is_an_int64_shape_never_a_negative_one():
+    """TF1's shape_tensor: [3_000_000_000] is an int64 shape (#29: it wrapped to -1294967296)."""
+    g = tf.Graph()
+    with g.as_default():
+        for fn in (tf.random_uniform, tf.random_normal, tf.truncated_normal):
+            t = fn([3_000_000_000, 2])
+            assert t.shape.as_list() == [3_000_000_000, 2], fn
+        r = tf.random_uniform(tf.TensorShape([2**32]))
+        assert r.shape.as_list() == [2**32]
+        shapes = [op.inputs[0].dtype for op in g.get_operations() if op.type == "RandomUniform"]
+        assert shapes == [tf.int64, tf.int64]
+        tf.random_uniform([2, 3])
+        assert [op.inputs[0].dtype for op in g.get_operations() if op.type == "RandomUniform"][-1] == tf.int32
+        with tf.Session() as sess:  # a small one through an int64 shape runs
+            assert sess.run(tf.random_uniform(np.array([3], np.int64))).shape == (3,)

@@ -12,15 +12,11 @@ from hypothesis import strategies as st
 
 import dflow as tf
 from dflow import nn
-from tests.conftest import run_modes
+from tests.conftest import rand, run_modes
 
 HYP = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 SELU_SCALE, SELU_ALPHA = 1.0507009873554805, 1.6732632423543772
 EXTREME = np.array([[1000.0, -1000.0, 0.0, 3.0], [-1000.0, -999.0, 1000.0, 999.0]])
-
-
-def rand(shape, seed=0, scale=3.0, dtype=np.float64):
-    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(dtype)
 
 
 def np_softplus(x):
@@ -67,7 +63,7 @@ def _feed(x):
 @pytest.mark.parametrize("name", sorted(ACTIVATIONS))
 def test_activation_values(name):
     fn, ref = ACTIVATIONS[name]
-    x = np.concatenate([rand((3, 4)), EXTREME, [[0.0, 6.0, -6.0, 1e-3]]])
+    x = np.concatenate([rand((3, 4), np.float64, scale=3.0), EXTREME, [[0.0, 6.0, -6.0, 1e-3]]])
     p, feed = _feed(x)
     got = run_modes(fn(p), feed)
     assert got.dtype == np.float64 and got.shape == x.shape
@@ -78,7 +74,7 @@ def test_activation_values(name):
 @pytest.mark.parametrize("name", sorted(ACTIVATIONS))
 def test_activation_float32_dtype_and_names(name):
     fn, ref = ACTIVATIONS[name]
-    x = rand((2, 3), dtype=np.float32)
+    x = rand((2, 3), scale=3.0)
     y = fn(tf.constant(x))
     assert y.dtype == tf.float32 and y.shape.as_list() == [2, 3]
     np.testing.assert_allclose(run_modes(y), ref(x.astype(np.float64)), rtol=2e-6, atol=1e-6)
@@ -101,7 +97,7 @@ def test_op_names_follow_tf1():
 @HYP
 def test_softmax_any_axis(shape, data):
     axis = data.draw(st.integers(-len(shape), len(shape) - 1))
-    x = rand(shape, seed=len(shape)) * 100
+    x = rand(shape, np.float64, len(shape), scale=3.0) * 100
     p, feed = _feed(x)
     sm, lsm = run_modes([nn.softmax(p, axis=axis), nn.log_softmax(p, dim=axis)], feed)
     np.testing.assert_allclose(sm, np_softmax(x, axis), rtol=1e-12, atol=1e-300)
@@ -171,35 +167,35 @@ GRAD_CASES = {
     "log_softmax": nn.log_softmax,
     "l2_loss": nn.l2_loss,
     "l2_normalize": lambda p: nn.l2_normalize(p, axis=1),
-    "bias_add_bias": lambda p: nn.bias_add(tf.constant(rand((2, 3), 7)), p[0]),
+    "bias_add_bias": lambda p: nn.bias_add(tf.constant(rand((2, 3), np.float64, 7, scale=3.0)), p[0]),
     "moments_mean_var": lambda p: tf.stack(nn.moments(p, [0])),
     "batch_normalization": lambda p: nn.batch_normalization(p, 0.5, 2.0, 0.1, 3.0, 1e-3),
     "softmax_xent_v2": lambda p: nn.softmax_cross_entropy_with_logits_v2(
-        labels=tf.constant(np_softmax(rand((2, 3), 3))), logits=p),
+        labels=tf.constant(np_softmax(rand((2, 3), np.float64, 3, scale=3.0))), logits=p),
     "softmax_xent_labels": lambda p: nn.softmax_cross_entropy_with_logits_v2(
-        labels=nn.softmax(p), logits=tf.constant(rand((2, 3), 4))),
+        labels=nn.softmax(p), logits=tf.constant(rand((2, 3), np.float64, 4, scale=3.0))),
     "sparse_softmax_xent": lambda p: nn.sparse_softmax_cross_entropy_with_logits(labels=[2, 0], logits=p),
     "sigmoid_xent": lambda p: nn.sigmoid_cross_entropy_with_logits(labels=tf.constant(np.full((2, 3), 0.3)),
                                                                    logits=p),
     "weighted_xent": lambda p: nn.weighted_cross_entropy_with_logits(
         labels=tf.constant(np.full((2, 3), 0.3)), logits=p, pos_weight=2.5),
-    "xw_plus_b": lambda p: nn.xw_plus_b(p, tf.constant(rand((3, 2), 5)), [1.0, -1.0]),
+    "xw_plus_b": lambda p: nn.xw_plus_b(p, tf.constant(rand((3, 2), np.float64, 5, scale=3.0)), [1.0, -1.0]),
     "embedding_lookup": lambda p: nn.embedding_lookup(p, [[1, 0], [1, 1]]),
-    "embedding_lookup_mod_shards": lambda p: nn.embedding_lookup([p, tf.constant(rand((1, 3), 6))], [0, 1, 2, 2]),
+    "embedding_lookup_mod_shards": lambda p: nn.embedding_lookup([p, tf.constant(rand((1, 3), np.float64, 6, scale=3.0))], [0, 1, 2, 2]),
     "embedding_lookup_max_norm": lambda p: nn.embedding_lookup(p, [1, 0], max_norm=1.0),
 }
 
 
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
 def test_gradient_check(name):
-    x0 = rand((2, 3), seed=11, scale=1.5) + 0.05  # away from the kinks at 0
+    x0 = rand((2, 3), np.float64, 11, scale=1.5) + 0.05  # away from the kinks at 0
     assert _grad_error(GRAD_CASES[name], x0) < 1e-6
 
 
 @pytest.mark.parametrize("xent", ["v1", "v2", "sparse", "sigmoid", "weighted"])
 def test_cross_entropy_finite_at_extremes(xent):
     p, feed = _feed(EXTREME)
-    labels = np_softmax(rand(EXTREME.shape, 5))
+    labels = np_softmax(rand(EXTREME.shape, np.float64, 5, scale=3.0))
     y = {
         "v1": lambda: nn.softmax_cross_entropy_with_logits(labels=labels, logits=p),
         "v2": lambda: nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=p),
@@ -214,8 +210,8 @@ def test_cross_entropy_finite_at_extremes(xent):
 
 
 def test_softmax_cross_entropy_values_and_gradients():
-    logits = np.concatenate([rand((3, 5), 1), EXTREME[:, :4].repeat(2, axis=1)[:, :5]])
-    labels = np_softmax(rand(logits.shape, 2))
+    logits = np.concatenate([rand((3, 5), np.float64, 1, scale=3.0), EXTREME[:, :4].repeat(2, axis=1)[:, :5]])
+    labels = np_softmax(rand(logits.shape, np.float64, 2, scale=3.0))
     p, feed = _feed(logits)
     lab = tf.constant(labels)
     v2 = nn.softmax_cross_entropy_with_logits_v2(labels=lab, logits=p)
@@ -241,7 +237,7 @@ def test_softmax_cross_entropy_unnormalized_labels_gradient_is_tf1s():
 
 
 def test_softmax_cross_entropy_axis_broadcast_and_float16():
-    logits = rand((3, 2), 3)
+    logits = rand((3, 2), np.float64, 3, scale=3.0)
     labels = np.eye(3, 2)
     got = run_modes(nn.softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, axis=0))
     np.testing.assert_allclose(got, -(labels * np_log_softmax(logits, 0)).sum(0))
@@ -257,7 +253,7 @@ def test_softmax_cross_entropy_axis_broadcast_and_float16():
 
 
 def test_sparse_softmax_cross_entropy():
-    logits = np.concatenate([rand((4, 5), 4), np.pad(EXTREME, ((0, 0), (0, 1)))])
+    logits = np.concatenate([rand((4, 5), np.float64, 4, scale=3.0), np.pad(EXTREME, ((0, 0), (0, 1)))])
     labels = np.array([0, 4, 2, 1, 3, 0])
     p, feed = _feed(logits)
     y = nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=p)
@@ -266,7 +262,7 @@ def test_sparse_softmax_cross_entropy():
     np.testing.assert_allclose(got, -np_log_softmax(logits)[np.arange(6), labels], rtol=1e-12)
     np.testing.assert_allclose(g, np_softmax(logits) - np.eye(5)[labels], atol=1e-12)
     # rank 3 logits, int64 labels
-    logits3 = rand((2, 3, 4), 5)
+    logits3 = rand((2, 3, 4), np.float64, 5, scale=3.0)
     labels3 = np.array([[0, 1, 3], [2, 2, 0]], np.int64)
     got = run_modes(nn.sparse_softmax_cross_entropy_with_logits(labels=labels3, logits=logits3))
     want = -np.take_along_axis(np_log_softmax(logits3), labels3[..., None], -1)[..., 0]
@@ -278,7 +274,7 @@ def test_sparse_label_out_of_range_is_invalid_argument(mode):
     from tests.conftest import make_session
 
     lab = tf.placeholder(tf.int32, [4])
-    y = nn.sparse_softmax_cross_entropy_with_logits(labels=lab, logits=tf.constant(rand((4, 3))))
+    y = nn.sparse_softmax_cross_entropy_with_logits(labels=lab, logits=tf.constant(rand((4, 3), np.float64, scale=3.0)))
     with make_session(mode, chunks=2) as s:
         np.testing.assert_allclose(s.run(y, {lab: [0, 1, 2, 0]}).shape, [4])
         for bad in ([0, 3, 1, 1], [0, 1, -1, 2]):
@@ -297,7 +293,7 @@ def test_sparse_softmax_cross_entropy_static_errors():
 
 
 def test_sigmoid_and_weighted_cross_entropy():
-    x = np.concatenate([rand((3, 4), 6), EXTREME, [[0.0, 0.0, 1.0, -1.0]]])
+    x = np.concatenate([rand((3, 4), np.float64, 6, scale=3.0), EXTREME, [[0.0, 0.0, 1.0, -1.0]]])
     z = np.random.default_rng(7).random(x.shape)
     p, feed = _feed(x)
     sig = nn.sigmoid_cross_entropy_with_logits(labels=z, logits=p)
@@ -335,7 +331,7 @@ def test_float32_logistic_loss_of_a_whole_batch_matches_float64():
 
 
 def test_l2_loss_l2_normalize_batch_normalization():
-    x = rand((3, 4), 8)
+    x = rand((3, 4), np.float64, 8, scale=3.0)
     p, feed = _feed(x)
     got = run_modes([nn.l2_loss(p), nn.l2_normalize(p, axis=1), nn.l2_normalize(p), nn.l2_normalize(p * 0.0, 0),
                      nn.batch_normalization(p, 0.5, 2.0, 0.1, 3.0, 1e-3),
@@ -352,7 +348,7 @@ def test_l2_loss_l2_normalize_batch_normalization():
 
 @pytest.mark.parametrize("axes,keep", [([0], False), ([1, 2], True), ([0, 1, 2], False), ([-1], None)])
 def test_moments(axes, keep):
-    x = rand((4, 3, 5), 9) + 2.0
+    x = rand((4, 3, 5), np.float64, 9, scale=3.0) + 2.0
     p, feed = _feed(x)
     m, v = nn.moments(p, axes, keep_dims=keep)
     got_m, got_v = run_modes([m, v], feed)
@@ -362,7 +358,7 @@ def test_moments(axes, keep):
 
 
 def test_moments_float16_and_keepdims_alias():
-    x = rand((6, 2), 10).astype(np.float16)
+    x = rand((6, 2), np.float64, 10, scale=3.0).astype(np.float16)
     m, v = nn.moments(tf.constant(x), [0], keepdims=True)
     assert m.dtype == tf.float16 and m.shape.as_list() == [1, 2]
     got_m, got_v = run_modes([m, v])
@@ -374,7 +370,7 @@ def test_moments_float16_and_keepdims_alias():
 
 
 def test_bias_add_formats_and_errors():
-    x = rand((2, 3, 4), 11)
+    x = rand((2, 3, 4), np.float64, 11, scale=3.0)
     got = run_modes([nn.bias_add(x, np.arange(4.0)), nn.bias_add(x, np.arange(3.0), data_format="NCHW"),
                      nn.xw_plus_b(x[0], np.ones((4, 2)), [1.0, 2.0])])
     np.testing.assert_allclose(got[0], x + np.arange(4.0))
@@ -390,7 +386,7 @@ def test_bias_add_formats_and_errors():
 
 @pytest.mark.parametrize("strategy", ["mod", "div"])
 def test_embedding_lookup(strategy):
-    table = rand((7, 3), 12)
+    table = rand((7, 3), np.float64, 12, scale=3.0)
     ids = np.array([[0, 6], [3, 4], [5, 5]])
     if strategy == "mod":
         shards = [table[i::3] for i in range(3)]
@@ -437,7 +433,7 @@ def test_dropout_statistics_and_scaling():
 
 def test_dropout_modes_agree_with_seed():
     tf.set_random_seed(5)
-    x = rand((6, 8), 13)
+    x = rand((6, 8), np.float64, 13, scale=3.0)
     y = nn.dropout(tf.constant(x), rate=0.5, seed=1)
     out = run_modes(y)  # eager and chunked dask modes draw the same mask for a seeded op
     kept = out != 0

@@ -421,3 +421,29 @@ def test_a_kernel_error_on_the_cluster_names_its_op(client, rows):
         with pytest.raises(errors.InvalidArgumentError, match=r"is not in \[0, \d+\)") as info:
             sess.run(total, {params: np.ones((rows // 2, 4), np.float32), idx: bad})
     assert "my_gather" in str(info.value)
+
+
+def _raises_boom(a):
+    raise ValueError("boom from the user's function")
+
+
+@pytest.mark.parametrize("kind", ["reshape", "check_numerics", "py_func", "matmul"])
+def test_every_kind_of_op_error_on_the_cluster_keeps_its_op_name(client, kind):
+    """#29: an op's failure on a worker names the op and keeps its class and words, as at home."""
+    x = tf.placeholder(tf.float32, [None], name="x")
+    m = tf.placeholder(tf.float32, [None, None], name="m")
+    feeds = {x: np.array([1.0, -1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], np.float32)}
+    if kind == "reshape":
+        out, words = tf.reshape(x, [3, -1], name="my_reshape"), "tensor with 10 values"
+    elif kind == "check_numerics":
+        out, words = tf.check_numerics(tf.log(x), "log of x", name="my_check_numerics"), "NaN"
+    elif kind == "py_func":
+        out, words = tf.py_func(_raises_boom, [x], tf.float32, name="my_py_func"), "boom from the user's function"
+    else:
+        out, words = tf.matmul(m, m, name="my_matmul"), "Dimensions must be equal"
+        feeds = {m: np.ones((2, 3), np.float32)}
+    with tf.Session(scheduler=client, chunks=4) as sess:
+        with pytest.raises(errors.InvalidArgumentError, match=words) as info:
+            sess.run(out, feeds)
+        assert sess.run(tf.reduce_sum(x), {x: np.ones(4, np.float32)}) == 4.0
+    assert f"my_{kind}" in str(info.value), str(info.value)

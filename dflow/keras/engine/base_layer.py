@@ -110,6 +110,11 @@ def _symbolic_graph(leaves):
     return None
 
 
+# a layer's bookkeeping lists, not its state (TF marks them NoDependency)
+_UNTRACKED_ATTRIBUTES = {"_trainable_weights", "_non_trainable_weights", "_layers", "_inbound_nodes",
+                         "_outbound_nodes", "_input_layers", "_output_layers", "inputs", "outputs"}
+
+
 class Layer(tf_base.Layer):
     """Base class of Keras layers: `build(input_shape)` once, `call(inputs, **kwargs)` each time."""
 
@@ -200,6 +205,25 @@ class Layer(tf_base.Layer):
 
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights
+
+    def _trackable_children(self):
+        """Object-checkpoint children (train/trackable.py): the layer's own weights by short name,
+        then the sublayers and variables it holds as attributes, by attribute name (a list of
+        layers as `name/0`, `name/1`, ...), as TF's Keras tracks them."""
+        out = tf_base._weight_children(list(self._trainable_weights) + list(self._non_trainable_weights))
+        names = {n for n, _ in out}
+        own = {id(x) for x in self._tracked_layers} | {id(w) for _, w in out}
+        for attr, value in self.__dict__.items():
+            if attr in names or attr.startswith("_tracked") or attr in _UNTRACKED_ATTRIBUTES:
+                continue
+            if isinstance(value, (tf_base.Layer, Variable)) and id(value) in own and value is not self:
+                out.append((attr, value))
+                names.add(attr)
+            elif isinstance(value, (list, tuple)) and value and not attr.startswith("_") and all(
+                    isinstance(v, tf_base.Layer) and id(v) in own for v in value):
+                out.append((attr, list(value)))
+                names.add(attr)
+        return out
 
     @property
     def weights(self):

@@ -137,6 +137,20 @@ class Network(Layer):
         shapes = [shape_list(x.shape) for x in self.outputs]
         return shapes[0] if len(shapes) == 1 else shapes
 
+    def _trackable_children(self):
+        """A Sequential or functional model's checkpoint children: `layer_with_weights-N` (the
+        layers with weights, counted in `layers` order) and `layer-N` (every layer), interleaved as
+        TF's Keras lists them; a subclassed model's are its attributes (Layer's)."""
+        if not self._is_graph_network:
+            return super()._trackable_children()
+        out, with_weights = [], 0
+        for index, layer in enumerate(self.layers):
+            if layer.weights:
+                out.append((f"layer_with_weights-{with_weights}", layer))
+                with_weights += 1
+            out.append((f"layer-{index}", layer))
+        return out
+
     @property
     def layers(self):
         return list(self._layers) if self._is_graph_network else [

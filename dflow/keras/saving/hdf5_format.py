@@ -343,13 +343,23 @@ def _custom(value, custom_objects):
     return value
 
 
+def _json_attr(filepath, value, name):
+    """The JSON document of the file's attribute `name`; DataLossError naming the file when it is
+    not JSON (a damaged or hand-edited file), never a bare JSONDecodeError."""
+    try:
+        return json.loads(_text(value))
+    except (ValueError, TypeError) as e:  # JSONDecodeError, bytes that are not UTF-8
+        raise DataLossError(None, None, f"{filepath}: the {name!r} attribute is not valid JSON ({e}); the "
+                            "file is damaged or was not written by model.save") from None
+
+
 def load_model_from_hdf5(filepath, custom_objects=None, compile=True):  # noqa: A002 - Keras's argument
     """The model of a `model.save` file: rebuilt from its config, weights loaded, compiled when the
     file has a training config (a warning and an uncompiled model when it cannot be)."""
     with _open(filepath) as f:
         if "model_config" not in f.attrs:
             raise ValueError("No model found in config file.")
-        config = _normalize_config(json.loads(_text(f.attrs["model_config"])))
+        config = _normalize_config(_json_attr(filepath, f.attrs["model_config"], "model_config"))
         model = deserialize_layer(config, custom_objects=custom_objects)
         group = f["model_weights"]
         # the rebuilt model has the saved layer names: matching by name is exact and independent of
@@ -366,7 +376,7 @@ def load_model_from_hdf5(filepath, custom_objects=None, compile=True):  # noqa: 
             _log.warning("No training configuration found in save file: the model was *not* compiled. Compile it "
                          "manually.")
             return model
-        training_config = json.loads(_text(training))
+        training_config = _json_attr(filepath, training, "training_config")
         if _compile_from(model, training_config, custom_objects) and "optimizer_weights" in f:
             _load_optimizer_weights(model, f["optimizer_weights"])
         return model

@@ -50,6 +50,21 @@ def validate_file(fpath, file_hash, algorithm="auto", chunk_size=65535):
     return str(_hash_file(fpath, hasher, chunk_size)) == str(file_hash)
 
 
+def _remove_new_entries(path, existed):
+    """Deletes the entries of folder `path` not in `existed` (the whole of `path` when it did not
+    exist before: `existed` None)."""
+    if existed is None:
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        return
+    for name in set(os.listdir(path)) - existed:
+        full = os.path.join(path, name)
+        if os.path.isdir(full) and not os.path.islink(full):
+            shutil.rmtree(full, ignore_errors=True)
+        else:
+            os.remove(full)
+
+
 def _extract_archive(file_path, path=".", archive_format="auto"):
     if archive_format is None:
         return False
@@ -59,15 +74,14 @@ def _extract_archive(file_path, path=".", archive_format="auto"):
         is_kind, opener = (tarfile.is_tarfile, tarfile.open) if kind == "tar" else (zipfile.is_zipfile,
                                                                                   zipfile.ZipFile)
         if is_kind(file_path):
+            # a failed extraction removes what it made, never what was there: Keras's own removed
+            # the whole `path` (the datasets folder with every earlier download in it)
+            existed = set(os.listdir(path)) if os.path.isdir(path) else None
             with opener(file_path) as archive:
                 try:
                     archive.extractall(path)
                 except (tarfile.TarError, RuntimeError, KeyboardInterrupt):
-                    if os.path.exists(path):
-                        if os.path.isfile(path):
-                            os.remove(path)
-                        else:
-                            shutil.rmtree(path)
+                    _remove_new_entries(path, existed)
                     raise
             return True
     return False
