@@ -347,6 +347,10 @@ class ProcessesExecutor(_PoolExecutor):
         for proc in procs:
             with contextlib.suppress(Exception):
                 proc.join(1)
+        results = getattr(pool, "_result_queue", None)
+        if results is not None:  # a worker killed while sending a result leaves half a message that
+            with contextlib.suppress(Exception):  # the pool's manager thread waits on, and the
+                results._writer.close()  # interpreter's exit on it: with no writer left it reads EOF
         self._drop_pool(pool)
 
     def _drop_pool(self, pool):
