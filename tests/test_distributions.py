@@ -230,3 +230,14 @@ def test_tf1_errors():
             sess.run(kl)
     with pytest.raises(AttributeError, match="tf.distributions.Poisson"):
         tfd.Poisson  # noqa: B018 - the missing-name message
+
+
+def test_names_as_tf_gives_them():
+    # TF 1.15 (checked with tensorflow.compat.v1): Normal/loc:0, Normal_1/loc:0, name 'foo/'
+    with tf.Graph().as_default():
+        d, d2 = tf.distributions.Normal(0., 1.), tf.distributions.Normal(0., 1.)
+        assert (d.loc.name, d.scale.name, d2.loc.name) == ("Normal/loc:0", "Normal/scale:0", "Normal_1/loc:0")
+        assert tf.distributions.Gamma(2., 3.).rate.name == "Gamma/rate:0"
+        foo = tf.distributions.Normal(0., 1., name="foo")
+        assert foo.name == "foo/" and d.sample(3).name.startswith("Normal/sample/")
+        assert repr(foo) == "<tf.distributions.Normal 'foo/' batch_shape=() event_shape=() dtype=float32>"

@@ -65,13 +65,15 @@ def _log_ndtr(z):
     return where_v2(greater(z, upper), hi, where_v2(greater(z, lower), mid, lo))
 
 
-class Normal(Distribution):
-    """Normal(loc, scale): the Gaussian with mean `loc` and standard deviation `scale`."""
+class _LocScale(Distribution):
+    """A location-scale family's parameters `loc` and `scale` (broadcast together: the batch shape)."""
 
-    def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Normal"):
-        parameters = dict(locals())
+    def __init__(self, loc, scale, validate_args, allow_nan_stats, name, parameters):
+        parameters.pop("self", None)
+        parameters.pop("__class__", None)
+        kind = type(self).__name__
         with name_scope(name, values=[loc, scale]) as scope:
-            p = float_params("Normal", loc=loc, scale=scale)
+            p = float_params(kind, loc=loc, scale=scale)
             self._loc, self._scale = identity(p["loc"], name="loc"), identity(p["scale"], name="scale")
         super().__init__(self._loc.dtype.base_dtype, FULLY_REPARAMETERIZED, validate_args, allow_nan_stats,
                          parameters, [self._loc, self._scale], scope.rstrip("/"))
@@ -84,6 +86,13 @@ class Normal(Distribution):
 
     def _batch_shape_tensor(self):
         return shape(self._loc + self._scale)
+
+
+class Normal(_LocScale):
+    """Normal(loc, scale): the Gaussian with mean `loc` and standard deviation `scale`."""
+
+    def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Normal"):
+        super().__init__(loc, scale, validate_args, allow_nan_stats, name, dict(locals()))
 
     def _sample_n(self, n, seed=None):
         eps = random_normal(concat([[n], self.batch_shape_tensor()], 0), dtype=self._dtype, seed=seed)
@@ -132,25 +141,11 @@ def _kl_normal_normal(a, b, name=None):
         return square(a.loc - b.loc) / (2.0 * square(b.scale)) + 0.5 * (ratio - 1.0 - log(ratio))
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale):
     """Laplace(loc, scale): density exp(-|x - loc| / scale) / (2 scale)."""
 
     def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Laplace"):
-        parameters = dict(locals())
-        with name_scope(name, values=[loc, scale]) as scope:
-            p = float_params("Laplace", loc=loc, scale=scale)
-            self._loc, self._scale = identity(p["loc"], name="loc"), identity(p["scale"], name="scale")
-        super().__init__(self._loc.dtype.base_dtype, FULLY_REPARAMETERIZED, validate_args, allow_nan_stats,
-                         parameters, [self._loc, self._scale], scope.rstrip("/"))
-
-    loc = property(lambda self: self._loc)
-    scale = property(lambda self: self._scale)
-
-    def _batch_shape(self):
-        return broadcast_batch_shape(self._loc, self._scale)
-
-    def _batch_shape_tensor(self):
-        return shape(self._loc + self._scale)
+        super().__init__(loc, scale, validate_args, allow_nan_stats, name, dict(locals()))
 
     def _sample_n(self, n, seed=None):
         low = np.nextafter(self._dtype.np_dtype.type(-1.0), self._dtype.np_dtype.type(0.0))

@@ -184,7 +184,24 @@ def _kl_categorical_categorical(a, b, name=None):
         return reduce_sum(softmax(a.logits) * (log_softmax(a.logits) - log_softmax(b.logits)), -1)
 
 
-class Multinomial(Distribution):
+class _CountVectors(Distribution):
+    """A distribution of count vectors: batch and event shapes are those of its mean `_mean_val`
+    (the event the last axis)."""
+
+    def _batch_shape(self):
+        return self._mean_val.shape[:-1]
+
+    def _batch_shape_tensor(self):
+        return shape(self._mean_val)[:-1]
+
+    def _event_shape(self):
+        return TensorShape(self._mean_val.shape[-1:])
+
+    def _event_shape_tensor(self):
+        return shape(self._mean_val)[-1:]
+
+
+class Multinomial(_CountVectors):
     """Multinomial(total_count, logits=None, probs=None): counts of `total_count` draws over K
     classes (event shape `[K]`)."""
 
@@ -204,18 +221,6 @@ class Multinomial(Distribution):
     total_count = property(lambda self: self._total_count)
     logits = property(lambda self: self._logits)
     probs = property(lambda self: self._probs)
-
-    def _batch_shape(self):
-        return self._mean_val.shape[:-1]
-
-    def _batch_shape_tensor(self):
-        return shape(self._mean_val)[:-1]
-
-    def _event_shape(self):
-        return TensorShape(self._mean_val.shape[-1:])
-
-    def _event_shape_tensor(self):
-        return shape(self._mean_val)[-1:]
 
     def _sample_n(self, n, seed=None):
         logits = self._logits * ones_like(expand_dims(self._total_count, -1))
@@ -260,7 +265,7 @@ def _log_combinations(n, counts):
     return lgamma(n + 1.0) - reduce_sum(lgamma(counts + 1.0), -1)
 
 
-class DirichletMultinomial(Distribution):
+class DirichletMultinomial(_CountVectors):
     """DirichletMultinomial(total_count, concentration): counts of `total_count` draws with class
     probabilities drawn from Dirichlet(concentration) (event shape `[K]`)."""
 
@@ -280,18 +285,6 @@ class DirichletMultinomial(Distribution):
     total_count = property(lambda self: self._total_count)
     concentration = property(lambda self: self._concentration)
     total_concentration = property(lambda self: self._total_concentration)
-
-    def _batch_shape(self):
-        return self._mean_val.shape[:-1]
-
-    def _batch_shape_tensor(self):
-        return shape(self._mean_val)[:-1]
-
-    def _event_shape(self):
-        return TensorShape(self._mean_val.shape[-1:])
-
-    def _event_shape_tensor(self):
-        return shape(self._mean_val)[-1:]
 
     def _sample_n(self, n, seed=None):
         concentration = self._concentration * ones_like(self._mean_val)

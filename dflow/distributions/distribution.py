@@ -51,10 +51,12 @@ NOT_REPARAMETERIZED = ReparameterizationType("NOT_REPARAMETERIZED")
 
 def param(value, name, dtype_hint=dtypes.float32):
     """A parameter or value as a tensor: a tensor or numpy array keeps its dtype, a Python number
-    or list takes `dtype_hint` (float32 by default, as TF's)."""
+    or list takes `dtype_hint` (float32 by default, as TF's). A constant made here is named
+    `<name>/input` (as TF's identity converts it), leaving `<name>` to the parameter's identity:
+    `Normal/loc:0`, as TF names it."""
     if hasattr(value, "dtype"):
-        return convert_to_tensor(value, name=name)
-    return convert_to_tensor(value, dtype=dtype_hint, name=name)
+        return convert_to_tensor(value, name=f"{name}/input")
+    return convert_to_tensor(value, dtype=dtype_hint, name=f"{name}/input")
 
 
 def float_params(where, **values):
@@ -87,7 +89,7 @@ class Distribution:
 
     # ---- properties -----------------------------------------------------------------------------
     dtype = property(lambda self: self._dtype)
-    name = property(lambda self: self._name)
+    name = property(lambda self: self._name + "/")  # the name scope of its ops, as TF gives it
     reparameterization_type = property(lambda self: self._reparameterization_type)
     validate_args = property(lambda self: self._validate_args)
     allow_nan_stats = property(lambda self: self._allow_nan_stats)
@@ -306,7 +308,7 @@ class Distribution:
             return identity(value)
 
     def __repr__(self):
-        return (f"<tf.distributions.{type(self).__name__} '{self._name}' batch_shape={self.batch_shape} "
+        return (f"<tf.distributions.{type(self).__name__} '{self.name}' batch_shape={self.batch_shape} "
                 f"event_shape={self.event_shape} dtype={self._dtype.name}>")
 
 
