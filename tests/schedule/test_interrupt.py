@@ -84,8 +84,10 @@ def test_ctrl_c_stops_a_processes_run_within_a_second_or_two(tmp_path):
     script.write_text(textwrap.dedent(_CHILD))
     root = os.path.dirname(os.path.dirname(tf.__file__))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # the child takes Ctrl-C as a program started from a terminal does: a test run started in the
+    # background (nohup, `cmd &` in a script, some CI runners) hands its children SIGINT ignored
     child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env)
+                             text=True, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert child.stdout.readline().strip() == "READY", child.stderr.read()
         time.sleep(6.0)  # the long run is under way: its tasks are running in the workers
