@@ -42,7 +42,7 @@ from . import (
 from .data.queues import *  # noqa: F403 - tf.FIFOQueue and the other TF1 queues
 from .data.readers import *  # noqa: F403 - tf.TextLineReader and the other TF1 readers
 from .devices import ConfigProto, DeviceSpec, GPUOptions, GraphOptions
-from .eager import GradientTape, enable_eager_execution
+from .eager import GradientTape, enable_eager_execution, function
 from .eager.py_func import py_function
 from .graph.dtypes import (
     DType,

@@ -27,7 +27,7 @@ from .context import (
     in_graph_mode,
     run,
 )
-from .function import defun
+from .function import Function, defun, function  # noqa: F401 - tf.function, exported by dflow
 from .gpus import num_gpus
 from .lazy import LazyTensor
 from .py_func import py_func

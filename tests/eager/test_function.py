@@ -1,6 +1,7 @@
 """`tfe.defun`: a function traced once per signature and run through a Session's cached plan."""
 
 import numpy as np
+import pytest
 
 import dflow as tf
 import dflow.contrib.eager as tfe
@@ -56,3 +57,80 @@ def test_defun_in_graph_mode_is_the_python_function():
     out = f(tf.constant(1.0))
     with tf.Session() as sess:
         assert sess.run(out) == 2.0
+
+
+# ---- tf.function (TF 1.15) -----------------------------------------------------------------------
+
+
+def test_tf_function_traces_once_per_signature_with_tf_control_dependencies(eager):
+    traces = []
+    v = tfe.Variable(1.0)
+
+    @tf.function
+    def f(x):
+        traces.append(1)
+        v.assign_add(1.0)
+        return tf.reduce_sum(x * x) + v.read_value()  # the read after the assign, as TF orders them
+
+    assert f(tf.constant([1.0, 2.0])).numpy() == 5.0 + 2.0
+    assert f(tf.constant([3.0, 4.0])).numpy() == 25.0 + 3.0
+    assert len(traces) == 1 and v.numpy() == 3.0
+
+
+def test_tf_function_branching_on_a_tensor_gives_autographs_values_and_tapes_see_through(eager):
+    @tf.function
+    def absolute(x):
+        if tf.reduce_sum(x) > 0:  # autograph's tf.cond in TF: here the function runs op by op
+            return x
+        return -x
+
+    np.testing.assert_array_equal(absolute(tf.constant([1.0, 2.0])).numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(absolute(tf.constant([-1.0, -2.0])).numpy(), [1.0, 2.0])
+
+    @tf.function
+    def square(x):
+        return x * x
+
+    x = tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = square(x)
+    assert tape.gradient(y, x).numpy() == 6.0
+
+
+def test_tf_function_input_signature_converts_and_refuses_as_tf(eager):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def sq(x):
+        return x * x
+
+    assert sq.input_signature == (tf.TensorSpec([None], tf.float32),)
+    np.testing.assert_array_equal(sq([1, 2, 3]).numpy(), [1.0, 4.0, 9.0])  # ints converted to the spec
+    with pytest.raises(ValueError, match="Python inputs incompatible with input_signature"):
+        sq(tf.constant([[1.0]]))
+    with pytest.raises(ValueError, match="incompatible with input_signature"):
+        sq(tf.constant([1], tf.int32))
+    with pytest.raises(TypeError, match="input_signature"):
+        sq([1.0], [2.0])
+    assert sq.get_concrete_function()(tf.constant([2.0])).numpy() == 4.0
+
+
+def test_tf_function_on_a_method_and_in_graph_mode():
+    class Scale:
+        def __init__(self, w):
+            self.w = w
+
+        @tf.function
+        def __call__(self, x):
+            return x * self.w
+
+    with tf.Graph().as_default():
+        a = tf.constant(np.ones((2, 3), np.float32))
+
+        @tf.function
+        def f(x, y):
+            return tf.matmul(x, y) + 1.0
+
+        out = f(a, tf.transpose(a))
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(out), np.full((2, 2), 4.0))
+            assert sess.run(Scale(3.0)(tf.constant(2.0))) == 6.0
