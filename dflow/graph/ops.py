@@ -196,8 +196,8 @@ class Tensor:
 
     def __bool__(self):
         raise TypeError(
-            "Using a `dflow.Tensor` as a Python `bool` is not allowed. Use `if t is not None:` "
-            "instead of `if t:` to test if a tensor is defined, and use dflow.cond to execute "
+            "Using a `tf.Tensor` as a Python `bool` is not allowed. Use `if t is not None:` "
+            "instead of `if t:` to test if a tensor is defined, and use ops such as tf.cond to execute "
             "subgraphs conditioned on the value of a tensor.")
 
     __nonzero__ = __bool__

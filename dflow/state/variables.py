@@ -259,7 +259,7 @@ class Variable:
         return self is not other
 
     def __bool__(self):
-        raise TypeError("Using a `dflow.Variable` as a Python `bool` is not allowed.")
+        raise TypeError("Using a `tf.Variable` as a Python `bool` is not allowed.")
 
     def __iter__(self):
         raise TypeError(f"Variable {self.name!r} is not iterable.")
