@@ -72,3 +72,13 @@ def test_variable_repr_is_tf1_ref_variable():
 def test_dtype_str_and_repr(dtype, text):
     assert repr(dtype) == f"tf.{text}"
     assert str(dtype) == f"<dtype: '{text}'>"
+
+
+def test_a_tensor_or_variable_as_a_python_bool_is_tf1s_type_error():
+    with tf.Graph().as_default():
+        x, v = tf.constant(1.0), tf.Variable(1.0)
+        with pytest.raises(TypeError, match=r"Using a `tf.Tensor` as a Python `bool` is not allowed\. "
+                                            r"Use `if t is not None:`"):
+            bool(x > 0)
+        with pytest.raises(TypeError, match=r"Using a `tf.Variable` as a Python `bool`"):
+            bool(v)
