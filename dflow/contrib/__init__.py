@@ -4,7 +4,7 @@
 (the recurrent cells of `tf.nn.rnn_cell` and the static drivers), `contrib.eager` (TF1.5's eager
 execution API, over dflow/eager).
 
-`contrib.seq2seq` (decoders, helpers, attention, sequence_loss), `contrib.stateless` (the stateless random ops), `contrib.summary`, `contrib.learn` (Experiment, learn_runner, RunConfig) and `contrib.training.HParams` too.
+`contrib.seq2seq` (decoders, helpers, attention, sequence_loss), `contrib.opt` (AdamW, MomentumW, LazyAdam, MovingAverageOptimizer), `contrib.stateless` (the stateless random ops), `contrib.summary`, `contrib.learn` (Experiment, learn_runner, RunConfig) and `contrib.training.HParams` too.
 Any other contrib module (`tf.contrib.keras`, `tf.contrib.crf`, ...) is not provided: reaching it
 as an attribute raises an AttributeError, importing it (`import dflow.contrib.crf`) an ImportError,
 both saying that dflow does not provide it and pointing to docs/tf1_coverage.md.
@@ -26,6 +26,7 @@ from . import (
     lookup,
     losses,
     metrics,
+    opt,
     rnn,
     seq2seq,
     slim,
@@ -34,7 +35,7 @@ from . import (
     training,
 )
 
-__all__ = ["data", "eager", "framework", "graph_editor", "layers", "learn", "lookup", "losses", "metrics", "rnn", "seq2seq",
+__all__ = ["data", "eager", "framework", "graph_editor", "layers", "learn", "lookup", "losses", "metrics", "opt", "rnn", "seq2seq",
            "slim", "summary", "training", "stateless"]
 
 
