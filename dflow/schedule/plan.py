@@ -48,7 +48,7 @@ from ..storage.values import (
     block_indices,
     block_slices,
 )
-from .executors import Kept
+from .executor_base import Kept
 from .fusion import epilogue_producers, fusion_groups
 from .steps import KernelStep, StepCode, bound
 

@@ -34,8 +34,9 @@ from ..kernels.sparse_ops import SparseTensor
 from ..run_options import RunOptions
 from ..storage.chunks import dask_array
 from ..storage.layout import StoragePolicy
+from .cluster_executor import ClusterDataLost
 from .compiler import compile_plan, normalize_chunks
-from .executors import ClusterDataLost, make_executor
+from .executors import make_executor
 from .feeds import FeedError, all_bytes, check_chunks, holds_bytes, tf1_feed_cast
 from .fetches import flatten_fetches
 from .host import HostRun, RunTransaction, decision_key

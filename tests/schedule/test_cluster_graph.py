@@ -174,9 +174,9 @@ def test_a_logistic_step_reads_each_chunk_once_in_one_task_per_chunk(dask_client
 
     monkeypatch.setattr(compiler, "ONE_TASK_BYTES", 0)  # a task per chunk, as large plans run
     if small_workers:  # as on workers of 512MB with 100 MB chunks: sources would be read by each reader
-        from dflow.schedule import executors
+        from dflow.schedule import cluster_executor
 
-        monkeypatch.setattr(executors, "REREAD_TASKS", 10**12)
+        monkeypatch.setattr(cluster_executor, "REREAD_TASKS", 10**12)
     rng = np.random.default_rng(0)
     n, d = 400, 6
     X = rng.standard_normal((n, d)).astype(np.float32)

@@ -267,7 +267,7 @@ def _set_paused(dask_worker, paused):
 
 
 def test_a_stalled_run_is_an_error_not_a_hang(client, monkeypatch):
-    from dflow.schedule.executors import DistributedExecutor
+    from dflow.schedule.cluster_executor import DistributedExecutor
 
     monkeypatch.setattr(DistributedExecutor, "poll_interval", 0.2)
     monkeypatch.setattr(DistributedExecutor, "stall_timeout", 1.0)
@@ -291,10 +291,10 @@ def test_a_stalled_run_is_an_error_not_a_hang(client, monkeypatch):
 def test_committed_values_are_held_without_lineage(client, monkeypatch, cut):
     """The scheduler holds a committed chunk with no dependencies. Without the cut (a scheduler that
     cannot take dflow's stream handler) the values are shipped back and forth instead."""
-    from dflow.schedule import executors
+    from dflow.schedule import cluster_executor
 
     if not cut:
-        monkeypatch.setattr(executors, "install_lineage_cut", lambda client: False)
+        monkeypatch.setattr(cluster_executor, "install_lineage_cut", lambda client: False)
     v = tf.Variable(np.zeros((4, 2), np.float32), name="v")
     inc = tf.assign_add(v, 1.0)
     with tf.Session(scheduler=client, chunks=2, small_plan_bytes=0) as s:
